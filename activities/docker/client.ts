@@ -1,0 +1,8 @@
+import Docker from 'dockerode';
+import type { Config } from '../../api/platform/config';
+
+export type { Docker };
+
+export function createDocker(config: Config): Docker {
+  return new Docker({ socketPath: config.dockerSocket });
+}

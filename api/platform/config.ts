@@ -1,0 +1,113 @@
+import os from 'node:os';
+import Joi from 'joi';
+
+/**
+ * The whole configuration of every process, read once from the environment at start-up.
+ * Each key names its env var, default and meaning; bad values fail fast with a clear message.
+ */
+const schema = Joi.object({
+  DATABASE_URL: Joi.string()
+    .uri({ scheme: ['postgres', 'postgresql'] })
+    .default('postgres://platform:platform@127.0.0.1:5432/platform')
+    .description('PostgreSQL connection URI; one database, one schema per service'),
+  DATABASE_POOL_SIZE: Joi.number().integer().min(1).max(500).default(20).description('connections per pool'),
+  DATABASE_STATEMENT_TIMEOUT_MS: Joi.number()
+    .integer()
+    .min(100)
+    .default(5000)
+    .description('statement budget; past it the database aborts the query'),
+  REDIS_URL: Joi.string()
+    .uri({ scheme: ['redis', 'rediss'] })
+    .default('redis://127.0.0.1:6379')
+    .description('Redis connection URI; keys are prefixed by service'),
+  TEMPORAL_ADDRESS: Joi.string().default('127.0.0.1:7233').description('Temporal frontend host:port'),
+  TEMPORAL_NAMESPACE: Joi.string().default('default').description('Temporal namespace'),
+  TASK_QUEUE_PREFIX: Joi.string()
+    .allow('')
+    .default('')
+    .description('prefix for every task queue name; lets a test run its own worker beside a live one'),
+  WORKER_ID: Joi.string()
+    .pattern(/^[A-Za-z0-9._-]{1,64}$/)
+    .default(os.hostname().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 64))
+    .description('id of this host; the Docker task queue of this worker is named after it'),
+  DOCKER_SOCKET: Joi.string().default('/var/run/docker.sock').description('Docker engine socket'),
+  REGISTRY_ADDRESS: Joi.string().default('127.0.0.1:5000').description('local image registry host:port'),
+  BIND_HOST: Joi.string().default('127.0.0.1').description('address the HTTP servers listen on'),
+  LEDGER_PORT: Joi.number().port().default(8083),
+  RUNS_PORT: Joi.number().port().default(8082),
+  QUOTA_PORT: Joi.number().port().default(8081),
+  LOG_LEVEL: Joi.string()
+    .valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent')
+    .default('info'),
+  SHUTDOWN_GRACE_MS: Joi.number()
+    .integer()
+    .min(0)
+    .default(10_000)
+    .description('how long in-flight requests get to finish on SIGTERM'),
+}).unknown(true);
+
+export interface Config {
+  databaseUrl: string;
+  databasePoolSize: number;
+  databaseStatementTimeoutMs: number;
+  redisUrl: string;
+  temporalAddress: string;
+  temporalNamespace: string;
+  taskQueuePrefix: string;
+  workerId: string;
+  dockerSocket: string;
+  registryAddress: string;
+  bindHost: string;
+  ports: { ledger: number; runs: number; quota: number };
+  logLevel: string;
+  shutdownGraceMs: number;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const { value, error } = schema.validate(env, { abortEarly: false, convert: true });
+  if (error) {
+    throw new Error(`invalid configuration: ${error.details.map((d) => d.message).join('; ')}`);
+  }
+  const v = value as {
+    DATABASE_URL: string;
+    DATABASE_POOL_SIZE: number;
+    DATABASE_STATEMENT_TIMEOUT_MS: number;
+    REDIS_URL: string;
+    TEMPORAL_ADDRESS: string;
+    TEMPORAL_NAMESPACE: string;
+    TASK_QUEUE_PREFIX: string;
+    WORKER_ID: string;
+    DOCKER_SOCKET: string;
+    REGISTRY_ADDRESS: string;
+    BIND_HOST: string;
+    LEDGER_PORT: number;
+    RUNS_PORT: number;
+    QUOTA_PORT: number;
+    LOG_LEVEL: string;
+    SHUTDOWN_GRACE_MS: number;
+  };
+  return {
+    databaseUrl: v.DATABASE_URL,
+    databasePoolSize: v.DATABASE_POOL_SIZE,
+    databaseStatementTimeoutMs: v.DATABASE_STATEMENT_TIMEOUT_MS,
+    redisUrl: v.REDIS_URL,
+    temporalAddress: v.TEMPORAL_ADDRESS,
+    temporalNamespace: v.TEMPORAL_NAMESPACE,
+    taskQueuePrefix: v.TASK_QUEUE_PREFIX,
+    workerId: v.WORKER_ID,
+    dockerSocket: v.DOCKER_SOCKET,
+    registryAddress: v.REGISTRY_ADDRESS,
+    bindHost: v.BIND_HOST,
+    ports: { ledger: v.LEDGER_PORT, runs: v.RUNS_PORT, quota: v.QUOTA_PORT },
+    logLevel: v.LOG_LEVEL,
+    shutdownGraceMs: v.SHUTDOWN_GRACE_MS,
+  };
+}
+
+/** One line per key for `--help` style output and the README. */
+export function describeConfig(): string[] {
+  const described = schema.describe() as { keys: Record<string, { flags?: { default?: unknown; description?: string } }> };
+  return Object.entries(described.keys).map(
+    ([key, d]) => `${key}=${String(d.flags?.default ?? '')}  ${d.flags?.description ?? ''}`.trimEnd(),
+  );
+}

@@ -1,0 +1,106 @@
+import { randomUUID } from 'node:crypto';
+import Koa, { type Context, type Middleware, type Next } from 'koa';
+import type Router from '@koa/router';
+import client from 'prom-client';
+import type { Logger } from '../logger';
+import { AppError, isAppError } from '../errors';
+import { jsonBody, type JsonBodyOptions } from './json-body';
+
+/** How one service renders an AppError: its own status mapping and body shape. */
+export type ErrorEnvelope = (error: AppError) => { status: number; body: unknown };
+
+export interface AppOptions {
+  service: string;
+  logger: Logger;
+  envelope: ErrorEnvelope;
+  body: JsonBodyOptions;
+  /** Middleware that runs before body parsing and routing, e.g. an edge rate limiter. */
+  edge?: Middleware[];
+  routers: Router[];
+  /** Paths that are logged at debug level only (probes polled every second). */
+  quietPaths?: string[];
+}
+
+export interface ServiceApp {
+  app: Koa;
+  metrics: client.Registry;
+}
+
+const REQUEST_ID_HEADER = 'X-Request-Id';
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export const internalError = (cause?: unknown): AppError =>
+  new AppError({ status: 500, code: 'INTERNAL_ERROR', message: 'internal error', cause });
+
+/**
+ * The Koa app every service is built on: request id, access log, metrics, one error hook
+ * that renders the service's own envelope, JSON body limits, 404 and 405 with `Allow` in
+ * that same envelope.
+ */
+export function createApp(options: AppOptions): ServiceApp {
+  const app = new Koa({ proxy: false });
+  const metrics = new client.Registry();
+  metrics.setDefaultLabels({ service: options.service });
+  const requestDuration = new client.Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request duration by route and status',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [metrics],
+  });
+  const quiet = new Set(options.quietPaths ?? []);
+
+  app.use(async function observe(ctx: Context, next: Next) {
+    const started = process.hrtime.bigint();
+    const incoming = ctx.get(REQUEST_ID_HEADER);
+    const requestId = REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.state.log = options.logger.child({ requestId });
+    ctx.set(REQUEST_ID_HEADER, requestId);
+    try {
+      await next();
+    } catch (error) {
+      renderError(ctx, error, options);
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      requestDuration.observe({ method: ctx.method, route: String(route), status: ctx.status }, seconds);
+      const line = { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1000) };
+      if (quiet.has(ctx.path)) (ctx.state.log as Logger).debug(line, 'request');
+      else (ctx.state.log as Logger).info(line, 'request');
+    }
+  });
+  for (const middleware of options.edge ?? []) app.use(middleware);
+  app.use(async function notFoundOrNotAllowed(ctx: Context, next: Next) {
+    await next();
+    if (ctx.body !== undefined && ctx.body !== null) return;
+    if (ctx.status === 405) {
+      throw new AppError({
+        status: 405,
+        code: 'METHOD_NOT_ALLOWED',
+        message: `method ${ctx.method} not allowed on ${ctx.path}`,
+        headers: { Allow: ctx.response.get('Allow') },
+      });
+    }
+    if (ctx.status === 404) {
+      throw new AppError({ status: 404, code: 'NOT_FOUND', message: `no route for ${ctx.method} ${ctx.path}` });
+    }
+  });
+  app.use(jsonBody(options.body));
+  for (const router of options.routers) {
+    app.use(router.routes());
+    app.use(router.allowedMethods());
+  }
+  return { app, metrics };
+}
+
+function renderError(ctx: Context, error: unknown, options: AppOptions): void {
+  const appError = isAppError(error) ? error : internalError(error);
+  const log = ctx.state.log as Logger;
+  if (appError.status >= 500) log.error({ err: appError.cause ?? appError }, 'request failed');
+  else log.debug({ code: appError.code, message: appError.message }, 'request refused');
+  const { status, body } = options.envelope(appError);
+  ctx.status = status;
+  ctx.body = body;
+  for (const [name, value] of Object.entries(appError.headers)) ctx.set(name, value);
+}

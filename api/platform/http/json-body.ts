@@ -1,0 +1,105 @@
+import getRawBody from 'raw-body';
+import type { Context, Next } from 'koa';
+import { AppError } from '../errors';
+
+declare module 'koa' {
+  interface Request {
+    /** The parsed JSON body, set by jsonBody(). */
+    body?: unknown;
+  }
+}
+
+export interface JsonBodyOptions {
+  /** Largest body accepted, in bytes; past it the request is answered 413. */
+  limitBytes: number;
+  /** Deepest nesting accepted; checked on the raw text before parsing. */
+  maxDepth: number;
+}
+
+/** What the body parser puts on ctx.state for later middleware (idempotency hashes the raw text). */
+export interface ParsedBodyState {
+  rawBody?: string;
+}
+
+export class PayloadTooLargeError extends AppError {
+  constructor(limitBytes: number) {
+    super({ status: 413, code: 'PAYLOAD_TOO_LARGE', message: `request body exceeds ${limitBytes} bytes` });
+  }
+}
+
+export class JsonDepthError extends AppError {
+  constructor(maxDepth: number) {
+    super({
+      status: 422,
+      code: 'INVALID_JSON_DEPTH',
+      message: `JSON nesting deeper than ${maxDepth} levels`,
+    });
+  }
+}
+
+export class MalformedJsonError extends AppError {
+  constructor(reason: string) {
+    super({ status: 400, code: 'MALFORMED_JSON', message: `malformed JSON body: ${reason}` });
+  }
+}
+
+export class UnsupportedMediaTypeError extends AppError {
+  constructor() {
+    super({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'request body must be application/json' });
+  }
+}
+
+/**
+ * Deepest bracket nesting of a JSON text, counted without parsing it, so a hostile body
+ * cannot make the parser recurse. Brackets inside strings do not count.
+ */
+export function jsonNestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c /* \ */) i++;
+      else if (c === 0x22 /* " */) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b /* { */ || c === 0x5b /* [ */) deepest = Math.max(deepest, ++depth);
+    else if (c === 0x7d /* } */ || c === 0x5d /* ] */) depth--;
+  }
+  return deepest;
+}
+
+const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** Reads a JSON body under a size limit and a nesting limit into ctx.request.body. */
+export function jsonBody(options: JsonBodyOptions) {
+  return async function parseJsonBody(ctx: Context, next: Next): Promise<void> {
+    if (!METHODS_WITH_BODY.has(ctx.method)) return next();
+    const declaredLength = Number(ctx.get('content-length') || '0');
+    if (declaredLength > options.limitBytes) throw new PayloadTooLargeError(options.limitBytes);
+    let raw: string;
+    try {
+      raw = await getRawBody(ctx.req, { limit: options.limitBytes, encoding: 'utf8' });
+    } catch (error) {
+      if ((error as { type?: string }).type === 'entity.too.large') {
+        throw new PayloadTooLargeError(options.limitBytes);
+      }
+      throw error;
+    }
+    (ctx.state as ParsedBodyState).rawBody = raw;
+    if (raw.trim() === '') {
+      ctx.request.body = undefined;
+      return next();
+    }
+    if (!ctx.is('application/json', '+json') && ctx.get('content-type') !== '') {
+      throw new UnsupportedMediaTypeError();
+    }
+    if (jsonNestingDepth(raw) > options.maxDepth) throw new JsonDepthError(options.maxDepth);
+    try {
+      ctx.request.body = JSON.parse(raw) as unknown;
+    } catch (error) {
+      throw new MalformedJsonError((error as Error).message);
+    }
+    return next();
+  };
+}

@@ -1,0 +1,49 @@
+import type Joi from 'joi';
+import type { Context, Next } from 'koa';
+import { RequestValidationError, type ValidationIssue } from '../errors';
+
+export interface RequestSchemas {
+  body?: Joi.Schema;
+  query?: Joi.Schema;
+  params?: Joi.Schema;
+}
+
+/** The validated, converted parts of a request, for route handlers. */
+export interface ValidatedState {
+  body?: unknown;
+  query?: unknown;
+  params?: unknown;
+}
+
+const JOI_OPTIONS: Joi.ValidationOptions = { abortEarly: false, convert: true, errors: { wrap: { label: false } } };
+
+function issuesOf(location: ValidationIssue['location'], error: Joi.ValidationError): ValidationIssue[] {
+  return error.details.map((d) => ({ location, path: d.path, message: d.message, type: d.type }));
+}
+
+/**
+ * Validates body, query and params with joi before the handler runs; the converted values
+ * land on ctx.state.validated. Failures become one RequestValidationError, which each
+ * service's envelope renders in its own shape.
+ */
+export function validate(schemas: RequestSchemas) {
+  return async function validateRequest(ctx: Context, next: Next): Promise<void> {
+    const issues: ValidationIssue[] = [];
+    const validated: ValidatedState = {};
+    const parts: [keyof RequestSchemas, unknown][] = [
+      ['params', (ctx as Context & { params?: unknown }).params],
+      ['query', ctx.query],
+      ['body', ctx.request.body],
+    ];
+    for (const [location, input] of parts) {
+      const schema = schemas[location];
+      if (!schema) continue;
+      const { value, error } = schema.validate(input, JOI_OPTIONS);
+      if (error) issues.push(...issuesOf(location, error));
+      else validated[location] = value;
+    }
+    if (issues.length > 0) throw new RequestValidationError(issues);
+    ctx.state.validated = validated;
+    await next();
+  };
+}

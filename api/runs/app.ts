@@ -1,0 +1,68 @@
+import Router from '@koa/router';
+import Joi from 'joi';
+import { createApp } from '../platform/http/app';
+import { validate, type ValidatedState } from '../platform/http/validate';
+import { isPrivateAddress } from '../platform/http/private-network';
+import { checkAll, postgresCheck, redisCheck, withinTimeout, type BackendCheck } from '../platform/health';
+import { AppError } from '../platform/errors';
+import type { PlatformDeps, ServiceInstance } from '../platform/service';
+import { runsEnvelope } from './envelope';
+import { getSelfCheck, startSelfCheck, type SelfCheckRequest } from './self-checks';
+import { selfCheckWorkflowId } from '../../workflows/runs/self-check';
+
+export const RUNS_BODY_LIMIT_BYTES = 1024 * 1024;
+export const RUNS_JSON_DEPTH_MAX = 64;
+export const SELF_CHECK_TIMEOUT_SECONDS_MAX = 600;
+
+const selfCheckBody = Joi.object({
+  image: Joi.string().max(512).required(),
+  command: Joi.array().items(Joi.string().max(4096)).max(64).default([]),
+  timeout_seconds: Joi.number().integer().min(1).max(SELF_CHECK_TIMEOUT_SECONDS_MAX).default(60),
+});
+
+export function createRunsApi(deps: PlatformDeps): ServiceInstance {
+  const dockerCheck: BackendCheck = () => withinTimeout(() => deps.docker.ping());
+  const backends = { database: postgresCheck(deps.pool), cache: redisCheck(deps.redis), container_runtime: dockerCheck };
+  const router = new Router();
+
+  router.get('/ping', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  router.get('/health', async (ctx) => {
+    const statuses = await checkAll(backends);
+    const healthy = Object.values(statuses).every((s) => s === 'up');
+    ctx.status = healthy ? 200 : 503;
+    ctx.body = { status: healthy ? 'ok' : 'degraded', ...statuses };
+  });
+  router.get('/metrics', async (ctx) => {
+    if (!isPrivateAddress(ctx.req.socket.remoteAddress)) {
+      throw new AppError({ status: 403, code: 'forbidden', message: 'metrics are served to private networks only' });
+    }
+    ctx.type = metrics.contentType;
+    ctx.body = await metrics.metrics();
+  });
+
+  router.post('/api/v1/self-checks', validate({ body: selfCheckBody }), async (ctx) => {
+    const body = (ctx.state.validated as ValidatedState).body as { image: string; command: string[]; timeout_seconds: number };
+    const request: SelfCheckRequest = { image: body.image, command: body.command, timeoutSeconds: body.timeout_seconds };
+    ctx.status = 202;
+    ctx.body = presentSelfCheck(await startSelfCheck(deps, request));
+  });
+  router.get('/api/v1/self-checks/:checkId', async (ctx) => {
+    ctx.body = presentSelfCheck(await getSelfCheck(deps, ctx.params.checkId!));
+  });
+
+  const { app, metrics } = createApp({
+    service: 'runs',
+    logger: deps.logger,
+    envelope: runsEnvelope,
+    body: { limitBytes: RUNS_BODY_LIMIT_BYTES, maxDepth: RUNS_JSON_DEPTH_MAX },
+    routers: [router],
+    quietPaths: ['/ping', '/health', '/metrics'],
+  });
+  return { name: 'runs', app, metrics, start: () => Promise.resolve(), stop: () => Promise.resolve() };
+}
+
+function presentSelfCheck(row: Awaited<ReturnType<typeof getSelfCheck>>) {
+  return { ...row, workflow_id: selfCheckWorkflowId(row.check_id) };
+}

@@ -1,0 +1,31 @@
+import { createPool, type DatabasePool } from 'slonik';
+import type { Config } from '../api/platform/config';
+import { typeParsers } from './type-parsers';
+
+export type { DatabasePool };
+export { sql } from 'slonik';
+
+export interface PoolOptions {
+  applicationName: string;
+  maximumPoolSize?: number;
+}
+
+/**
+ * One slonik pool per process. Connection resets are skipped on release, so session state
+ * must never be set with plain SET: use `set_config(..., true)` / SET LOCAL inside a
+ * transaction (tenant context for row-level security works that way).
+ */
+export async function createDatabasePool(config: Config, options: PoolOptions): Promise<DatabasePool> {
+  const url = new URL(config.databaseUrl);
+  url.searchParams.set('application_name', options.applicationName);
+  return createPool(url.toString(), {
+    typeParsers,
+    maximumPoolSize: options.maximumPoolSize ?? config.databasePoolSize,
+    statementTimeout: config.databaseStatementTimeoutMs,
+    idleInTransactionSessionTimeout: config.databaseStatementTimeoutMs * 2,
+    connectionTimeout: 2_000,
+    connectionRetryLimit: 1,
+    captureStackTrace: false,
+    resetConnection: async () => {},
+  });
+}

@@ -1,0 +1,24 @@
+// Two projects: `unit` (pure logic, no stack) and `integration` (needs the local stack up).
+// slonik 47 pulls ESM-only p-limit/yocto-queue; ts-jest with allowJs transpiles them to CJS.
+const common = {
+  preset: 'ts-jest/presets/js-with-ts',
+  testEnvironment: 'node',
+  transform: {
+    '^.+\\.[tj]sx?$': ['ts-jest', { tsconfig: { allowJs: true, isolatedModules: true } }],
+  },
+  transformIgnorePatterns: ['/node_modules/(?!(p-limit|yocto-queue|uuid|ulid)/)'],
+};
+
+module.exports = {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      setupFiles: ['<rootDir>/test/support/load-stack-env.ts'],
+    },
+  ],
+};

@@ -1,0 +1,4 @@
+import { loadStackEnv } from './stack-env';
+
+loadStackEnv();
+process.env.LOG_LEVEL ??= 'warn';

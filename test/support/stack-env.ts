@@ -1,0 +1,21 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+export const DATA_DIR = process.env.STACK_DATA_DIR ?? path.join(REPO_ROOT, '.data');
+
+/**
+ * Applies the settings `scripts/stack up` resolved (in .data/stack.env) to process.env,
+ * without overriding anything already set, so tests talk to the stack that is running.
+ */
+export function loadStackEnv(): void {
+  const file = path.join(DATA_DIR, 'stack.env');
+  if (!fs.existsSync(file)) return;
+  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+    const match = /^(?:export\s+)?([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line.trim());
+    if (!match) continue;
+    const [, key, raw] = match as unknown as [string, string, string];
+    const value = raw.replace(/^(['"])(.*)\1$/, '$2');
+    if (process.env[key] === undefined) process.env[key] = value;
+  }
+}

@@ -1,0 +1,18 @@
+import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
+
+/**
+ * Search attributes on every execution, so an operator finds it in the Web UI by tenant and
+ * service. Registered by scripts/stack (see scripts/search-attributes.txt) and by compose.
+ */
+export const TENANT_ID = defineSearchAttributeKey('TenantId', SearchAttributeType.KEYWORD);
+export const SERVICE = defineSearchAttributeKey('Service', SearchAttributeType.KEYWORD);
+export const RUN_STATE = defineSearchAttributeKey('RunState', SearchAttributeType.KEYWORD);
+
+export type ServiceName = 'ledger' | 'runs' | 'quota';
+
+export function executionSearchAttributes(tenantId: string, service: ServiceName): SearchAttributePair[] {
+  return [
+    { key: TENANT_ID, value: tenantId },
+    { key: SERVICE, value: service },
+  ];
+}

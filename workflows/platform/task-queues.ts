@@ -1,0 +1,23 @@
+/**
+ * Every task queue of the platform, named in one place. Pure, so workflow code can use it.
+ * The prefix lets a test run start its own worker beside a live one without either
+ * stealing the other's tasks.
+ */
+export function taskQueues(prefix: string) {
+  return {
+    ledger: `${prefix}ledger`,
+    runs: `${prefix}runs`,
+    quota: `${prefix}quota`,
+    /** Any host with a Docker daemon polls this queue to claim work; see claimDockerHost. */
+    runsDockerAnyHost: `${prefix}runs-docker`,
+    /** Docker activities of one host: its containers are always driven by the worker beside them. */
+    runsDockerHost: (workerId: string) => `${prefix}runs-docker/${workerId}`,
+  };
+}
+export type TaskQueues = ReturnType<typeof taskQueues>;
+
+/** The prefix a workflow's own task queue was started with, e.g. "test-1-runs" → "test-1-". */
+export function prefixOfTaskQueue(taskQueue: string, service: 'ledger' | 'runs' | 'quota'): string {
+  if (!taskQueue.endsWith(service)) throw new Error(`task queue ${taskQueue} is not a ${service} queue`);
+  return taskQueue.slice(0, taskQueue.length - service.length);
+}
