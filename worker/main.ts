@@ -3,6 +3,7 @@ import { loadConfig } from '../api/platform/config';
 import { createLogger } from '../api/platform/logger';
 import { createDatabasePool } from '../db/pool';
 import { createDocker } from '../activities/docker/client';
+import { createRedis } from '../db/redis';
 import { bundleWorkflows, createWorkers } from './workers';
 
 /** The Temporal worker process: hosts every task queue of this host until SIGINT/SIGTERM. */
@@ -14,13 +15,15 @@ async function main(): Promise<void> {
   const pool = await createDatabasePool(config, { applicationName: 'worker' });
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   const workflowBundle = await bundleWorkflows();
-  const workers = await createWorkers({ config, connection, pool, docker: createDocker(config), workflowBundle });
+  const redis = createRedis(config, '');
+  const workers = await createWorkers({ config, connection, pool, redis, docker: createDocker(config), workflowBundle });
   logger.info({ taskQueues: workers.map((w) => w.options.taskQueue) }, 'worker polling');
   try {
     await Promise.all(workers.map((w) => w.run()));
   } finally {
     await connection.close();
     await pool.end();
+    redis.disconnect();
     logger.info('worker stopped');
   }
 }

@@ -1,15 +1,17 @@
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Config } from '../api/platform/config';
-import { taskQueues } from '../api/platform/temporal';
 import type { DatabasePool } from '../db/pool';
+import type { Redis } from '../db/redis';
 import type { Docker } from '../activities/docker/client';
-import { createHostClaimActivities } from '../activities/runs/host';
-import { createSelfCheckActivities, createSelfCheckDockerActivities } from '../activities/runs/self-check';
+import { runsWorkerOptions } from './runs';
+import { ledgerWorkerOptions } from './ledger';
 
 export interface WorkerDeps {
   config: Config;
   connection: NativeConnection;
   pool: DatabasePool;
+  /** Keys unprefixed: each service's activities prefix their own. */
+  redis: Redis;
   docker: Docker;
   workflowBundle: WorkflowBundleWithSourceMap;
 }
@@ -28,30 +30,10 @@ const quietBundlerLogger = {
   error: (message: string) => console.error(message),
 };
 
-/**
- * Which task queue hosts which workflows and activities. Postgres activities sit beside their
- * workflows; Docker activities sit on this host's own queue (see claimDockerHost).
- */
+/** One Temporal worker per task queue that some service hosts on this machine. */
 export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
-  const { config, connection, workflowBundle } = deps;
-  const queues = taskQueues(config.taskQueuePrefix);
+  const { config, connection } = deps;
   const common = { connection, namespace: config.temporalNamespace, identity: `${config.workerId}/${process.pid}` };
-  return Promise.all([
-    Worker.create({
-      ...common,
-      taskQueue: queues.runs,
-      workflowBundle,
-      activities: { ...createSelfCheckActivities({ pool: deps.pool }) },
-    }),
-    Worker.create({
-      ...common,
-      taskQueue: queues.runsDockerAnyHost,
-      activities: createHostClaimActivities({ workerId: config.workerId, taskQueuePrefix: config.taskQueuePrefix }),
-    }),
-    Worker.create({
-      ...common,
-      taskQueue: queues.runsDockerHost(config.workerId),
-      activities: { ...createSelfCheckDockerActivities({ docker: deps.docker }) },
-    }),
-  ]);
+  const perQueue = [...runsWorkerOptions(deps), ...ledgerWorkerOptions(deps)];
+  return Promise.all(perQueue.map((options) => Worker.create({ ...common, ...options, taskQueue: options.taskQueue! })));
 }

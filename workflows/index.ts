@@ -1,2 +1,3 @@
 // Every workflow type the platform runs, bundled once for all workers.
-export { selfCheckWorkflow } from './runs/self-check';
+export * from './runs';
+export * from './ledger';

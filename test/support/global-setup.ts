@@ -22,20 +22,21 @@ export default async function globalSetup(): Promise<void> {
   await migrateAll(config.databaseUrl, createLogger('warn'));
 
   fs.mkdirSync(path.join(DATA_DIR, 'logs'), { recursive: true });
-  const logFile = path.join(DATA_DIR, 'logs', 'test-worker.log');
+  const logFile = path.join(DATA_DIR, 'logs', `${runId}-worker.log`);
   const log = fs.openSync(logFile, 'w');
   const worker = spawn(path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx'), ['worker/main.ts'], {
     cwd: REPO_ROOT,
     env: { ...process.env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', log],
   });
+  const stdout = worker.stdout!;
   (globalThis as { __testWorker?: typeof worker }).__testWorker = worker;
   process.env.TEST_WORKER_PID = String(worker.pid);
 
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`test worker not ready in time; see ${logFile}`)), WORKER_READY_TIMEOUT_MS);
     worker.on('exit', (code) => reject(new Error(`test worker exited with ${code}; see ${logFile}`)));
-    worker.stdout.on('data', (chunk: Buffer) => {
+    stdout.on('data', (chunk: Buffer) => {
       fs.appendFileSync(logFile, chunk);
       if (chunk.toString().includes('worker polling')) {
         clearTimeout(timer);
@@ -44,5 +45,5 @@ export default async function globalSetup(): Promise<void> {
     });
   });
   worker.removeAllListeners('exit');
-  worker.stdout.on('data', (chunk: Buffer) => fs.appendFileSync(logFile, chunk));
+  stdout.on('data', (chunk: Buffer) => fs.appendFileSync(logFile, chunk));
 }

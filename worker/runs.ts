@@ -1,0 +1,29 @@
+import type { WorkerOptions } from '@temporalio/worker';
+import { taskQueues } from '../api/platform/temporal';
+import { createHostClaimActivities } from '../activities/runs/host';
+import { createSelfCheckActivities, createSelfCheckDockerActivities } from '../activities/runs/self-check';
+import type { WorkerDeps } from './workers';
+
+/**
+ * The runs service's task queues: its workflows with their Postgres activities; the
+ * any-host queue where a Docker host claims work; this host's own Docker queue.
+ */
+export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
+  const { config } = deps;
+  const queues = taskQueues(config.taskQueuePrefix);
+  return [
+    {
+      taskQueue: queues.runs,
+      workflowBundle: deps.workflowBundle,
+      activities: { ...createSelfCheckActivities({ pool: deps.pool }) },
+    },
+    {
+      taskQueue: queues.runsDockerAnyHost,
+      activities: createHostClaimActivities({ workerId: config.workerId, taskQueuePrefix: config.taskQueuePrefix }),
+    },
+    {
+      taskQueue: queues.runsDockerHost(config.workerId),
+      activities: { ...createSelfCheckDockerActivities({ docker: deps.docker }) },
+    },
+  ];
+}

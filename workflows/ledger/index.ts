@@ -1,0 +1,2 @@
+// Workflow types of the ledger service.
+export {};

@@ -1,0 +1,2 @@
+// Workflow types of the runs service.
+export { selfCheckWorkflow } from './self-check';
