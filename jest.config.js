@@ -1,4 +1,4 @@
-// Two projects: `unit` (pure logic, no stack) and `integration` (needs the local stack up).
+// Projects: `unit` (pure logic), `replay` (recorded histories), `integration` (needs the local stack up).
 // slonik 47 pulls ESM-only p-limit/yocto-queue; ts-jest with allowJs transpiles them to CJS.
 const common = {
   preset: 'ts-jest/presets/js-with-ts',
@@ -12,6 +12,8 @@ const common = {
 module.exports = {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    // Recorded histories replayed against today's workflow code; needs no stack.
+    { ...common, displayName: 'replay', testMatch: ['<rootDir>/test/replay/**/*.test.ts'] },
     {
       ...common,
       displayName: 'integration',

@@ -16,7 +16,14 @@ async function main(): Promise<void> {
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   const workflowBundle = await bundleWorkflows();
   const redis = createRedis(config, '');
-  const workers = await createWorkers({ config, connection, pool, redis, docker: createDocker(config), workflowBundle });
+  const workers = await createWorkers({
+    config,
+    connection,
+    pool,
+    redis,
+    docker: createDocker(config),
+    workflowBundle,
+  });
   logger.info({ taskQueues: workers.map((w) => w.options.taskQueue) }, 'worker polling');
   try {
     await Promise.all(workers.map((w) => w.run()));

@@ -1,7 +1,10 @@
 import type { WorkerOptions } from '@temporalio/worker';
 import { taskQueues } from '../api/platform/temporal';
 import { createHostClaimActivities } from '../activities/runs/host';
-import { createSelfCheckActivities, createSelfCheckDockerActivities } from '../activities/runs/self-check';
+import {
+  createSelfCheckActivities,
+  createSelfCheckDockerActivities,
+} from '../activities/runs/self-check';
 import type { WorkerDeps } from './workers';
 
 /**
@@ -19,7 +22,10 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
     },
     {
       taskQueue: queues.runsDockerAnyHost,
-      activities: createHostClaimActivities({ workerId: config.workerId, taskQueuePrefix: config.taskQueuePrefix }),
+      activities: createHostClaimActivities({
+        workerId: config.workerId,
+        taskQueuePrefix: config.taskQueuePrefix,
+      }),
     },
     {
       taskQueue: queues.runsDockerHost(config.workerId),

@@ -1,4 +1,9 @@
-import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  NativeConnection,
+  Worker,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
 import type { Config } from '../api/platform/config';
 import type { DatabasePool } from '../db/pool';
 import type { Redis } from '../db/redis';
@@ -18,7 +23,10 @@ export interface WorkerDeps {
 
 /** Bundles every workflow once; all workflow workers share the bundle. */
 export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: quietBundlerLogger });
+  return bundleWorkflowCode({
+    workflowsPath: require.resolve('../workflows'),
+    logger: quietBundlerLogger,
+  });
 }
 
 const quietBundlerLogger = {
@@ -33,7 +41,15 @@ const quietBundlerLogger = {
 /** One Temporal worker per task queue that some service hosts on this machine. */
 export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
   const { config, connection } = deps;
-  const common = { connection, namespace: config.temporalNamespace, identity: `${config.workerId}/${process.pid}` };
+  const common = {
+    connection,
+    namespace: config.temporalNamespace,
+    identity: `${config.workerId}/${process.pid}`,
+  };
   const perQueue = [...runsWorkerOptions(deps), ...ledgerWorkerOptions(deps)];
-  return Promise.all(perQueue.map((options) => Worker.create({ ...common, ...options, taskQueue: options.taskQueue! })));
+  return Promise.all(
+    perQueue.map((options) =>
+      Worker.create({ ...common, ...options, taskQueue: options.taskQueue! }),
+    ),
+  );
 }

@@ -6,6 +6,11 @@ import { OWNER_LABEL, demultiplexLogs, findOwnedContainer, pullImage } from '../
 
 export interface SelfCheckInput {
   checkId: string;
+  /**
+   * Where a Docker host claims the check. Carried in the input (so in the history) rather than
+   * derived from the workflow's own task queue, which is a fake one during replay.
+   */
+  dockerAnyHostQueue: string;
   image: string;
   command: string[];
   timeoutSeconds: number;
@@ -29,7 +34,11 @@ export function createSelfCheckActivities(deps: { pool: DatabasePool }) {
     async markSelfCheckRunning(input: { checkId: string; workerId: string }): Promise<void> {
       await markSelfCheckRunning(deps.pool, input.checkId, input.workerId);
     },
-    async recordSelfCheckOutcome(input: { checkId: string; result?: SelfCheckContainerResult; error?: string }) {
+    async recordSelfCheckOutcome(input: {
+      checkId: string;
+      result?: SelfCheckContainerResult;
+      error?: string;
+    }) {
       const result = input.result ?? { exitCode: null, timedOut: false, stdout: '', stderr: '' };
       await finishSelfCheck(deps.pool, input.checkId, { ...result, error: input.error ?? null });
     },
@@ -54,7 +63,9 @@ export function createSelfCheckDockerActivities(deps: { docker: Docker }) {
           : await createAndStart(deps.docker, owner, input);
         const timedOut = await waitWithTimeout(container, input.timeoutSeconds * 1000);
         const inspected = await container.inspect();
-        const logs = demultiplexLogs(await container.logs({ stdout: true, stderr: true, follow: false }));
+        const logs = demultiplexLogs(
+          await container.logs({ stdout: true, stderr: true, follow: false }),
+        );
         await container.remove({ force: true });
         return {
           exitCode: inspected.State.ExitCode,
@@ -74,7 +85,10 @@ async function createAndStart(docker: Docker, owner: string, input: SelfCheckInp
   try {
     await pullImage(docker, input.image);
   } catch (error) {
-    throw ApplicationFailure.nonRetryable(`cannot pull ${input.image}: ${(error as Error).message}`, 'ImageNotFound');
+    throw ApplicationFailure.nonRetryable(
+      `cannot pull ${input.image}: ${(error as Error).message}`,
+      'ImageNotFound',
+    );
   }
   const container = await docker.createContainer({
     Image: input.image,

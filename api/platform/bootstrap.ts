@@ -27,7 +27,14 @@ export async function bootService(
   const redis = createRedis(config, `${name}:`);
   redis.on('error', (error: Error) => log.debug({ err: error.message }, 'redis connection error'));
   const temporal = createTemporalClient(config);
-  const instance = factory({ config, logger: log, pool, redis, temporal, docker: createDocker(config) });
+  const instance = factory({
+    config,
+    logger: log,
+    pool,
+    redis,
+    temporal,
+    docker: createDocker(config),
+  });
   await instance.start();
   const server = await listen(instance.app, {
     host: config.bindHost,

@@ -10,7 +10,12 @@ const schema = Joi.object({
     .uri({ scheme: ['postgres', 'postgresql'] })
     .default('postgres://platform:platform@127.0.0.1:5432/platform')
     .description('PostgreSQL connection URI; one database, one schema per service'),
-  DATABASE_POOL_SIZE: Joi.number().integer().min(1).max(500).default(20).description('connections per pool'),
+  DATABASE_POOL_SIZE: Joi.number()
+    .integer()
+    .min(1)
+    .max(500)
+    .default(20)
+    .description('connections per pool'),
   DATABASE_STATEMENT_TIMEOUT_MS: Joi.number()
     .integer()
     .min(100)
@@ -20,18 +25,29 @@ const schema = Joi.object({
     .uri({ scheme: ['redis', 'rediss'] })
     .default('redis://127.0.0.1:6379')
     .description('Redis connection URI; keys are prefixed by service'),
-  TEMPORAL_ADDRESS: Joi.string().default('127.0.0.1:7233').description('Temporal frontend host:port'),
+  TEMPORAL_ADDRESS: Joi.string()
+    .default('127.0.0.1:7233')
+    .description('Temporal frontend host:port'),
   TEMPORAL_NAMESPACE: Joi.string().default('default').description('Temporal namespace'),
   TASK_QUEUE_PREFIX: Joi.string()
     .allow('')
     .default('')
-    .description('prefix for every task queue name; lets a test run its own worker beside a live one'),
+    .description(
+      'prefix for every task queue name; lets a test run its own worker beside a live one',
+    ),
   WORKER_ID: Joi.string()
     .pattern(/^[A-Za-z0-9._-]{1,64}$/)
-    .default(os.hostname().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 64))
+    .default(
+      os
+        .hostname()
+        .replace(/[^A-Za-z0-9._-]/g, '-')
+        .slice(0, 64),
+    )
     .description('id of this host; the Docker task queue of this worker is named after it'),
   DOCKER_SOCKET: Joi.string().default('/var/run/docker.sock').description('Docker engine socket'),
-  REGISTRY_ADDRESS: Joi.string().default('127.0.0.1:5000').description('local image registry host:port'),
+  REGISTRY_ADDRESS: Joi.string()
+    .default('127.0.0.1:5000')
+    .description('local image registry host:port'),
   BIND_HOST: Joi.string().default('127.0.0.1').description('address the HTTP servers listen on'),
   LEDGER_PORT: Joi.number().port().default(8083),
   RUNS_PORT: Joi.number().port().default(8082),
@@ -44,6 +60,22 @@ const schema = Joi.object({
     .min(0)
     .default(10_000)
     .description('how long in-flight requests get to finish on SIGTERM'),
+  // --- runs service ---
+  RUNS_LOG_DIR: Joi.string()
+    .default('.data/run-logs')
+    .description('runs: directory of run log files (stdout_file, stderr_file), relative to the cwd or absolute'),
+  RUNS_RATE_LIMIT_REQUESTS: Joi.number()
+    .integer()
+    .min(1)
+    .default(2000)
+    .description('runs: requests one tenant may make per rate-limit window before 429'),
+  RUNS_RATE_LIMIT_WINDOW_SECONDS: Joi.number()
+    .integer()
+    .min(1)
+    .max(3600)
+    .default(10)
+    .description('runs: length of the per-tenant rate-limit window, started by its first request'),
+  // --- end runs service ---
 }).unknown(true);
 
 export interface Config {
@@ -61,14 +93,22 @@ export interface Config {
   ports: { ledger: number; runs: number; quota: number };
   logLevel: string;
   shutdownGraceMs: number;
+  // --- runs service ---
+  runs: { logDir: string; rateLimitRequests: number; rateLimitWindowSeconds: number };
+  // --- end runs service ---
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const { value, error } = schema.validate(env, { abortEarly: false, convert: true });
-  if (error) {
-    throw new Error(`invalid configuration: ${error.details.map((d) => d.message).join('; ')}`);
+  const result: Joi.ValidationResult<unknown> = schema.validate(env, {
+    abortEarly: false,
+    convert: true,
+  });
+  if (result.error) {
+    throw new Error(
+      `invalid configuration: ${result.error.details.map((d) => d.message).join('; ')}`,
+    );
   }
-  const v = value as {
+  const v = result.value as {
     DATABASE_URL: string;
     DATABASE_POOL_SIZE: number;
     DATABASE_STATEMENT_TIMEOUT_MS: number;
@@ -85,6 +125,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     QUOTA_PORT: number;
     LOG_LEVEL: string;
     SHUTDOWN_GRACE_MS: number;
+    RUNS_LOG_DIR: string;
+    RUNS_RATE_LIMIT_REQUESTS: number;
+    RUNS_RATE_LIMIT_WINDOW_SECONDS: number;
   };
   return {
     databaseUrl: v.DATABASE_URL,
@@ -101,13 +144,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ports: { ledger: v.LEDGER_PORT, runs: v.RUNS_PORT, quota: v.QUOTA_PORT },
     logLevel: v.LOG_LEVEL,
     shutdownGraceMs: v.SHUTDOWN_GRACE_MS,
+    // --- runs service ---
+    runs: {
+      logDir: v.RUNS_LOG_DIR,
+      rateLimitRequests: v.RUNS_RATE_LIMIT_REQUESTS,
+      rateLimitWindowSeconds: v.RUNS_RATE_LIMIT_WINDOW_SECONDS,
+    },
+    // --- end runs service ---
   };
 }
 
 /** One line per key for `--help` style output and the README. */
 export function describeConfig(): string[] {
-  const described = schema.describe() as { keys: Record<string, { flags?: { default?: unknown; description?: string } }> };
-  return Object.entries(described.keys).map(
-    ([key, d]) => `${key}=${String(d.flags?.default ?? '')}  ${d.flags?.description ?? ''}`.trimEnd(),
+  const described = schema.describe() as {
+    keys: Record<string, { flags?: { default?: unknown; description?: string } }>;
+  };
+  return Object.entries(described.keys).map(([key, d]) =>
+    `${key}=${JSON.stringify(d.flags?.default ?? '')}  ${d.flags?.description ?? ''}`.trimEnd(),
   );
 }

@@ -7,7 +7,10 @@ export type BackendCheck = () => Promise<BackendStatus>;
 /** How long a probe waits on one backend before calling it down. */
 export const BACKEND_CHECK_TIMEOUT_MS = 1_000;
 
-export async function withinTimeout(check: () => Promise<unknown>, timeoutMs = BACKEND_CHECK_TIMEOUT_MS): Promise<BackendStatus> {
+export async function withinTimeout(
+  check: () => Promise<unknown>,
+  timeoutMs = BACKEND_CHECK_TIMEOUT_MS,
+): Promise<BackendStatus> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<BackendStatus>((resolve) => {
     timer = setTimeout(() => resolve('down'), timeoutMs);
@@ -32,7 +35,9 @@ export const redisCheck =
   () =>
     withinTimeout(() => redis.ping(), timeoutMs);
 
-export async function checkAll<K extends string>(checks: Record<K, BackendCheck>): Promise<Record<K, BackendStatus>> {
+export async function checkAll<K extends string>(
+  checks: Record<K, BackendCheck>,
+): Promise<Record<K, BackendStatus>> {
   const names = Object.keys(checks) as K[];
   const results = await Promise.all(names.map((name) => checks[name]()));
   return Object.fromEntries(names.map((name, i) => [name, results[i]])) as Record<K, BackendStatus>;
@@ -50,7 +55,10 @@ export class BackendMonitor<K extends string> {
     private readonly checks: Record<K, BackendCheck>,
     private readonly intervalMs = 1_000,
   ) {
-    this.statuses = Object.fromEntries(Object.keys(checks).map((k) => [k, 'down'])) as Record<K, BackendStatus>;
+    this.statuses = Object.fromEntries(Object.keys(checks).map((k) => [k, 'down'])) as Record<
+      K,
+      BackendStatus
+    >;
   }
 
   async start(): Promise<void> {

@@ -7,6 +7,9 @@ export function createLogger(level: string, bindings: Record<string, unknown> = 
     level,
     base: { pid: process.pid, ...bindings },
     timestamp: pino.stdTimeFunctions.isoTime,
-    redact: { paths: ['req.headers.authorization', '*.authorization', '*.secret'], censor: '[redacted]' },
+    redact: {
+      paths: ['req.headers.authorization', '*.authorization', '*.secret'],
+      censor: '[redacted]',
+    },
   });
 }

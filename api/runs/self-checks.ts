@@ -2,7 +2,12 @@ import { ulid } from 'ulid';
 import { AppError } from '../platform/errors';
 import type { PlatformDeps } from '../platform/service';
 import { taskQueues } from '../platform/temporal';
-import { deleteSelfCheck, findSelfCheck, insertSelfCheck, type SelfCheckRow } from '../../db/runs/self-checks';
+import {
+  deleteSelfCheck,
+  findSelfCheck,
+  insertSelfCheck,
+  type SelfCheckRow,
+} from '../../db/runs/self-checks';
 import { selfCheckWorkflowId, type SelfCheckInput } from '../../workflows/runs/self-check';
 import { executionSearchAttributes } from '../../workflows/platform/search-attributes';
 
@@ -19,23 +24,40 @@ export interface SelfCheckRequest {
  * Records a self-check and starts its workflow. Only images of the platform's own registry
  * are accepted: this is a diagnostic of the worker hosts, not a way to run arbitrary code.
  */
-export async function startSelfCheck(deps: PlatformDeps, request: SelfCheckRequest): Promise<SelfCheckRow> {
+export async function startSelfCheck(
+  deps: PlatformDeps,
+  request: SelfCheckRequest,
+): Promise<SelfCheckRow> {
   if (!request.image.startsWith(`${deps.config.registryAddress}/`)) {
-    throw new AppError({ status: 400, code: 'image_not_in_local_registry', message: `image must come from ${deps.config.registryAddress}` });
+    throw new AppError({
+      status: 400,
+      code: 'image_not_in_local_registry',
+      message: `image must come from ${deps.config.registryAddress}`,
+    });
   }
   const checkId = ulid();
-  const input: SelfCheckInput = { checkId, ...request };
+  const queues = taskQueues(deps.config.taskQueuePrefix);
+  const input: SelfCheckInput = {
+    checkId,
+    dockerAnyHostQueue: queues.runsDockerAnyHost,
+    ...request,
+  };
   await insertSelfCheck(deps.pool, input);
   try {
     await deps.temporal.workflow.start('selfCheckWorkflow', {
       workflowId: selfCheckWorkflowId(checkId),
-      taskQueue: taskQueues(deps.config.taskQueuePrefix).runs,
+      taskQueue: queues.runs,
       args: [input],
       typedSearchAttributes: executionSearchAttributes(PLATFORM_TENANT, 'runs'),
     });
   } catch (error) {
     await deleteSelfCheck(deps.pool, checkId);
-    throw new AppError({ status: 503, code: 'workflow_engine_unavailable', message: 'workflow engine unavailable', cause: error });
+    throw new AppError({
+      status: 503,
+      code: 'workflow_engine_unavailable',
+      message: 'workflow engine unavailable',
+      cause: error,
+    });
   }
   return (await findSelfCheck(deps.pool, checkId))!;
 }

@@ -34,8 +34,13 @@ export default async function globalSetup(): Promise<void> {
   process.env.TEST_WORKER_PID = String(worker.pid);
 
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`test worker not ready in time; see ${logFile}`)), WORKER_READY_TIMEOUT_MS);
-    worker.on('exit', (code) => reject(new Error(`test worker exited with ${code}; see ${logFile}`)));
+    const timer = setTimeout(
+      () => reject(new Error(`test worker not ready in time; see ${logFile}`)),
+      WORKER_READY_TIMEOUT_MS,
+    );
+    worker.on('exit', (code) =>
+      reject(new Error(`test worker exited with ${code}; see ${logFile}`)),
+    );
     stdout.on('data', (chunk: Buffer) => {
       fs.appendFileSync(logFile, chunk);
       if (chunk.toString().includes('worker polling')) {

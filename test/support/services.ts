@@ -8,14 +8,21 @@ export interface TestService extends BootedService {
 }
 
 /** Boots a real service in-process on a free port, against the running stack (or `overrides`). */
-export async function startTestService(name: ServiceName, overrides: NodeJS.ProcessEnv = {}): Promise<TestService> {
+export async function startTestService(
+  name: ServiceName,
+  overrides: NodeJS.ProcessEnv = {},
+): Promise<TestService> {
   const config: Config = loadConfig({ ...process.env, ...overrides });
   const booted = await bootService(name, SERVICES[name], config, createLogger(config.logLevel), 0);
   return { ...booted, url: `http://127.0.0.1:${booted.port}` };
 }
 
 /** Polls `probe` until it returns a value, or throws after `timeoutMs`. */
-export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000, intervalMs = 200): Promise<T> {
+export async function eventually<T>(
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 30_000,
+  intervalMs = 200,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

@@ -9,14 +9,20 @@ describe('config', () => {
   });
 
   it('reads and converts values from the environment', () => {
-    const config = loadConfig({ LEDGER_PORT: '9000', TASK_QUEUE_PREFIX: 't-', DATABASE_POOL_SIZE: '5' });
+    const config = loadConfig({
+      LEDGER_PORT: '9000',
+      TASK_QUEUE_PREFIX: 't-',
+      DATABASE_POOL_SIZE: '5',
+    });
     expect(config.ports.ledger).toBe(9000);
     expect(config.taskQueuePrefix).toBe('t-');
     expect(config.databasePoolSize).toBe(5);
   });
 
   it('fails fast naming every bad key', () => {
-    expect(() => loadConfig({ LEDGER_PORT: 'abc', REDIS_URL: 'http://x' })).toThrow(/LEDGER_PORT.*REDIS_URL|REDIS_URL.*LEDGER_PORT/);
+    expect(() => loadConfig({ LEDGER_PORT: 'abc', REDIS_URL: 'http://x' })).toThrow(
+      /LEDGER_PORT.*REDIS_URL|REDIS_URL.*LEDGER_PORT/,
+    );
   });
 
   it('documents each key', () => {

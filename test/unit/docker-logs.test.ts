@@ -10,7 +10,9 @@ const frame = (stream: 1 | 2, text: string): Buffer => {
 
 describe('demultiplexLogs', () => {
   it('splits interleaved stdout and stderr frames in order', () => {
-    const logs = demultiplexLogs(Buffer.concat([frame(1, 'a\n'), frame(2, 'oops\n'), frame(1, 'b\n')]));
+    const logs = demultiplexLogs(
+      Buffer.concat([frame(1, 'a\n'), frame(2, 'oops\n'), frame(1, 'b\n')]),
+    );
     expect(logs.stdout.toString()).toBe('a\nb\n');
     expect(logs.stderr.toString()).toBe('oops\n');
   });

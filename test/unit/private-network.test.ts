@@ -1,13 +1,24 @@
 import { isPrivateAddress } from '../../api/platform/http/private-network';
 
 describe('isPrivateAddress', () => {
-  it.each(['127.0.0.1', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '::1', '::ffff:127.0.0.1', 'fd00::1'])(
-    'accepts %s',
-    (address) => expect(isPrivateAddress(address)).toBe(true),
-  );
+  it.each([
+    '127.0.0.1',
+    '10.1.2.3',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '::1',
+    '::ffff:127.0.0.1',
+    'fd00::1',
+  ])('accepts %s', (address) => expect(isPrivateAddress(address)).toBe(true));
 
-  it.each(['8.8.8.8', '172.32.0.1', '172.15.255.255', '::ffff:8.8.8.8', '2001:db8::1', 'not-an-ip', undefined])(
-    'refuses %s',
-    (address) => expect(isPrivateAddress(address)).toBe(false),
-  );
+  it.each([
+    '8.8.8.8',
+    '172.32.0.1',
+    '172.15.255.255',
+    '::ffff:8.8.8.8',
+    '2001:db8::1',
+    'not-an-ip',
+    undefined,
+  ])('refuses %s', (address) => expect(isPrivateAddress(address)).toBe(false));
 });

@@ -9,19 +9,34 @@ export const NON_RETRYABLE = ['InvalidInput', 'NotFound', 'ImageNotFound'];
 /** A short Postgres write or read. */
 export const postgresProfile: ActivityOptions = {
   startToCloseTimeout: '10 seconds',
-  retry: { initialInterval: '200 ms', backoffCoefficient: 2, maximumInterval: '5 seconds', nonRetryableErrorTypes: NON_RETRYABLE },
+  retry: {
+    initialInterval: '200 ms',
+    backoffCoefficient: 2,
+    maximumInterval: '5 seconds',
+    nonRetryableErrorTypes: NON_RETRYABLE,
+  },
 };
 
 /** A short call to the Docker engine (pull, create, start, inspect, pause). */
 export const dockerCallProfile: ActivityOptions = {
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: '20 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 10, nonRetryableErrorTypes: NON_RETRYABLE },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '10 seconds',
+    maximumAttempts: 10,
+    nonRetryableErrorTypes: NON_RETRYABLE,
+  },
 };
 
 /** Claiming a host: waits on the any-host queue until some Docker worker is alive. */
 export const claimHostProfile: ActivityOptions = {
   scheduleToCloseTimeout: '10 minutes',
   startToCloseTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', nonRetryableErrorTypes: NON_RETRYABLE },
+  retry: {
+    initialInterval: '1 second',
+    maximumInterval: '10 seconds',
+    nonRetryableErrorTypes: NON_RETRYABLE,
+  },
 };

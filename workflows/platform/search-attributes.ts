@@ -1,4 +1,8 @@
-import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
+import {
+  defineSearchAttributeKey,
+  SearchAttributeType,
+  type SearchAttributePair,
+} from '@temporalio/common';
 
 /**
  * Search attributes on every execution, so an operator finds it in the Web UI by tenant and
@@ -10,7 +14,10 @@ export const RUN_STATE = defineSearchAttributeKey('RunState', SearchAttributeTyp
 
 export type ServiceName = 'ledger' | 'runs' | 'quota';
 
-export function executionSearchAttributes(tenantId: string, service: ServiceName): SearchAttributePair[] {
+export function executionSearchAttributes(
+  tenantId: string,
+  service: ServiceName,
+): SearchAttributePair[] {
   return [
     { key: TENANT_ID, value: tenantId },
     { key: SERVICE, value: service },

@@ -15,9 +15,3 @@ export function taskQueues(prefix: string) {
   };
 }
 export type TaskQueues = ReturnType<typeof taskQueues>;
-
-/** The prefix a workflow's own task queue was started with, e.g. "test-1-runs" → "test-1-". */
-export function prefixOfTaskQueue(taskQueue: string, service: 'ledger' | 'runs' | 'quota'): string {
-  if (!taskQueue.endsWith(service)) throw new Error(`task queue ${taskQueue} is not a ${service} queue`);
-  return taskQueue.slice(0, taskQueue.length - service.length);
-}

@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { HostClaimActivities } from '../../activities/runs/host';
 import type {
   SelfCheckActivities,
@@ -6,8 +6,11 @@ import type {
   SelfCheckInput,
   SelfCheckContainerResult,
 } from '../../activities/runs/self-check';
-import { claimHostProfile, dockerCallProfile, postgresProfile } from '../platform/activity-profiles';
-import { prefixOfTaskQueue, taskQueues } from '../platform/task-queues';
+import {
+  claimHostProfile,
+  dockerCallProfile,
+  postgresProfile,
+} from '../platform/activity-profiles';
 
 export type { SelfCheckInput };
 
@@ -24,10 +27,9 @@ const db = proxyActivities<SelfCheckActivities>(postgresProfile);
  * container on that host, record its exit code and output.
  */
 export async function selfCheckWorkflow(input: SelfCheckInput): Promise<SelfCheckOutcome> {
-  const queues = taskQueues(prefixOfTaskQueue(workflowInfo().taskQueue, 'runs'));
   const { claimDockerHost } = proxyActivities<HostClaimActivities>({
     ...claimHostProfile,
-    taskQueue: queues.runsDockerAnyHost,
+    taskQueue: input.dockerAnyHostQueue,
   });
   const host = await claimDockerHost();
   await db.markSelfCheckRunning({ checkId: input.checkId, workerId: host.workerId });

@@ -64,8 +64,16 @@ export function createApp(options: AppOptions): ServiceApp {
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
-      requestDuration.observe({ method: ctx.method, route: String(route), status: ctx.status }, seconds);
-      const line = { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1000) };
+      requestDuration.observe(
+        { method: ctx.method, route: String(route), status: ctx.status },
+        seconds,
+      );
+      const line = {
+        method: ctx.method,
+        path: ctx.path,
+        status: ctx.status,
+        ms: Math.round(seconds * 1000),
+      };
       if (quiet.has(ctx.path)) (ctx.state.log as Logger).debug(line, 'request');
       else (ctx.state.log as Logger).info(line, 'request');
     }
@@ -83,7 +91,11 @@ export function createApp(options: AppOptions): ServiceApp {
       });
     }
     if (ctx.status === 404) {
-      throw new AppError({ status: 404, code: 'NOT_FOUND', message: `no route for ${ctx.method} ${ctx.path}` });
+      throw new AppError({
+        status: 404,
+        code: 'NOT_FOUND',
+        message: `no route for ${ctx.method} ${ctx.path}`,
+      });
     }
   });
   app.use(jsonBody(options.body));

@@ -23,7 +23,11 @@ export interface ParsedBodyState {
 
 export class PayloadTooLargeError extends AppError {
   constructor(limitBytes: number) {
-    super({ status: 413, code: 'PAYLOAD_TOO_LARGE', message: `request body exceeds ${limitBytes} bytes` });
+    super({
+      status: 413,
+      code: 'PAYLOAD_TOO_LARGE',
+      message: `request body exceeds ${limitBytes} bytes`,
+    });
   }
 }
 
@@ -45,7 +49,11 @@ export class MalformedJsonError extends AppError {
 
 export class UnsupportedMediaTypeError extends AppError {
   constructor() {
-    super({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'request body must be application/json' });
+    super({
+      status: 415,
+      code: 'UNSUPPORTED_MEDIA_TYPE',
+      message: 'request body must be application/json',
+    });
   }
 }
 
@@ -74,7 +82,10 @@ const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** Reads a JSON body under a size limit and a nesting limit into ctx.request.body. */
 export function jsonBody(options: JsonBodyOptions) {
   return async function parseJsonBody(ctx: Context, next: Next): Promise<void> {
-    if (!METHODS_WITH_BODY.has(ctx.method)) return next();
+    if (!METHODS_WITH_BODY.has(ctx.method)) {
+      await next();
+      return;
+    }
     const declaredLength = Number(ctx.get('content-length') || '0');
     if (declaredLength > options.limitBytes) throw new PayloadTooLargeError(options.limitBytes);
     let raw: string;
@@ -89,7 +100,8 @@ export function jsonBody(options: JsonBodyOptions) {
     (ctx.state as ParsedBodyState).rawBody = raw;
     if (raw.trim() === '') {
       ctx.request.body = undefined;
-      return next();
+      await next();
+      return;
     }
     if (!ctx.is('application/json', '+json') && ctx.get('content-type') !== '') {
       throw new UnsupportedMediaTypeError();
@@ -100,6 +112,6 @@ export function jsonBody(options: JsonBodyOptions) {
     } catch (error) {
       throw new MalformedJsonError((error as Error).message);
     }
-    return next();
+    await next();
   };
 }

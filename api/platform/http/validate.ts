@@ -15,9 +15,16 @@ export interface ValidatedState {
   params?: unknown;
 }
 
-const JOI_OPTIONS: Joi.ValidationOptions = { abortEarly: false, convert: true, errors: { wrap: { label: false } } };
+const JOI_OPTIONS: Joi.ValidationOptions = {
+  abortEarly: false,
+  convert: true,
+  errors: { wrap: { label: false } },
+};
 
-function issuesOf(location: ValidationIssue['location'], error: Joi.ValidationError): ValidationIssue[] {
+function issuesOf(
+  location: ValidationIssue['location'],
+  error: Joi.ValidationError,
+): ValidationIssue[] {
   return error.details.map((d) => ({ location, path: d.path, message: d.message, type: d.type }));
 }
 
@@ -38,9 +45,9 @@ export function validate(schemas: RequestSchemas) {
     for (const [location, input] of parts) {
       const schema = schemas[location];
       if (!schema) continue;
-      const { value, error } = schema.validate(input, JOI_OPTIONS);
-      if (error) issues.push(...issuesOf(location, error));
-      else validated[location] = value;
+      const result: Joi.ValidationResult<unknown> = schema.validate(input, JOI_OPTIONS);
+      if (result.error) issues.push(...issuesOf(location, result.error));
+      else validated[location] = result.value;
     }
     if (issues.length > 0) throw new RequestValidationError(issues);
     ctx.state.validated = validated;

@@ -16,7 +16,9 @@ describe('self-check path through every layer', () => {
 
   beforeAll(async () => {
     runs = await startTestService('runs');
-    temporal = new Client({ connection: await Connection.connect({ address: config.temporalAddress }) });
+    temporal = new Client({
+      connection: await Connection.connect({ address: config.temporalAddress }),
+    });
   });
   afterAll(async () => {
     await runs?.close();
@@ -38,16 +40,31 @@ describe('self-check path through every layer', () => {
     }, 60_000);
 
   it('when a self-check is posted, then its container runs on a worker host and its exit code and stdout come back', async () => {
-    const response = await post({ image, command: ['sh', '-c', 'echo hello from $(hostname); echo oops >&2; exit 3'] });
+    const response = await post({
+      image,
+      command: ['sh', '-c', 'echo hello from $(hostname); echo oops >&2; exit 3'],
+    });
     expect(response.status).toBe(202);
-    const accepted = (await response.json()) as { check_id: string; state: string; workflow_id: string };
+    const accepted = (await response.json()) as {
+      check_id: string;
+      state: string;
+      workflow_id: string;
+    };
     expect(accepted.state).toBe('scheduled');
     expect(accepted.workflow_id).toBe(`self-check/${accepted.check_id}`);
 
     const check = await waitForFinish(accepted.check_id);
-    expect(check).toMatchObject({ state: 'failed', exit_code: 3, timed_out: false, stderr: 'oops\n', worker_id: config.workerId });
+    expect(check).toMatchObject({
+      state: 'failed',
+      exit_code: 3,
+      timed_out: false,
+      stderr: 'oops\n',
+      worker_id: config.workerId,
+    });
     expect(check.stdout).toMatch(/^hello from [0-9a-f]{12}\n$/);
-    expect(Date.parse(check.finished_at as string)).toBeGreaterThanOrEqual(Date.parse(check.started_at as string));
+    expect(Date.parse(check.finished_at as string)).toBeGreaterThanOrEqual(
+      Date.parse(check.started_at as string),
+    );
 
     const leftovers = await createDocker(config).listContainers({
       all: true,
@@ -58,14 +75,21 @@ describe('self-check path through every layer', () => {
     const handle = temporal.workflow.getHandle(accepted.workflow_id);
     const description = await handle.describe();
     expect(description.status.name).toBe('COMPLETED');
-    expect(description.searchAttributes).toMatchObject({ TenantId: ['platform'], Service: ['runs'] });
+    expect(description.searchAttributes).toMatchObject({
+      TenantId: ['platform'],
+      Service: ['runs'],
+    });
     expect(await handle.result()).toMatchObject({ exitCode: 3, workerId: config.workerId });
   });
 
   it('when the container exits 0, then the check succeeds', async () => {
     const response = await post({ image, command: ['echo', 'ok'] });
     const { check_id } = (await response.json()) as { check_id: string };
-    expect(await waitForFinish(check_id)).toMatchObject({ state: 'succeeded', exit_code: 0, stdout: 'ok\n' });
+    expect(await waitForFinish(check_id)).toMatchObject({
+      state: 'succeeded',
+      exit_code: 0,
+      stdout: 'ok\n',
+    });
   });
 
   it('when the image is not in the registry, then the check fails with the pull error and no retry loop', async () => {
@@ -85,7 +109,9 @@ describe('self-check path through every layer', () => {
   it('refuses an image outside the local registry, an invalid body, and an unknown id', async () => {
     const foreign = await post({ image: 'docker.io/library/busybox:latest' });
     expect(foreign.status).toBe(400);
-    expect(await foreign.json()).toEqual({ detail: 'image must come from ' + config.registryAddress });
+    expect(await foreign.json()).toEqual({
+      detail: 'image must come from ' + config.registryAddress,
+    });
 
     const invalid = await post({ command: 'not-an-array' });
     expect(invalid.status).toBe(422);
