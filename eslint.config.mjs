@@ -13,8 +13,14 @@ export default tseslint.config(
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
-      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-misused-promises': [
+        'error',
+        { checksVoidReturn: { arguments: false } },
+      ],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true }],
     },
   },
@@ -26,8 +32,34 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['node:*', 'fs', 'path', 'crypto', 'http', 'https', 'net', 'child_process', 'os'], message: 'workflow code must not use Node built-ins' },
-            { group: ['slonik', 'pg', 'ioredis', 'dockerode', 'koa', '@koa/*', '../../db/*', '../db/*', '../../api/*/routes*'], message: 'workflow code must not do I/O; call an activity' },
+            {
+              group: [
+                'node:*',
+                'fs',
+                'path',
+                'crypto',
+                'http',
+                'https',
+                'net',
+                'child_process',
+                'os',
+              ],
+              message: 'workflow code must not use Node built-ins',
+            },
+            {
+              group: [
+                'slonik',
+                'pg',
+                'ioredis',
+                'dockerode',
+                'koa',
+                '@koa/*',
+                '../../db/*',
+                '../db/*',
+                '../../api/*/routes*',
+              ],
+              message: 'workflow code must not do I/O; call an activity',
+            },
           ],
         },
       ],

@@ -12,7 +12,10 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel, { process: 'api' });
   const requested = process.argv.slice(2);
   const unknown = requested.filter((name) => !isServiceName(name));
-  if (unknown.length > 0) throw new Error(`unknown service(s): ${unknown.join(', ')}; known: ${Object.keys(SERVICES).join(', ')}`);
+  if (unknown.length > 0)
+    throw new Error(
+      `unknown service(s): ${unknown.join(', ')}; known: ${Object.keys(SERVICES).join(', ')}`,
+    );
   const names = (requested.length > 0 ? requested : Object.keys(SERVICES)) as ServiceName[];
 
   const booted: BootedService[] = [];

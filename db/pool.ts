@@ -15,7 +15,10 @@ export interface PoolOptions {
  * must never be set with plain SET: use `set_config(..., true)` / SET LOCAL inside a
  * transaction (tenant context for row-level security works that way).
  */
-export async function createDatabasePool(config: Config, options: PoolOptions): Promise<DatabasePool> {
+export async function createDatabasePool(
+  config: Config,
+  options: PoolOptions,
+): Promise<DatabasePool> {
   const url = new URL(config.databaseUrl);
   url.searchParams.set('application_name', options.applicationName);
   return createPool(url.toString(), {

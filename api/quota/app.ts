@@ -31,5 +31,11 @@ export function createQuotaApi(deps: PlatformDeps): ServiceInstance {
     routers: [router],
     quietPaths: ['/healthz', '/ping', '/readyz'],
   });
-  return { name: 'quota', app, metrics, start: () => Promise.resolve(), stop: () => Promise.resolve() };
+  return {
+    name: 'quota',
+    app,
+    metrics,
+    start: () => Promise.resolve(),
+    stop: () => Promise.resolve(),
+  };
 }
