@@ -15,3 +15,8 @@ export function taskQueues(prefix: string) {
   };
 }
 export type TaskQueues = ReturnType<typeof taskQueues>;
+
+// NOTE for workflow code: never derive queue names from `workflowInfo().taskQueue`. During
+// replay (Worker.runReplayHistories, test/replay/) that is a fake queue ("fake_replay_queue-0"),
+// so the workflow would fail to replay. Pass the queue names a workflow needs in its input
+// (they are then recorded in its history), as `SelfCheckInput.dockerAnyHostQueue` does.
