@@ -5,6 +5,8 @@ import {
   createSelfCheckActivities,
   createSelfCheckDockerActivities,
 } from '../activities/runs/self-check';
+import { createRunActivities } from '../activities/runs/run';
+import { createRunDockerActivities } from '../activities/runs/run-docker';
 import type { WorkerDeps } from './workers';
 
 /**
@@ -18,7 +20,10 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
     {
       taskQueue: queues.runs,
       workflowBundle: deps.workflowBundle,
-      activities: { ...createSelfCheckActivities({ pool: deps.pool }) },
+      activities: {
+        ...createSelfCheckActivities({ pool: deps.pool }),
+        ...createRunActivities({ pool: deps.pool }),
+      },
     },
     {
       taskQueue: queues.runsDockerAnyHost,
@@ -29,7 +34,15 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
     },
     {
       taskQueue: queues.runsDockerHost(config.workerId),
-      activities: { ...createSelfCheckDockerActivities({ docker: deps.docker }) },
+      activities: {
+        ...createSelfCheckDockerActivities({ docker: deps.docker }),
+        ...createRunDockerActivities({
+          docker: deps.docker,
+          pool: deps.pool,
+          redis: deps.redis,
+          logDir: config.runs.logDir,
+        }),
+      },
     },
   ];
 }

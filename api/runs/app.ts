@@ -3,10 +3,17 @@ import Joi from 'joi';
 import { createApp } from '../platform/http/app';
 import { validate, type ValidatedState } from '../platform/http/validate';
 import { isPrivateAddress } from '../platform/http/private-network';
-import { checkAll, postgresCheck, redisCheck, withinTimeout, type BackendCheck } from '../platform/health';
+import {
+  checkAll,
+  postgresCheck,
+  redisCheck,
+  withinTimeout,
+  type BackendCheck,
+} from '../platform/health';
 import { AppError } from '../platform/errors';
 import type { PlatformDeps, ServiceInstance } from '../platform/service';
 import { runsEnvelope } from './envelope';
+import { runsRouter } from './routes';
 import { getSelfCheck, startSelfCheck, type SelfCheckRequest } from './self-checks';
 import { selfCheckWorkflowId } from '../../workflows/runs/self-check';
 
@@ -22,7 +29,11 @@ const selfCheckBody = Joi.object({
 
 export function createRunsApi(deps: PlatformDeps): ServiceInstance {
   const dockerCheck: BackendCheck = () => withinTimeout(() => deps.docker.ping());
-  const backends = { database: postgresCheck(deps.pool), cache: redisCheck(deps.redis), container_runtime: dockerCheck };
+  const backends = {
+    database: postgresCheck(deps.pool),
+    cache: redisCheck(deps.redis),
+    container_runtime: dockerCheck,
+  };
   const router = new Router();
 
   router.get('/ping', (ctx) => {
@@ -36,15 +47,27 @@ export function createRunsApi(deps: PlatformDeps): ServiceInstance {
   });
   router.get('/metrics', async (ctx) => {
     if (!isPrivateAddress(ctx.req.socket.remoteAddress)) {
-      throw new AppError({ status: 403, code: 'forbidden', message: 'metrics are served to private networks only' });
+      throw new AppError({
+        status: 403,
+        code: 'forbidden',
+        message: 'metrics are served to private networks only',
+      });
     }
     ctx.type = metrics.contentType;
     ctx.body = await metrics.metrics();
   });
 
   router.post('/api/v1/self-checks', validate({ body: selfCheckBody }), async (ctx) => {
-    const body = (ctx.state.validated as ValidatedState).body as { image: string; command: string[]; timeout_seconds: number };
-    const request: SelfCheckRequest = { image: body.image, command: body.command, timeoutSeconds: body.timeout_seconds };
+    const body = (ctx.state.validated as ValidatedState).body as {
+      image: string;
+      command: string[];
+      timeout_seconds: number;
+    };
+    const request: SelfCheckRequest = {
+      image: body.image,
+      command: body.command,
+      timeoutSeconds: body.timeout_seconds,
+    };
     ctx.status = 202;
     ctx.body = presentSelfCheck(await startSelfCheck(deps, request));
   });
@@ -57,10 +80,16 @@ export function createRunsApi(deps: PlatformDeps): ServiceInstance {
     logger: deps.logger,
     envelope: runsEnvelope,
     body: { limitBytes: RUNS_BODY_LIMIT_BYTES, maxDepth: RUNS_JSON_DEPTH_MAX },
-    routers: [router],
+    routers: [router, runsRouter(deps)],
     quietPaths: ['/ping', '/health', '/metrics'],
   });
-  return { name: 'runs', app, metrics, start: () => Promise.resolve(), stop: () => Promise.resolve() };
+  return {
+    name: 'runs',
+    app,
+    metrics,
+    start: () => Promise.resolve(),
+    stop: () => Promise.resolve(),
+  };
 }
 
 function presentSelfCheck(row: Awaited<ReturnType<typeof getSelfCheck>>) {

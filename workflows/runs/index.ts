@@ -1,2 +1,3 @@
 // Workflow types of the runs service.
 export { selfCheckWorkflow } from './self-check';
+export { runWorkflow } from './run';

@@ -1,0 +1,93 @@
+import type { Context, Next } from 'koa';
+import { validate as isUuid, version as uuidVersion } from 'uuid';
+import { AppError } from '../platform/errors';
+import type { DatabasePool } from '../../db/pool';
+import type { Redis } from '../../db/redis';
+import { findPrincipal, type KeyPrincipal } from '../../db/runs/tenants';
+import { insertAudit } from '../../db/runs/audit';
+import type { Permission } from './permissions';
+
+export type { KeyPrincipal };
+
+const BEARER = /^Bearer ([0-9A-Fa-f-]{36})$/;
+
+export const unauthorized = () =>
+  new AppError({
+    status: 401,
+    code: 'unauthorized',
+    message: 'missing or invalid bearer token',
+    headers: { 'WWW-Authenticate': 'Bearer' },
+  });
+
+/** The key of the request, set by `authenticate`. */
+export function principalOf(ctx: Context): KeyPrincipal {
+  const principal = ctx.state.principal as KeyPrincipal | undefined;
+  if (!principal) throw new Error('principalOf called on a route without authenticate()');
+  return principal;
+}
+
+/**
+ * `Authorization: Bearer <UUIDv4>` → the live key's principal (tenant, permissions, tier),
+ * else 401. Keys are looked up by their SHA-256; the key itself is never stored.
+ */
+export function authenticate(pool: DatabasePool) {
+  return async function authenticateBearer(ctx: Context, next: Next): Promise<void> {
+    const match = BEARER.exec(ctx.get('authorization'));
+    const key = match?.[1]?.toLowerCase();
+    if (!key || !isUuid(key) || uuidVersion(key) !== 4) throw unauthorized();
+    const principal = await findPrincipal(pool, key);
+    if (!principal) throw unauthorized();
+    ctx.state.principal = principal;
+    await next();
+  };
+}
+
+/** 403 unless the key holds every permission named; the refusal is audited. */
+export function requirePermission(pool: DatabasePool, ...needed: Permission[]) {
+  return async function checkPermission(ctx: Context, next: Next): Promise<void> {
+    const principal = principalOf(ctx);
+    const missing = needed.filter((p) => !principal.permissions.includes(p));
+    if (missing.length > 0) {
+      await insertAudit(pool, {
+        tenantId: principal.tenantId,
+        actor: principal.keyId,
+        action: `${ctx.method} ${ctx.path}`,
+        outcome: 'refused',
+        detail: { reason: 'permission_denied', missing },
+      });
+      throw new AppError({ status: 403, code: 'permission_denied', message: 'permission_denied' });
+    }
+    await next();
+  };
+}
+
+/**
+ * Per-tenant request rate limit: a window of `windowSeconds` starts with a tenant's first
+ * request; past `requests` in it the answer is 429 `rate_limited` with Retry-After.
+ * One atomic Lua step per request, so concurrent API processes share the count.
+ */
+const RATE_SCRIPT = `
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+return {count, redis.call('TTL', KEYS[1])}`;
+
+export function tenantRateLimit(redis: Redis, limits: { requests: number; windowSeconds: number }) {
+  return async function limitTenantRate(ctx: Context, next: Next): Promise<void> {
+    const { tenantId } = principalOf(ctx);
+    const [count, ttl] = (await redis.eval(
+      RATE_SCRIPT,
+      1,
+      `rate:${tenantId}`,
+      limits.windowSeconds,
+    )) as [number, number];
+    if (count > limits.requests) {
+      throw new AppError({
+        status: 429,
+        code: 'rate_limited',
+        message: 'rate_limited',
+        headers: { 'Retry-After': String(Math.max(ttl, 1)) },
+      });
+    }
+    await next();
+  };
+}

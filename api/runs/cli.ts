@@ -1,0 +1,277 @@
+import { parseArgs } from 'node:util';
+import { v4 as uuidv4 } from 'uuid';
+import { loadConfig } from '../platform/config';
+import { createDatabasePool, sql, type DatabasePool } from '../../db/pool';
+import { insertAudit } from '../../db/runs/audit';
+import {
+  TIER_LIMIT_FIELDS,
+  insertKey,
+  insertTenant,
+  listKeys,
+  revokeKey,
+  setKeyTier,
+  tenantExists,
+  tierExists,
+  upsertTier,
+  type TierLimitField,
+} from '../../db/runs/tenants';
+import { isPermission, PERMISSIONS, type Permission } from './permissions';
+
+/**
+ * The operator CLI of the runs service (scripts/runs-admin): issues tenants, API keys with
+ * their permissions, and tiers. Every change is written to the tenant's audit log as an
+ * operator action. `--json` prints one JSON object for scripts; otherwise a readable line.
+ */
+export const USAGE = `usage: runs-admin <command> [options] [--json]
+  tenant create <tenant_id> [--name NAME]
+  key create --tenant T --permissions svc_run_submit,svc_run_read,... [--tier TIER] [--label L] [--expires-at ISO]
+  key revoke <key_id>
+  key list --tenant T
+  key set-tier <key_id> --tier TIER|none
+  tier set <tier> [--metered true|false] [--allowed-images ref,prefix/,...|any]
+       [--memory-limit-mb N] [--cpu-cores N] [--timeout-seconds N] [--concurrent-runs N]
+       [--daily-runs N] [--workflow-nodes N] [--retention-days N] [--metered-seconds-per-day N]
+       (a limit given as "none" is removed)
+permissions: ${PERMISSIONS.join(', ')}`;
+
+export class UsageError extends Error {}
+
+const OPTIONS = {
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  name: { type: 'string' },
+  tenant: { type: 'string' },
+  permissions: { type: 'string' },
+  tier: { type: 'string' },
+  label: { type: 'string' },
+  'expires-at': { type: 'string' },
+  metered: { type: 'string' },
+  'allowed-images': { type: 'string' },
+  ...Object.fromEntries(TIER_LIMIT_FIELDS.map((f) => [f.replace(/_/g, '-'), { type: 'string' }])),
+} as const;
+
+type Values = Record<string, string | boolean | undefined>;
+
+/** Runs one CLI command against the pool and returns what it prints. */
+export async function runAdmin(
+  argv: string[],
+  pool: DatabasePool,
+): Promise<{ json: unknown; text: string }> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: OPTIONS,
+    allowPositionals: true,
+    strict: true,
+  });
+  const v = values as Values;
+  const [noun, verb, ...rest] = positionals;
+  if (v.help || !noun) throw new UsageError(USAGE);
+  const command = `${noun} ${verb ?? ''}`.trim();
+  switch (command) {
+    case 'tenant create':
+      return tenantCreate(pool, one(rest, 'tenant_id'), v);
+    case 'key create':
+      return keyCreate(pool, v);
+    case 'key revoke':
+      return keyRevoke(pool, one(rest, 'key_id'));
+    case 'key list':
+      return keyList(pool, required(v, 'tenant'));
+    case 'key set-tier':
+      return keySetTier(pool, one(rest, 'key_id'), required(v, 'tier'));
+    case 'tier set':
+      return tierSet(pool, one(rest, 'tier'), v);
+    default:
+      throw new UsageError(`unknown command "${command}"\n${USAGE}`);
+  }
+}
+
+function one(rest: string[], what: string): string {
+  if (rest.length !== 1 || !rest[0]) throw new UsageError(`expected exactly one ${what}\n${USAGE}`);
+  return rest[0];
+}
+
+function required(v: Values, option: string): string {
+  const value = v[option];
+  if (typeof value !== 'string' || value === '')
+    throw new UsageError(`--${option} is required\n${USAGE}`);
+  return value;
+}
+
+async function tenantCreate(pool: DatabasePool, tenantId: string, v: Values) {
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(tenantId))
+    throw new UsageError('tenant_id must match ^[A-Za-z0-9._-]{1,64}$');
+  const created = await insertTenant(pool, tenantId, (v.name as string | undefined) ?? null);
+  if (created)
+    await insertAudit(pool, {
+      tenantId,
+      actor: 'operator',
+      action: 'tenant.create',
+      outcome: 'ok',
+      target: tenantId,
+    });
+  return {
+    json: { tenant_id: tenantId, created },
+    text: created ? `tenant ${tenantId} created` : `tenant ${tenantId} already exists`,
+  };
+}
+
+function parsePermissions(list: string): Permission[] {
+  const names = [
+    ...new Set(
+      list
+        .split(',')
+        .map((p) => p.trim())
+        .filter((p) => p !== ''),
+    ),
+  ];
+  const unknown = names.filter((p) => !isPermission(p));
+  if (unknown.length > 0)
+    throw new UsageError(
+      `unknown permission(s): ${unknown.join(', ')}; known: ${PERMISSIONS.join(', ')}`,
+    );
+  if (names.length === 0) throw new UsageError('--permissions names at least one permission');
+  return names as Permission[];
+}
+
+async function keyCreate(pool: DatabasePool, v: Values) {
+  const tenantId = required(v, 'tenant');
+  const permissions = parsePermissions(required(v, 'permissions'));
+  const tier = (v.tier as string | undefined) ?? null;
+  const expiresAt = (v['expires-at'] as string | undefined) ?? null;
+  if (expiresAt !== null && Number.isNaN(Date.parse(expiresAt)))
+    throw new UsageError('--expires-at must be an ISO-8601 instant');
+  if (!(await tenantExists(pool, tenantId)))
+    throw new UsageError(`no tenant ${tenantId}; create it first`);
+  if (tier !== null && !(await tierExists(pool, tier)))
+    throw new UsageError(`no tier ${tier}; create it with "tier set"`);
+  const key = uuidv4();
+  const keyId = await insertKey(pool, {
+    key,
+    tenantId,
+    permissions,
+    tier,
+    label: (v.label as string | undefined) ?? null,
+    expiresAt,
+  });
+  await insertAudit(pool, {
+    tenantId,
+    actor: 'operator',
+    action: 'key.create',
+    outcome: 'ok',
+    target: keyId,
+    detail: { permissions, tier },
+  });
+  return {
+    json: { key, key_id: keyId, tenant_id: tenantId, permissions, tier, expires_at: expiresAt },
+    text: `key ${keyId} for ${tenantId} (shown once): ${key}`,
+  };
+}
+
+async function keyRevoke(pool: DatabasePool, keyId: string) {
+  const tenantId = await revokeKey(pool, keyId);
+  if (tenantId === null) throw new UsageError(`no live key ${keyId}`);
+  await insertAudit(pool, {
+    tenantId,
+    actor: 'operator',
+    action: 'key.revoke',
+    outcome: 'ok',
+    target: keyId,
+  });
+  return {
+    json: { key_id: keyId, tenant_id: tenantId, revoked: true },
+    text: `key ${keyId} revoked`,
+  };
+}
+
+async function keyList(pool: DatabasePool, tenantId: string) {
+  const keys = await listKeys(pool, tenantId);
+  return { json: { keys }, text: keys.map((k) => JSON.stringify(k)).join('\n') || '(no keys)' };
+}
+
+async function keySetTier(pool: DatabasePool, keyId: string, tierArg: string) {
+  const tier = tierArg === 'none' ? null : tierArg;
+  if (tier !== null && !(await tierExists(pool, tier))) throw new UsageError(`no tier ${tier}`);
+  const tenantId = (await listKeyTenant(pool, keyId)) ?? '';
+  if (!(await setKeyTier(pool, keyId, tier))) throw new UsageError(`no key ${keyId}`);
+  await insertAudit(pool, {
+    tenantId,
+    actor: 'operator',
+    action: 'key.set_tier',
+    outcome: 'ok',
+    target: keyId,
+    detail: { tier },
+  });
+  return { json: { key_id: keyId, tier }, text: `key ${keyId} tier ${tier ?? 'none'}` };
+}
+
+async function listKeyTenant(pool: DatabasePool, keyId: string): Promise<string | null> {
+  return (await pool.maybeOneFirst(
+    sql.unsafe`SELECT tenant_id FROM runs.api_keys WHERE key_id = ${keyId}`,
+  )) as string | null;
+}
+
+function parseLimit(field: TierLimitField, raw: string): string | null {
+  if (raw === 'none') return null;
+  const ok =
+    field === 'cpu_cores'
+      ? /^\d+(\.\d{1,3})?$/.test(raw) && Number(raw) > 0
+      : /^[1-9]\d{0,9}$/.test(raw);
+  if (!ok)
+    throw new UsageError(
+      `--${field.replace(/_/g, '-')} must be a positive ${field === 'cpu_cores' ? 'number' : 'integer'} or "none"`,
+    );
+  return raw;
+}
+
+async function tierSet(pool: DatabasePool, tier: string, v: Values) {
+  if (!/^[a-z][a-z0-9_-]{0,31}$/.test(tier))
+    throw new UsageError('tier must match ^[a-z][a-z0-9_-]{0,31}$');
+  const limits: Partial<Record<TierLimitField, string | null>> = {};
+  for (const field of TIER_LIMIT_FIELDS) {
+    const raw = v[field.replace(/_/g, '-')];
+    if (typeof raw === 'string') limits[field] = parseLimit(field, raw);
+  }
+  let metered: boolean | undefined;
+  if (v.metered !== undefined) {
+    if (v.metered !== 'true' && v.metered !== 'false')
+      throw new UsageError('--metered must be true or false');
+    metered = v.metered === 'true';
+  }
+  const images = v['allowed-images'] as string | undefined;
+  const allowedImages =
+    images === undefined
+      ? undefined
+      : images === 'any'
+        ? null
+        : images
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean);
+  const row = await upsertTier(pool, { tier, metered, allowedImages, limits });
+  return { json: row, text: `tier ${tier}: ${JSON.stringify(row)}` };
+}
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  const asJson = argv.includes('--json');
+  const pool = await createDatabasePool(loadConfig(), {
+    applicationName: 'runs-admin',
+    maximumPoolSize: 2,
+  });
+  try {
+    const out = await runAdmin(argv, pool);
+    console.log(asJson ? JSON.stringify(out.json) : out.text);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (asJson) console.error(JSON.stringify({ error: message }));
+    else console.error(message);
+    process.exitCode =
+      error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+        ? 2
+        : 1;
+  } finally {
+    await pool.end();
+  }
+}
+
+if (require.main === module) void main();

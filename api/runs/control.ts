@@ -1,0 +1,93 @@
+import fs from 'node:fs/promises';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { AppError } from '../platform/errors';
+import type { PlatformDeps } from '../platform/service';
+import { sql } from '../../db/pool';
+import { insertAudit } from '../../db/runs/audit';
+import { isTerminal } from '../../db/runs/runs';
+import type { KeyPrincipal } from '../../db/runs/tenants';
+import {
+  CONFLICT_MESSAGES,
+  controlUpdates,
+  runWorkflowId,
+  type ControlAction,
+} from '../../workflows/runs/definitions';
+import { loadRun } from './reads';
+import { logCacheKeys } from './logs';
+
+/**
+ * Pause, resume, stop or kill, decided by the run's workflow: its update validator refuses a
+ * wrong state, and the workflow accepts one control at a time, so two racing calls cannot
+ * both win. A run whose workflow has finished is terminal: 409 as well.
+ */
+export async function controlRun(
+  deps: PlatformDeps,
+  principal: KeyPrincipal,
+  trackId: string,
+  action: ControlAction,
+) {
+  await loadRun(deps, principal.tenantId, trackId);
+  const handle = deps.temporal.workflow.getHandle(runWorkflowId(trackId));
+  try {
+    await handle.executeUpdate(controlUpdates[action]);
+  } catch (error) {
+    const conflict = conflictOf(error, action);
+    if (conflict === null) throw error;
+    await audit(deps, principal, action, trackId, 'refused', { reason: conflict });
+    throw new AppError({ status: 409, code: conflict, message: conflict, cause: error });
+  }
+  await audit(deps, principal, action, trackId, 'ok', {});
+}
+
+function conflictOf(error: unknown, action: ControlAction): string | null {
+  if (error instanceof WorkflowUpdateFailedError) {
+    const message = error.cause?.message ?? 'conflict';
+    return /^[a-z_]+$/.test(message) ? message : 'conflict';
+  }
+  // A finished execution: the run is terminal, so it is in the wrong state for any control.
+  if (error instanceof WorkflowNotFoundError) return CONFLICT_MESSAGES[action];
+  if (error instanceof Error && /already completed/i.test(error.message))
+    return CONFLICT_MESSAGES[action];
+  return null;
+}
+
+/**
+ * DELETE: a terminal run is removed with everything recorded about it (events, samples, log
+ * files, log cache); its usage ledger rows stay (they are billing records). An active run is
+ * refused with 409 `not_terminal`: stop or kill it first, so a delete never races a container.
+ */
+export async function deleteRun(deps: PlatformDeps, principal: KeyPrincipal, trackId: string) {
+  const run = await loadRun(deps, principal.tenantId, trackId);
+  if (!isTerminal(run.state)) {
+    await audit(deps, principal, 'delete', trackId, 'refused', { reason: 'not_terminal' });
+    throw new AppError({ status: 409, code: 'not_terminal', message: 'not_terminal' });
+  }
+  await deps.pool.query(
+    sql.unsafe`DELETE FROM runs.runs WHERE track_id = ${trackId} AND tenant_id = ${principal.tenantId}`,
+  );
+  await Promise.all(
+    [run.stdout_file, run.stderr_file]
+      .filter((f): f is string => f !== null)
+      .map((f) => fs.rm(f, { force: true })),
+  );
+  await deps.redis.del(...logCacheKeys(trackId));
+  await audit(deps, principal, 'delete', trackId, 'ok', {});
+}
+
+async function audit(
+  deps: PlatformDeps,
+  principal: KeyPrincipal,
+  action: string,
+  trackId: string,
+  outcome: 'ok' | 'refused',
+  detail: Record<string, unknown>,
+) {
+  await insertAudit(deps.pool, {
+    tenantId: principal.tenantId,
+    actor: principal.keyId,
+    action: `run.${action}`,
+    outcome,
+    target: trackId,
+    detail,
+  });
+}

@@ -1,0 +1,67 @@
+import fs from 'node:fs/promises';
+import type { PlatformDeps } from '../platform/service';
+import { isTerminal } from '../../db/runs/runs';
+import { loadRun } from './reads';
+import { LOG_CACHE_LINES_MAX, logCacheKey, logFilePath, type LogStream } from './log-store';
+
+export { logCacheKeys } from './log-store';
+
+export const LOGS_LIMIT_DEFAULT = 1000;
+export const LOGS_LIMIT_MAX = 1000;
+
+export interface LogPage {
+  lines: string[];
+  next_since: number;
+  eof: boolean;
+}
+
+/** Where the lines came from, for the X-Log-Source header. */
+export type LogSource = 'cache' | 'file' | 'none';
+
+/**
+ * A page of a run's log: from the Redis cache while it holds the lines asked for (the live
+ * tail), else from the stream's file. `since` null tails the last `limit` lines. `eof` is true
+ * once the run is terminal and the page reaches the end.
+ */
+export async function readRunLogs(
+  deps: PlatformDeps,
+  tenantId: string,
+  trackId: string,
+  query: { stream: LogStream; since: number | null; limit: number },
+): Promise<{ page: LogPage; source: LogSource }> {
+  const run = await loadRun(deps, tenantId, trackId);
+  const terminal = isTerminal(run.state);
+  const key = logCacheKey(trackId, query.stream);
+  const cached = await deps.redis.llen(key);
+  if (cached > 0 && cached < LOG_CACHE_LINES_MAX) {
+    const start = query.since === null ? Math.max(0, cached - query.limit) : query.since;
+    const lines =
+      start >= cached ? [] : await deps.redis.lrange(key, start, start + query.limit - 1);
+    const next = start + lines.length;
+    return { page: { lines, next_since: next, eof: terminal && next >= cached }, source: 'cache' };
+  }
+  const all = await readLines(
+    logFilePath(deps.config.runs.logDir, tenantId, trackId, query.stream),
+  );
+  if (all === null)
+    return { page: { lines: [], next_since: query.since ?? 0, eof: terminal }, source: 'none' };
+  const start = query.since === null ? Math.max(0, all.length - query.limit) : query.since;
+  const lines = all.slice(start, start + query.limit);
+  const next = start + lines.length;
+  return { page: { lines, next_since: next, eof: terminal && next >= all.length }, source: 'file' };
+}
+
+/** Complete lines of a log file (a trailing partial line counts once the file ends with it). */
+async function readLines(file: string): Promise<string[] | null> {
+  let text: string;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+  if (text === '') return [];
+  const lines = text.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}

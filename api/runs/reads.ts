@@ -1,0 +1,168 @@
+import { AppError } from '../platform/errors';
+import type { PlatformDeps } from '../platform/service';
+import { sql } from '../../db/pool';
+import { listUtilization } from '../../db/runs/utilization';
+import {
+  findRun,
+  isTerminal,
+  listEvents,
+  listRuns,
+  queuePosition,
+  type RunEventRow,
+  type RunRow,
+  type RunState,
+} from '../../db/runs/runs';
+
+/** How many of the tenant's latest finished runs feed the soft `estimated_start`. */
+export const ESTIMATE_HISTORY_RUNS = 50;
+
+export const runNotFound = () =>
+  new AppError({ status: 404, code: 'run_not_found', message: 'run_not_found' });
+
+/** The run of this tenant, else 404 (another tenant's run is indistinguishable from none). */
+export async function loadRun(
+  deps: PlatformDeps,
+  tenantId: string,
+  trackId: string,
+): Promise<RunRow> {
+  const run = await findRun(deps.pool, tenantId, trackId);
+  if (!run) throw runNotFound();
+  return run;
+}
+
+export function presentRun(run: RunRow) {
+  return {
+    track_id: run.track_id,
+    tenant_id: run.tenant_id,
+    state: run.state,
+    reason: run.reason,
+    image: run.image,
+    command: run.command,
+    env: run.env,
+    submitted_at: run.submitted_at,
+    eligible_start: run.eligible_start,
+    scheduled_start: run.scheduled_start,
+    expires_at: run.expires_at,
+    started_at: run.started_at,
+    finished_at: run.finished_at,
+    exit_code: run.exit_code,
+    container_id: run.container_id,
+    worker_id: run.worker_id,
+    cpu_limit: Number(run.cpu_limit),
+    memory_limit_mb: run.memory_limit_mb,
+    timeout_seconds: run.timeout_seconds,
+    clamped: run.clamped,
+    name: run.name,
+    tags: run.tags,
+    stdout_file: run.stdout_file,
+    stderr_file: run.stderr_file,
+  };
+}
+
+const presentEvent = (e: RunEventRow) => ({
+  event_id: e.event_id,
+  event_type: e.event_type,
+  ts: e.ts,
+  from_state: e.from_state,
+  to_state: e.to_state,
+  reason: e.reason,
+  payload: e.payload,
+});
+
+export async function getRunStatus(deps: PlatformDeps, tenantId: string, trackId: string) {
+  const run = await loadRun(deps, tenantId, trackId);
+  const [events, position] = await Promise.all([
+    listEvents(deps.pool, trackId),
+    queuePosition(deps.pool, run),
+  ]);
+  return {
+    ...presentRun(run),
+    events: events.map(presentEvent),
+    scheduling_info: {
+      eligible_start: run.eligible_start,
+      working_hours_applied: run.working_hours_applied,
+      queue_position: position,
+      estimated_start: position === null ? null : await estimateStart(deps, run, position),
+    },
+  };
+}
+
+/**
+ * A soft estimate for a waiting run: now (or eligible_start) when a slot is free, else
+ * now + the tenant's mean run duration (latest finished runs) per full round of slots ahead
+ * of it. Null when the tenant has no finished run to learn from.
+ */
+async function estimateStart(
+  deps: PlatformDeps,
+  run: RunRow,
+  position: number,
+): Promise<string | null> {
+  const stats = (await deps.pool.one(sql.unsafe`
+    WITH recent AS (
+      SELECT extract(epoch FROM finished_at - started_at) AS seconds FROM runs.runs
+      WHERE tenant_id = ${run.tenant_id} AND finished_at IS NOT NULL AND started_at IS NOT NULL
+      ORDER BY finished_at DESC LIMIT ${ESTIMATE_HISTORY_RUNS})
+    SELECT (SELECT avg(seconds)::float8 FROM recent) AS mean_seconds,
+           (SELECT count(*)::int FROM runs.runs WHERE tenant_id = ${run.tenant_id}
+              AND state IN ('queued', 'pulling', 'running', 'paused')) AS busy,
+           (SELECT max_concurrent_runs FROM runs.tenant_quotas WHERE tenant_id = ${run.tenant_id}) AS slots`)) as {
+    mean_seconds: number | null;
+    busy: number;
+    slots: number;
+  };
+  if (stats.mean_seconds === null) return null;
+  const base = Math.max(Date.parse(run.eligible_start), Date.now());
+  const rounds = Math.max(0, Math.ceil((stats.busy + position - stats.slots) / stats.slots));
+  return new Date(base + rounds * stats.mean_seconds * 1000).toISOString();
+}
+
+export async function getRunResult(deps: PlatformDeps, tenantId: string, trackId: string) {
+  const run = await loadRun(deps, tenantId, trackId);
+  if (!isTerminal(run.state))
+    throw new AppError({ status: 409, code: 'not_terminal', message: 'not_terminal' });
+  const started = run.started_at === null ? null : Date.parse(run.started_at);
+  const finished = Date.parse(run.finished_at!);
+  return {
+    track_id: run.track_id,
+    exit_code: run.exit_code,
+    status: run.state,
+    reason: run.reason,
+    started_at: run.started_at,
+    finished_at: run.finished_at,
+    duration_seconds: started === null ? 0 : Math.max(0, finished - started) / 1000,
+    stdout_bytes: Number(run.stdout_bytes),
+    stderr_bytes: Number(run.stderr_bytes),
+    stdout_file: run.stdout_file,
+    stderr_file: run.stderr_file,
+    result_summary: run.result_summary,
+  };
+}
+
+export async function listTenantRuns(
+  deps: PlatformDeps,
+  tenantId: string,
+  query: { states: RunState[] | null; tag: string | null; limit: number; offset: number },
+) {
+  const runs = await listRuns(deps.pool, tenantId, query);
+  return { runs: runs.map(presentRun), limit: query.limit, offset: query.offset };
+}
+
+export async function getUtilization(
+  deps: PlatformDeps,
+  tenantId: string,
+  trackId: string,
+  range: { from: string | null; to: string | null },
+) {
+  await loadRun(deps, tenantId, trackId);
+  const rows = await listUtilization(deps.pool, trackId, range);
+  return {
+    samples: rows.map((r) => ({
+      timestamp: r.timestamp,
+      cpu_percent: r.cpu_percent,
+      memory_mb: r.memory_mb,
+      memory_limit_mb: r.memory_limit_mb,
+      net_rx_bytes: Number(r.net_rx_bytes),
+      net_tx_bytes: Number(r.net_tx_bytes),
+    })),
+  };
+}

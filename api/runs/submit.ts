@@ -1,0 +1,178 @@
+import { ulid } from 'ulid';
+import { WorkflowIdReusePolicy } from '@temporalio/client';
+import { AppError } from '../platform/errors';
+import type { PlatformDeps } from '../platform/service';
+import { taskQueues } from '../platform/temporal';
+import { sql } from '../../db/pool';
+import { insertAudit } from '../../db/runs/audit';
+import { findQuotas } from '../../db/runs/quotas';
+import { countSubmission, insertRun } from '../../db/runs/runs';
+import type { KeyPrincipal } from '../../db/runs/tenants';
+import { executionSearchAttributes, RUN_STATE } from '../../workflows/platform/search-attributes';
+import { runWorkflowId, type RunWorkflowInput } from '../../workflows/runs/definitions';
+import { imageAllowed, parseImageReference } from './image-reference';
+import { clampLimits, effectiveLimits } from './limits';
+
+export interface SubmitRequest {
+  image: string;
+  command: string[];
+  env: Record<string, string>;
+  scheduledStart: string | null;
+  expiresAt: string | null;
+  timeoutSeconds: number | null;
+  cpuLimit: number | null;
+  memoryLimitMb: number | null;
+  name: string | null;
+  tags: string[];
+}
+
+export interface SubmitResponse {
+  track_id: string;
+  status: 'scheduled';
+  eligible_start: string;
+  clamped: boolean;
+}
+
+const toMillisIso = (ms: number): string => new Date(ms).toISOString();
+
+/**
+ * Accepts a run: validates what joi cannot (image grammar, allowlist, deadlines), clamps its
+ * limits to the key's maxima, counts it against the UTC day, stores it with its first event
+ * and starts its workflow. Never refused for capacity: runs wait for a slot at dispatch.
+ */
+export async function submitRun(
+  deps: PlatformDeps,
+  principal: KeyPrincipal,
+  request: SubmitRequest,
+): Promise<SubmitResponse> {
+  if (!parseImageReference(request.image)) {
+    throw new AppError({
+      status: 400,
+      code: 'invalid_image',
+      message: `invalid_image:${request.image}`,
+    });
+  }
+  if (!imageAllowed(request.image, principal.tier?.allowed_images ?? null)) {
+    await refuse(deps, principal, 'image_not_allowed', { image: request.image });
+    throw new AppError({ status: 403, code: 'image_not_allowed', message: 'image_not_allowed' });
+  }
+  const nowMs = Date.now();
+  if (request.expiresAt !== null && Date.parse(request.expiresAt) <= nowMs) {
+    throw new AppError({ status: 400, code: 'expires_at_in_past', message: 'expires_at_in_past' });
+  }
+  const quotas = await findQuotas(deps.pool, principal.tenantId);
+  const limits = effectiveLimits(quotas, principal.tier);
+  const clamped = clampLimits(request, limits);
+  const scheduledMs = request.scheduledStart === null ? null : Date.parse(request.scheduledStart);
+  const eligibleStart = toMillisIso(Math.max(scheduledMs ?? nowMs, nowMs));
+  const trackId = ulid();
+  const metered = principal.tier?.metered ?? false;
+
+  const accepted = await deps.pool.transaction(async (tx) => {
+    const today = await countSubmission(tx, principal.tenantId);
+    if (today > limits.daily_runs) return false;
+    await insertRun(tx, {
+      trackId,
+      tenantId: principal.tenantId,
+      keyId: principal.keyId,
+      image: request.image,
+      command: request.command,
+      env: request.env,
+      name: request.name,
+      tags: request.tags,
+      scheduledStart: request.scheduledStart === null ? null : toMillisIso(scheduledMs!),
+      eligibleStart,
+      expiresAt: request.expiresAt === null ? null : toMillisIso(Date.parse(request.expiresAt)),
+      workingHoursApplied: false,
+      maxQueueSeconds: quotas.max_queue_seconds,
+      cpuLimit: String(clamped.cpuLimit),
+      memoryLimitMb: clamped.memoryLimitMb,
+      timeoutSeconds: clamped.timeoutSeconds,
+      clamped: clamped.clamped,
+      metered,
+    });
+    if (metered) {
+      await tx.query(sql.unsafe`
+        INSERT INTO runs.usage_ledger (entry_id, tenant_id, key_id, track_id, kind, seconds)
+        VALUES (${ulid()}, ${principal.tenantId}, ${principal.keyId}, ${trackId}, 'charge', ${clamped.timeoutSeconds})`);
+    }
+    return true;
+  });
+  if (!accepted) {
+    await refuse(deps, principal, 'daily_quota_exceeded', { max_daily_runs: limits.daily_runs });
+    throw new AppError({
+      status: 429,
+      code: 'daily_quota_exceeded',
+      message: 'daily_quota_exceeded',
+    });
+  }
+
+  const input: RunWorkflowInput = {
+    trackId,
+    tenantId: principal.tenantId,
+    image: request.image,
+    command: request.command,
+    env: request.env,
+    cpuLimit: clamped.cpuLimit,
+    memoryLimitMb: clamped.memoryLimitMb,
+    timeoutSeconds: clamped.timeoutSeconds,
+    eligibleStart,
+    expiresAt: request.expiresAt === null ? null : toMillisIso(Date.parse(request.expiresAt)),
+    maxQueueSeconds: quotas.max_queue_seconds,
+    tierConcurrentRuns: principal.tier?.concurrent_runs ?? null,
+    metered,
+    dockerAnyHostQueue: taskQueues(deps.config.taskQueuePrefix).runsDockerAnyHost,
+  };
+  await startRunWorkflow(deps, input);
+  return {
+    track_id: trackId,
+    status: 'scheduled',
+    eligible_start: eligibleStart,
+    clamped: clamped.clamped,
+  };
+}
+
+async function startRunWorkflow(deps: PlatformDeps, input: RunWorkflowInput): Promise<void> {
+  try {
+    await deps.temporal.workflow.start('runWorkflow', {
+      workflowId: runWorkflowId(input.trackId),
+      taskQueue: taskQueues(deps.config.taskQueuePrefix).runs,
+      args: [input],
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      typedSearchAttributes: [
+        ...executionSearchAttributes(input.tenantId, 'runs'),
+        { key: RUN_STATE, value: 'scheduled' },
+      ],
+    });
+  } catch (error) {
+    // The run never reached the engine: take it back (row, events, charge and day count).
+    await deps.pool.transaction(async (tx) => {
+      await tx.query(sql.unsafe`DELETE FROM runs.usage_ledger WHERE track_id = ${input.trackId}`);
+      await tx.query(sql.unsafe`DELETE FROM runs.runs WHERE track_id = ${input.trackId}`);
+      await tx.query(sql.unsafe`
+        UPDATE runs.daily_submissions SET count = count - 1
+        WHERE tenant_id = ${input.tenantId} AND day = (now() AT TIME ZONE 'UTC')::date AND count > 0`);
+    });
+    throw new AppError({
+      status: 503,
+      code: 'workflow_engine_unavailable',
+      message: 'workflow engine unavailable',
+      cause: error,
+    });
+  }
+}
+
+async function refuse(
+  deps: PlatformDeps,
+  principal: KeyPrincipal,
+  reason: string,
+  detail: Record<string, unknown>,
+) {
+  await insertAudit(deps.pool, {
+    tenantId: principal.tenantId,
+    actor: principal.keyId,
+    action: 'run.submit',
+    outcome: 'refused',
+    detail: { reason, ...detail },
+  });
+}

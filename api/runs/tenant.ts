@@ -1,0 +1,164 @@
+import Joi from 'joi';
+import type { PlatformDeps } from '../platform/service';
+import { sql } from '../../db/pool';
+import { insertAudit, listAudit } from '../../db/runs/audit';
+import { findQuotas, updateQuotas, type TenantQuotasRow } from '../../db/runs/quotas';
+import { submissionsToday } from '../../db/runs/runs';
+import type { KeyPrincipal } from '../../db/runs/tenants';
+import { effectiveLimits } from './limits';
+
+/** Longest working-hours definition accepted. */
+export const WORKING_HOURS_MAX_LENGTH = 4096;
+const INT_MAX = 2_147_483_647;
+
+/** PUT /tenant/quotas: a partial body; at least one field; unknown fields are refused (422). */
+export const QUOTA_BODY = Joi.object({
+  max_concurrent_runs: Joi.number().integer().min(1).max(INT_MAX),
+  max_daily_runs: Joi.number().integer().min(0).max(INT_MAX),
+  max_timeout_seconds: Joi.number().integer().min(1).max(INT_MAX),
+  max_cpu_cores: Joi.number().greater(0).max(10_000).precision(3),
+  max_memory_mb: Joi.number().integer().min(6).max(INT_MAX),
+  max_queue_seconds: Joi.number().integer().min(1).max(INT_MAX),
+  working_hours_tjp: Joi.string().max(WORKING_HOURS_MAX_LENGTH).allow(null),
+  retention_days: Joi.number().integer().min(1).max(36_500),
+  max_nodes_per_workflow: Joi.number().integer().min(1).max(INT_MAX),
+  max_concurrent_workflows: Joi.number().integer().min(1).max(INT_MAX),
+  max_webhook_endpoints: Joi.number().integer().min(0).max(INT_MAX),
+  max_webhook_payload_bytes: Joi.number().integer().min(1024).max(INT_MAX),
+})
+  .min(1)
+  .required();
+
+export function presentQuotas(row: TenantQuotasRow) {
+  return { ...row, max_cpu_cores: Number(row.max_cpu_cores) };
+}
+
+export async function getQuotas(deps: PlatformDeps, principal: KeyPrincipal) {
+  return presentQuotas(await findQuotas(deps.pool, principal.tenantId));
+}
+
+/** Applies the fields given, audits the change (before and after), returns every field. */
+export async function putQuotas(
+  deps: PlatformDeps,
+  principal: KeyPrincipal,
+  changes: Record<string, unknown>,
+) {
+  const updated = await deps.pool.transaction(async (tx) => {
+    const before = await findQuotas(tx, principal.tenantId);
+    const after = await updateQuotas(tx, principal.tenantId, changes);
+    await insertAudit(tx, {
+      tenantId: principal.tenantId,
+      actor: principal.keyId,
+      action: 'tenant.quotas.update',
+      outcome: 'ok',
+      detail: { changes, before: presentQuotas(before) },
+    });
+    return after;
+  });
+  return presentQuotas(updated);
+}
+
+const nextUtcMidnight = (): string => {
+  const now = new Date();
+  return new Date(
+    Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1),
+  ).toISOString();
+};
+
+/**
+ * The key's view of its limits and what it has used: daily runs, concurrent runs, the request
+ * rate limit (`used` null: the window is a rate, not a counter), and on a metered key the run
+ * seconds charged today (charges minus refunds).
+ */
+export async function getUsage(deps: PlatformDeps, principal: KeyPrincipal) {
+  const quotas = await findQuotas(deps.pool, principal.tenantId);
+  const limits = effectiveLimits(quotas, principal.tier);
+  const [today, active, ttl] = await Promise.all([
+    submissionsToday(deps.pool, principal.tenantId),
+    deps.pool.oneFirst(sql.unsafe`
+      SELECT count(*)::int FROM runs.runs
+      WHERE tenant_id = ${principal.tenantId} AND state IN ('queued', 'pulling', 'running', 'paused')`) as Promise<number>,
+    deps.redis.pttl(`rate:${principal.tenantId}`),
+  ]);
+  const windowEnd = new Date(
+    Date.now() + (ttl > 0 ? ttl : deps.config.runs.rateLimitWindowSeconds * 1000),
+  ).toISOString();
+  const usage: {
+    policy: string;
+    used: number | null;
+    limit: number;
+    remaining: number;
+    resets_at: string | null;
+  }[] = [
+    {
+      policy: 'daily_runs',
+      used: today,
+      limit: limits.daily_runs,
+      remaining: Math.max(0, limits.daily_runs - today),
+      resets_at: nextUtcMidnight(),
+    },
+    {
+      policy: 'concurrent_runs',
+      used: active,
+      limit: limits.concurrent_runs,
+      remaining: Math.max(0, limits.concurrent_runs - active),
+      resets_at: null,
+    },
+    {
+      policy: 'request_rate',
+      used: null,
+      limit: deps.config.runs.rateLimitRequests,
+      remaining: await rateRemaining(deps, principal.tenantId),
+      resets_at: windowEnd,
+    },
+  ];
+  if (principal.tier?.metered) {
+    const charged = Number(
+      await deps.pool.oneFirst(sql.unsafe`
+        SELECT COALESCE(sum(CASE kind WHEN 'charge' THEN seconds ELSE -seconds END), 0)::bigint FROM runs.usage_ledger
+        WHERE tenant_id = ${principal.tenantId} AND key_id = ${principal.keyId}
+          AND ts >= (now() AT TIME ZONE 'UTC')::date AT TIME ZONE 'UTC'`),
+    );
+    const cap =
+      principal.tier.metered_seconds_per_day === null
+        ? null
+        : Number(principal.tier.metered_seconds_per_day);
+    usage.push({
+      policy: 'metered_run_seconds',
+      used: charged,
+      limit: cap ?? 0,
+      remaining: cap === null ? 0 : Math.max(0, cap - charged),
+      resets_at: nextUtcMidnight(),
+    });
+  }
+  return {
+    tier: principal.tier?.tier ?? null,
+    metered: principal.tier?.metered ?? false,
+    limits: {
+      memory_limit_mb: limits.memory_limit_mb,
+      cpu_cores: limits.cpu_cores,
+      timeout_seconds: limits.timeout_seconds,
+      concurrent_runs: limits.concurrent_runs,
+      daily_runs: limits.daily_runs,
+      workflow_nodes: limits.workflow_nodes,
+      retention_days: limits.retention_days,
+    },
+    allowed_images: principal.tier?.allowed_images ?? null,
+    expires_at: principal.expiresAt,
+    usage,
+  };
+}
+
+async function rateRemaining(deps: PlatformDeps, tenantId: string): Promise<number> {
+  const used = Number((await deps.redis.get(`rate:${tenantId}`)) ?? '0');
+  return Math.max(0, deps.config.runs.rateLimitRequests - used);
+}
+
+export async function listAuditRecords(
+  deps: PlatformDeps,
+  principal: KeyPrincipal,
+  page: { limit: number; offset: number },
+) {
+  const records = await listAudit(deps.pool, principal.tenantId, page);
+  return { records, limit: page.limit, offset: page.offset };
+}

@@ -1,0 +1,294 @@
+import { ulid } from 'ulid';
+import type { DatabaseTransactionConnection } from 'slonik';
+import { sql, type DatabasePool } from '../pool';
+
+export {
+  ACTIVE_STATES,
+  RUN_STATES,
+  SLOT_STATES,
+  TERMINAL_STATES,
+  isTerminal,
+  type RunState,
+  type Transition,
+  type TransitionFields,
+  type TransitionOutcome,
+} from '../../workflows/runs/definitions';
+import {
+  SLOT_STATES,
+  type RunState,
+  type Transition,
+  type TransitionOutcome,
+} from '../../workflows/runs/definitions';
+
+type Queryable = Pick<DatabasePool, 'query' | 'one' | 'maybeOne' | 'any' | 'oneFirst'>;
+
+export interface RunRow {
+  track_id: string;
+  tenant_id: string;
+  key_id: string | null;
+  state: RunState;
+  reason: string | null;
+  image: string;
+  command: string[];
+  env: Record<string, string>;
+  name: string | null;
+  tags: string[];
+  submitted_at: string;
+  scheduled_start: string | null;
+  eligible_start: string;
+  expires_at: string | null;
+  working_hours_applied: boolean;
+  max_queue_seconds: number;
+  started_at: string | null;
+  finished_at: string | null;
+  exit_code: number | null;
+  container_id: string | null;
+  worker_id: string | null;
+  cpu_limit: string;
+  memory_limit_mb: number;
+  timeout_seconds: number;
+  clamped: boolean;
+  metered: boolean;
+  stdout_file: string | null;
+  stderr_file: string | null;
+  stdout_bytes: string;
+  stderr_bytes: string;
+  result_summary: string | null;
+  workflow_id: string | null;
+  node_ref: string | null;
+}
+
+export interface RunEventRow {
+  event_id: string;
+  ts: string;
+  from_state: RunState | null;
+  to_state: RunState;
+  event_type: string;
+  reason: string | null;
+  payload: Record<string, unknown>;
+}
+
+export interface NewRun {
+  trackId: string;
+  tenantId: string;
+  keyId: string;
+  image: string;
+  command: string[];
+  env: Record<string, string>;
+  name: string | null;
+  tags: string[];
+  scheduledStart: string | null;
+  eligibleStart: string;
+  expiresAt: string | null;
+  workingHoursApplied: boolean;
+  maxQueueSeconds: number;
+  cpuLimit: string;
+  memoryLimitMb: number;
+  timeoutSeconds: number;
+  clamped: boolean;
+  metered: boolean;
+}
+
+/** Counts today's (UTC) submission; returns the count including this one. */
+export async function countSubmission(
+  tx: DatabaseTransactionConnection,
+  tenantId: string,
+): Promise<number> {
+  return (await tx.oneFirst(sql.unsafe`
+    INSERT INTO runs.daily_submissions (tenant_id, day, count)
+    VALUES (${tenantId}, (now() AT TIME ZONE 'UTC')::date, 1)
+    ON CONFLICT (tenant_id, day) DO UPDATE SET count = runs.daily_submissions.count + 1
+    RETURNING count`)) as number;
+}
+
+export async function submissionsToday(db: Queryable, tenantId: string): Promise<number> {
+  const count: unknown = await db.maybeOne(sql.unsafe`
+    SELECT count FROM runs.daily_submissions
+    WHERE tenant_id = ${tenantId} AND day = (now() AT TIME ZONE 'UTC')::date`);
+  return (count as { count: number } | null)?.count ?? 0;
+}
+
+/** The run row and its first event (run.scheduled), in the caller's transaction. */
+export async function insertRun(tx: DatabaseTransactionConnection, run: NewRun): Promise<RunRow> {
+  const row = (await tx.one(sql.unsafe`
+    INSERT INTO runs.runs (track_id, tenant_id, key_id, image, command, env, name, tags, scheduled_start,
+                           eligible_start, expires_at, working_hours_applied, max_queue_seconds, cpu_limit,
+                           memory_limit_mb, timeout_seconds, clamped, metered)
+    VALUES (${run.trackId}, ${run.tenantId}, ${run.keyId}, ${run.image}, ${sql.jsonb(run.command)},
+            ${sql.jsonb(run.env)}, ${run.name}, ${sql.array(run.tags, 'text')}, ${run.scheduledStart},
+            ${run.eligibleStart}, ${run.expiresAt}, ${run.workingHoursApplied}, ${run.maxQueueSeconds},
+            ${run.cpuLimit}, ${run.memoryLimitMb}, ${run.timeoutSeconds}, ${run.clamped}, ${run.metered})
+    RETURNING *`)) as unknown as RunRow;
+  await insertEvent(tx, {
+    trackId: run.trackId,
+    tenantId: run.tenantId,
+    from: null,
+    to: 'scheduled',
+    eventType: 'run.scheduled',
+    reason: null,
+    payload: { eligible_start: run.eligibleStart, clamped: run.clamped },
+  });
+  return row;
+}
+
+export async function insertEvent(
+  tx: Pick<DatabasePool, 'query'>,
+  event: {
+    trackId: string;
+    tenantId: string;
+    from: RunState | null;
+    to: RunState;
+    eventType: string;
+    reason: string | null;
+    payload: Record<string, unknown>;
+    eventId?: string;
+  },
+): Promise<void> {
+  await tx.query(sql.unsafe`
+    INSERT INTO runs.run_events (event_id, track_id, tenant_id, from_state, to_state, event_type, reason, payload)
+    VALUES (${event.eventId ?? ulid()}, ${event.trackId}, ${event.tenantId}, ${event.from}, ${event.to},
+            ${event.eventType}, ${event.reason}, ${sql.jsonb(event.payload as never)})
+    ON CONFLICT (event_id) DO NOTHING`);
+}
+
+/**
+ * The one way a run changes state: the row update (conditional on the expected from-state)
+ * and its event row commit together, so the event stream is a transactional outbox.
+ * Idempotent: a retry whose event id is already stored reports `already_applied`.
+ */
+export async function transitionRun(pool: DatabasePool, t: Transition): Promise<TransitionOutcome> {
+  return pool.transaction(async (tx) => {
+    const seen: unknown = await tx.maybeOne(
+      sql.unsafe`SELECT 1 FROM runs.run_events WHERE event_id = ${t.eventId}`,
+    );
+    if (seen) return 'already_applied';
+    const sets = [
+      sql.fragment`state = ${t.to}`,
+      sql.fragment`updated_at = date_trunc('milliseconds', clock_timestamp())`,
+    ];
+    if (t.reason !== undefined && t.to !== t.from) sets.push(sql.fragment`reason = ${t.reason}`);
+    for (const [column, value] of Object.entries(t.fields ?? {})) {
+      if (value === undefined) continue;
+      if (value === 'now')
+        sets.push(
+          sql.fragment`${sql.identifier([column])} = date_trunc('milliseconds', clock_timestamp())`,
+        );
+      else
+        sets.push(sql.fragment`${sql.identifier([column])} = ${value as string | number | null}`);
+    }
+    const updated: unknown = await tx.maybeOne(sql.unsafe`
+      UPDATE runs.runs SET ${sql.join(sets, sql.fragment`, `)}
+      WHERE track_id = ${t.trackId} AND state = ${t.from} RETURNING tenant_id`);
+    if (!updated) return 'conflict';
+    await insertEvent(tx, {
+      eventId: t.eventId,
+      trackId: t.trackId,
+      tenantId: (updated as { tenant_id: string }).tenant_id,
+      from: t.from,
+      to: t.to,
+      eventType: t.eventType,
+      reason: t.reason ?? null,
+      payload: t.payload ?? {},
+    });
+    return 'applied';
+  });
+}
+
+export async function findRun(
+  db: Queryable,
+  tenantId: string,
+  trackId: string,
+): Promise<RunRow | null> {
+  return (await db.maybeOne(sql.unsafe`
+    SELECT * FROM runs.runs WHERE track_id = ${trackId} AND tenant_id = ${tenantId}`)) as RunRow | null;
+}
+
+export async function findRunById(db: Queryable, trackId: string): Promise<RunRow | null> {
+  return (await db.maybeOne(
+    sql.unsafe`SELECT * FROM runs.runs WHERE track_id = ${trackId}`,
+  )) as RunRow | null;
+}
+
+export async function listEvents(db: Queryable, trackId: string): Promise<RunEventRow[]> {
+  return (await db.any(sql.unsafe`
+    SELECT event_id, ts, from_state, to_state, event_type, reason, payload FROM runs.run_events
+    WHERE track_id = ${trackId} ORDER BY event_id`)) as unknown as RunEventRow[];
+}
+
+export async function listRuns(
+  db: Queryable,
+  tenantId: string,
+  filter: { states: RunState[] | null; tag: string | null; limit: number; offset: number },
+): Promise<RunRow[]> {
+  const conditions = [sql.fragment`tenant_id = ${tenantId}`];
+  if (filter.states)
+    conditions.push(sql.fragment`state = ANY(${sql.array(filter.states, 'text')})`);
+  if (filter.tag !== null)
+    conditions.push(sql.fragment`tags @> ${sql.array([filter.tag], 'text')}`);
+  return (await db.any(sql.unsafe`
+    SELECT * FROM runs.runs WHERE ${sql.join(conditions, sql.fragment` AND `)}
+    ORDER BY track_id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`)) as unknown as RunRow[];
+}
+
+/**
+ * FIFO position among the tenant's runs waiting for a slot (eligible and still scheduled),
+ * 1-based; null when the run is not waiting.
+ */
+export async function queuePosition(db: Queryable, run: RunRow): Promise<number | null> {
+  if (run.state !== 'scheduled') return null;
+  return (await db.oneFirst(sql.unsafe`
+    SELECT count(*)::int FROM runs.runs
+    WHERE tenant_id = ${run.tenant_id} AND state = 'scheduled'
+      AND (eligible_start, track_id) <= (${run.eligible_start}::timestamptz, ${run.track_id})`)) as number;
+}
+
+/**
+ * Takes a concurrency slot for the run if the tenant has one free and no run that became
+ * eligible earlier is still waiting (FIFO): scheduled → queued in one transaction, under a
+ * lock on the tenant's quota row so two dispatchers cannot both take the last slot.
+ */
+export async function tryTakeSlot(
+  pool: DatabasePool,
+  input: { trackId: string; eventId: string; maxConcurrent: number | null },
+): Promise<TransitionOutcome | 'no_slot'> {
+  return pool.transaction(async (tx) => {
+    const seen: unknown = await tx.maybeOne(
+      sql.unsafe`SELECT 1 FROM runs.run_events WHERE event_id = ${input.eventId}`,
+    );
+    if (seen) return 'already_applied';
+    const run = (await tx.maybeOne(sql.unsafe`
+      SELECT tenant_id, state, eligible_start FROM runs.runs WHERE track_id = ${input.trackId}`)) as {
+      tenant_id: string;
+      state: RunState;
+      eligible_start: string;
+    } | null;
+    if (!run || run.state !== 'scheduled') return 'conflict';
+    const quota = (await tx.one(sql.unsafe`
+      SELECT max_concurrent_runs FROM runs.tenant_quotas WHERE tenant_id = ${run.tenant_id} FOR UPDATE`)) as {
+      max_concurrent_runs: number;
+    };
+    const max = Math.min(quota.max_concurrent_runs, input.maxConcurrent ?? Number.MAX_SAFE_INTEGER);
+    const busy = (await tx.oneFirst(sql.unsafe`
+      SELECT count(*)::int FROM runs.runs
+      WHERE tenant_id = ${run.tenant_id} AND state = ANY(${sql.array([...SLOT_STATES], 'text')})`)) as number;
+    const ahead = (await tx.oneFirst(sql.unsafe`
+      SELECT count(*)::int FROM runs.runs
+      WHERE tenant_id = ${run.tenant_id} AND state = 'scheduled' AND eligible_start <= now()
+        AND (eligible_start, track_id) < (${run.eligible_start}::timestamptz, ${input.trackId})`)) as number;
+    if (busy + ahead >= max) return 'no_slot';
+    await tx.query(sql.unsafe`
+      UPDATE runs.runs SET state = 'queued', updated_at = date_trunc('milliseconds', clock_timestamp())
+      WHERE track_id = ${input.trackId}`);
+    await insertEvent(tx, {
+      eventId: input.eventId,
+      trackId: input.trackId,
+      tenantId: run.tenant_id,
+      from: 'scheduled',
+      to: 'queued',
+      eventType: 'run.queued',
+      reason: null,
+      payload: { running_before: busy },
+    });
+    return 'applied';
+  });
+}

@@ -1,0 +1,204 @@
+import { createHash } from 'node:crypto';
+import { ulid } from 'ulid';
+import { sql, type DatabasePool } from '../pool';
+import type { Permission } from '../../api/runs/permissions';
+
+type Queryable = Pick<DatabasePool, 'query' | 'maybeOne' | 'one' | 'any'>;
+
+/** Requests are matched on the SHA-256 of the bearer key; the key itself is never stored. */
+export function keySha256(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+export interface TierRow {
+  tier: string;
+  metered: boolean;
+  allowed_images: string[] | null;
+  memory_limit_mb: number | null;
+  /** numeric: a decimal string. */
+  cpu_cores: string | null;
+  timeout_seconds: number | null;
+  concurrent_runs: number | null;
+  daily_runs: number | null;
+  workflow_nodes: number | null;
+  retention_days: number | null;
+  metered_seconds_per_day: string | null;
+}
+
+export interface KeyPrincipal {
+  keyId: string;
+  tenantId: string;
+  permissions: Permission[];
+  expiresAt: string | null;
+  tier: TierRow | null;
+}
+
+export const TIER_LIMIT_FIELDS = [
+  'memory_limit_mb',
+  'cpu_cores',
+  'timeout_seconds',
+  'concurrent_runs',
+  'daily_runs',
+  'workflow_nodes',
+  'retention_days',
+  'metered_seconds_per_day',
+] as const;
+export type TierLimitField = (typeof TIER_LIMIT_FIELDS)[number];
+
+export async function insertTenant(
+  db: Queryable,
+  tenantId: string,
+  name: string | null,
+): Promise<boolean> {
+  const result = await db.query(sql.unsafe`
+    WITH t AS (
+      INSERT INTO runs.tenants (tenant_id, name) VALUES (${tenantId}, ${name})
+      ON CONFLICT DO NOTHING RETURNING tenant_id)
+    INSERT INTO runs.tenant_quotas (tenant_id) SELECT tenant_id FROM t`);
+  return result.rowCount === 1;
+}
+
+export async function tenantExists(db: Queryable, tenantId: string): Promise<boolean> {
+  return (
+    (await db.maybeOne(sql.unsafe`SELECT 1 FROM runs.tenants WHERE tenant_id = ${tenantId}`)) !==
+    null
+  );
+}
+
+export async function tierExists(db: Queryable, tier: string): Promise<boolean> {
+  return (await db.maybeOne(sql.unsafe`SELECT 1 FROM runs.tiers WHERE tier = ${tier}`)) !== null;
+}
+
+export async function insertKey(
+  pool: DatabasePool,
+  key: {
+    key: string;
+    tenantId: string;
+    permissions: Permission[];
+    tier: string | null;
+    label: string | null;
+    expiresAt: string | null;
+  },
+): Promise<string> {
+  const keyId = ulid();
+  await pool.transaction(async (tx) => {
+    await tx.query(sql.unsafe`
+      INSERT INTO runs.api_keys (key_id, tenant_id, key_sha256, tier, label, expires_at)
+      VALUES (${keyId}, ${key.tenantId}, ${keySha256(key.key)}, ${key.tier}, ${key.label}, ${key.expiresAt})`);
+    for (const permission of key.permissions) {
+      await tx.query(sql.unsafe`
+        INSERT INTO runs.api_key_permissions (key_id, permission) VALUES (${keyId}, ${permission})`);
+    }
+  });
+  return keyId;
+}
+
+/** Revokes by key id; returns the tenant of the key, or null when no live key had that id. */
+export async function revokeKey(db: Queryable, keyId: string): Promise<string | null> {
+  const row = (await db.maybeOne(sql.unsafe`
+    UPDATE runs.api_keys SET revoked_at = date_trunc('milliseconds', now())
+    WHERE key_id = ${keyId} AND revoked_at IS NULL RETURNING tenant_id`)) as {
+    tenant_id: string;
+  } | null;
+  return row?.tenant_id ?? null;
+}
+
+/** The live key (not revoked, not expired) with that bearer value, with its tier and permissions. */
+export async function findPrincipal(db: Queryable, key: string): Promise<KeyPrincipal | null> {
+  const row = (await db.maybeOne(sql.unsafe`
+    SELECT k.key_id, k.tenant_id, k.expires_at,
+           COALESCE((SELECT array_agg(p.permission ORDER BY p.permission)
+                     FROM runs.api_key_permissions p WHERE p.key_id = k.key_id), '{}') AS permissions,
+           CASE WHEN t.tier IS NULL THEN NULL ELSE to_jsonb(t) END AS tier
+    FROM runs.api_keys k LEFT JOIN runs.tiers t ON t.tier = k.tier
+    WHERE k.key_sha256 = ${keySha256(key)} AND k.revoked_at IS NULL
+      AND (k.expires_at IS NULL OR k.expires_at > now())`)) as {
+    key_id: string;
+    tenant_id: string;
+    expires_at: string | null;
+    permissions: Permission[];
+    tier:
+      | (Omit<TierRow, 'cpu_cores' | 'metered_seconds_per_day'> & {
+          cpu_cores: number | null;
+          metered_seconds_per_day: number | null;
+          updated_at: string;
+        })
+      | null;
+  } | null;
+  if (!row) return null;
+  return {
+    keyId: row.key_id,
+    tenantId: row.tenant_id,
+    expiresAt: row.expires_at,
+    permissions: row.permissions,
+    tier: row.tier ? normaliseTier(row.tier) : null,
+  };
+}
+
+/** to_jsonb turns numeric into a JSON number; keep the decimal-string convention of the pool. */
+function normaliseTier(tier: Record<string, unknown>): TierRow {
+  const { updated_at: _updated, ...rest } = tier;
+  return {
+    ...(rest as unknown as TierRow),
+    cpu_cores: tier.cpu_cores === null ? null : (tier.cpu_cores as number).toString(),
+    metered_seconds_per_day:
+      tier.metered_seconds_per_day === null
+        ? null
+        : (tier.metered_seconds_per_day as number).toString(),
+  };
+}
+
+/** Creates or updates a tier; fields left undefined keep their value (NULL on create). */
+export async function upsertTier(
+  db: Queryable,
+  tier: {
+    tier: string;
+    metered?: boolean;
+    allowedImages?: string[] | null;
+    limits: Partial<Record<TierLimitField, string | number | null>>;
+  },
+): Promise<TierRow> {
+  await db.query(
+    sql.unsafe`INSERT INTO runs.tiers (tier) VALUES (${tier.tier}) ON CONFLICT DO NOTHING`,
+  );
+  const sets = [sql.fragment`updated_at = date_trunc('milliseconds', now())`];
+  if (tier.metered !== undefined) sets.push(sql.fragment`metered = ${tier.metered}`);
+  if (tier.allowedImages !== undefined) {
+    sets.push(
+      tier.allowedImages === null
+        ? sql.fragment`allowed_images = NULL`
+        : sql.fragment`allowed_images = ${sql.array(tier.allowedImages, 'text')}`,
+    );
+  }
+  for (const field of TIER_LIMIT_FIELDS) {
+    const value = tier.limits[field];
+    if (value !== undefined)
+      sets.push(
+        sql.fragment`${sql.identifier([field])} = ${value === null ? null : String(value)}::numeric`,
+      );
+  }
+  const row: unknown = await db.one(sql.unsafe`
+    UPDATE runs.tiers SET ${sql.join(sets, sql.fragment`, `)} WHERE tier = ${tier.tier}
+    RETURNING tier, metered, allowed_images, memory_limit_mb, cpu_cores, timeout_seconds, concurrent_runs,
+              daily_runs, workflow_nodes, retention_days, metered_seconds_per_day`);
+  return row as TierRow;
+}
+
+export async function setKeyTier(
+  db: Queryable,
+  keyId: string,
+  tier: string | null,
+): Promise<boolean> {
+  const result = await db.query(
+    sql.unsafe`UPDATE runs.api_keys SET tier = ${tier} WHERE key_id = ${keyId}`,
+  );
+  return result.rowCount === 1;
+}
+
+export async function listKeys(db: Queryable, tenantId: string) {
+  return db.any(sql.unsafe`
+    SELECT k.key_id, k.tenant_id, k.tier, k.label, k.created_at, k.expires_at, k.revoked_at,
+           COALESCE((SELECT array_agg(p.permission ORDER BY p.permission)
+                     FROM runs.api_key_permissions p WHERE p.key_id = k.key_id), '{}') AS permissions
+    FROM runs.api_keys k WHERE k.tenant_id = ${tenantId} ORDER BY k.key_id`);
+}

@@ -1,0 +1,73 @@
+import { ulid } from 'ulid';
+import { loadConfig } from '../../../api/platform/config';
+import { createDatabasePool, type DatabasePool } from '../../../db/pool';
+import { runAdmin } from '../../../api/runs/cli';
+import { eventually, startTestService, type TestService } from '../../support/services';
+
+export const config = loadConfig();
+export const IMAGE = `${config.registryAddress}/busybox:latest`;
+export const ALL_RUN_PERMISSIONS = 'svc_run_submit,svc_run_read,svc_run_control,svc_run_delete,svc_tenant_admin';
+
+export interface Harness {
+  service: TestService;
+  pool: DatabasePool;
+  close(): Promise<void>;
+}
+
+export async function startHarness(overrides: NodeJS.ProcessEnv = {}): Promise<Harness> {
+  const service = await startTestService('runs', overrides);
+  const pool = await createDatabasePool(config, { applicationName: 'runs-test', maximumPoolSize: 3 });
+  return {
+    service,
+    pool,
+    close: async () => {
+      await service.close();
+      await pool.end();
+    },
+  };
+}
+
+/** A fresh tenant with one key (all run permissions unless told), via the operator CLI's logic. */
+export async function newTenant(
+  pool: DatabasePool,
+  options: { permissions?: string; tier?: string } = {},
+): Promise<{ tenantId: string; key: string; keyId: string }> {
+  const tenantId = `t-${ulid().toLowerCase()}`;
+  await runAdmin(['tenant', 'create', tenantId], pool);
+  const args = ['key', 'create', '--tenant', tenantId, '--permissions', options.permissions ?? ALL_RUN_PERMISSIONS];
+  if (options.tier) args.push('--tier', options.tier);
+  const { json } = await runAdmin(args, pool);
+  const out = json as { key: string; key_id: string };
+  return { tenantId, key: out.key, keyId: out.key_id };
+}
+
+export interface Reply<T = Record<string, unknown>> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export function client(baseUrl: string, key: string | null) {
+  const call = async <T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<Reply<T>> => {
+    const headers: Record<string, string> = {};
+    if (key !== null) headers.authorization = `Bearer ${key}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const response = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, body: (text === '' ? null : JSON.parse(text)) as T, headers: response.headers };
+  };
+  return {
+    call,
+    submit: (body: Record<string, unknown>) => call<{ track_id: string; status: string; eligible_start: string; clamped: boolean }>('POST', '/api/v1/runs', body),
+    status: (trackId: string) => call<Record<string, unknown> & { state: string; events: Record<string, unknown>[] }>('GET', `/api/v1/runs/${trackId}`),
+    waitFor: (trackId: string, states: string[], timeoutMs = 60_000) =>
+      eventually(async () => {
+        const reply = await call<Record<string, unknown> & { state: string; events: Record<string, unknown>[] }>('GET', `/api/v1/runs/${trackId}`);
+        return states.includes(reply.body.state) ? reply.body : undefined;
+      }, timeoutMs, 100),
+  };
+}

@@ -1,0 +1,360 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  proxyActivities,
+  setHandler,
+  sleep,
+  upsertSearchAttributes,
+  workflowInfo,
+  type ActivityOptions,
+} from '@temporalio/workflow';
+import type { HostClaimActivities } from '../../activities/runs/host';
+import type { RunActivities } from '../../activities/runs/run';
+import type { ContainerOutcome, RunDockerActivities } from '../../activities/runs/run-docker';
+import {
+  claimHostProfile,
+  dockerCallProfile,
+  postgresProfile,
+} from '../platform/activity-profiles';
+import { RUN_STATE } from '../platform/search-attributes';
+import {
+  STOP_GRACE_SECONDS,
+  killUpdate,
+  pauseUpdate,
+  resumeUpdate,
+  runStateQuery,
+  stopUpdate,
+  type RunState,
+  type RunWorkflowInput,
+  type TransitionFields,
+} from './definitions';
+import { workflowUlid } from './ids';
+
+export { runWorkflowId } from './definitions';
+export type { RunWorkflowInput };
+
+/** The spec's scheduler tick: a waiting run asks for a slot this often. */
+export const DISPATCH_TICK_MS = 1_000;
+/** Past this many history events a waiting run continues as new (its wait can be long). */
+export const WAITING_HISTORY_EVENTS_MAX = 5_000;
+
+/**
+ * Following a container lasts as long as the run (paused time included), so the activity is
+ * bounded by its heartbeat, not by its duration: a dead worker is noticed within the heartbeat
+ * timeout and the activity retried on the same host's queue, where it re-attaches.
+ */
+const followProfile: ActivityOptions = {
+  startToCloseTimeout: '3650 days',
+  heartbeatTimeout: '15 seconds',
+  retry: {
+    initialInterval: '1 second',
+    maximumInterval: '5 seconds',
+    nonRetryableErrorTypes: ['ContainerLost'],
+  },
+};
+
+type FinalState = Extract<RunState, 'exited' | 'failed' | 'timeout' | 'killed'>;
+
+/**
+ * One container run, from submit to a terminal state: waits for its start (and a slot),
+ * claims a Docker host, pulls, starts, follows the container, and takes pause/resume/stop/kill
+ * as updates. Every state change goes through transitionRunState (row + event, one transaction).
+ *
+ * Concurrency: a run holds a slot from `queued` (taken at dispatch) until it is terminal.
+ * A run deferred with scheduled_start does NOT hold a slot while it waits: the spec's table
+ * (enforced at dispatch; counts pulling, running, paused) wins over its guidance, so deferred
+ * runs never block runs that are due now.
+ */
+export async function runWorkflow(
+  input: RunWorkflowInput,
+): Promise<{ state: FinalState; exitCode: number | null }> {
+  const db = proxyActivities<RunActivities>(postgresProfile);
+  let state: RunState = 'scheduled';
+  /** The control being carried out; a second one is refused until it is done. */
+  let busy: 'pause' | 'resume' | 'stop' | 'kill' | 'timeout' | null = null;
+  let final: { state: FinalState; reason: string } | null = null;
+  let outcome: ContainerOutcome | null = null;
+  let followFailure: string | null = null;
+  let docker: ReturnType<typeof proxyActivities<RunDockerActivities>> | null = null;
+  let startedMs = 0;
+
+  const move = async (
+    to: RunState,
+    eventType: string,
+    reason: string | null,
+    fields: TransitionFields = {},
+    payload = {},
+  ) => {
+    const from = state;
+    await db.transitionRunState({
+      trackId: input.trackId,
+      eventId: workflowUlid(),
+      from,
+      to,
+      eventType,
+      reason,
+      payload,
+      fields,
+    });
+    state = to;
+    if (to !== from) upsertSearchAttributes([{ key: RUN_STATE, value: to }]);
+  };
+
+  setHandler(runStateQuery, () => state);
+  const controllable = () =>
+    (state === 'running' || state === 'paused') && outcome === null && followFailure === null;
+  setHandler(
+    pauseUpdate,
+    async () => {
+      busy = 'pause';
+      try {
+        await docker!.pauseRunContainer({ trackId: input.trackId });
+        await move('paused', 'run.paused', null);
+      } catch (error) {
+        throw refusal(error, 'not_running');
+      } finally {
+        busy = null;
+      }
+    },
+    {
+      validator: () =>
+        refuseUnless(state === 'running' && busy === null && controllable(), 'not_running'),
+    },
+  );
+  setHandler(
+    resumeUpdate,
+    async () => {
+      busy = 'resume';
+      try {
+        await docker!.unpauseRunContainer({ trackId: input.trackId });
+        await move('running', 'run.resumed', null);
+      } catch (error) {
+        throw refusal(error, 'not_paused');
+      } finally {
+        busy = null;
+      }
+    },
+    {
+      validator: () =>
+        refuseUnless(state === 'paused' && busy === null && controllable(), 'not_paused'),
+    },
+  );
+  setHandler(
+    stopUpdate,
+    async () => {
+      busy = 'stop';
+      final = { state: 'exited', reason: 'stopped' };
+      await move(
+        state,
+        'run.stopping',
+        'stop_requested',
+        {},
+        { grace_seconds: STOP_GRACE_SECONDS },
+      );
+      await docker!.stopRunContainer({ trackId: input.trackId, graceSeconds: STOP_GRACE_SECONDS });
+    },
+    { validator: () => refuseUnless(busy === null && controllable(), 'not_running') },
+  );
+  setHandler(
+    killUpdate,
+    async () => {
+      busy = 'kill';
+      final = { state: 'killed', reason: 'killed' };
+      await docker!.killRunContainer({ trackId: input.trackId });
+    },
+    // A kill may overtake a stop that is still in its grace period.
+    {
+      validator: () =>
+        refuseUnless((busy === null || busy === 'stop') && controllable(), 'not_running'),
+    },
+  );
+
+  const waited = await waitForSlot(input, db);
+  if (waited !== 'queued') {
+    await move('failed', 'run.failed', waited, { finished_at: 'now' });
+    await refund(input, db, 0);
+    return { state: 'failed', exitCode: null };
+  }
+  state = 'queued';
+  upsertSearchAttributes([{ key: RUN_STATE, value: 'queued' }]);
+
+  const { claimDockerHost } = proxyActivities<HostClaimActivities>({
+    ...claimHostProfile,
+    taskQueue: input.dockerAnyHostQueue,
+  });
+  const host = await claimDockerHost();
+  await move('pulling', 'run.pulling', null, { worker_id: host.workerId });
+  docker = proxyActivities<RunDockerActivities>({
+    ...dockerCallProfile,
+    taskQueue: host.taskQueue,
+  });
+  const follower = proxyActivities<RunDockerActivities>({
+    ...followProfile,
+    taskQueue: host.taskQueue,
+  });
+
+  let containerId: string;
+  try {
+    await docker.pullRunImage({ image: input.image });
+    containerId = (await docker.startRunContainer(input)).containerId;
+  } catch (error) {
+    if (!(error instanceof ActivityFailure)) throw error;
+    const type = error.cause instanceof ApplicationFailure ? error.cause.type : null;
+    await move(
+      'failed',
+      'run.failed',
+      type === 'ImageNotFound' ? 'image_pull_failed' : 'start_failed',
+      { finished_at: 'now' },
+      { error: failureMessage(error) },
+    );
+    await docker.removeRunContainer({ trackId: input.trackId });
+    await refund(input, db, 0);
+    return { state: 'failed', exitCode: null };
+  }
+  await move('running', 'run.running', null, { container_id: containerId, started_at: 'now' });
+  startedMs = Date.now();
+
+  void follower
+    .followRunContainer({
+      trackId: input.trackId,
+      tenantId: input.tenantId,
+      memoryLimitMb: input.memoryLimitMb,
+    })
+    .then(
+      (result) => {
+        outcome = result;
+      },
+      (error: unknown) => {
+        followFailure = failureMessage(error);
+      },
+    );
+  await enforceTimeout(input.timeoutSeconds * 1000, {
+    ended: () => outcome !== null || followFailure !== null,
+    running: () => state === 'running' && busy === null,
+    onTimeout: async () => {
+      busy = 'timeout';
+      final = { state: 'timeout', reason: 'timeout' };
+      await docker.killRunContainer({ trackId: input.trackId });
+    },
+  });
+  await condition(() => outcome !== null || followFailure !== null);
+  await condition(() => busy !== 'pause' && busy !== 'resume');
+
+  const result = outcome as ContainerOutcome | null;
+  const settled: { state: FinalState; reason: string } =
+    final ??
+    (result === null
+      ? { state: 'failed', reason: 'container_lost' }
+      : result.exitCode === 0
+        ? { state: 'exited', reason: 'completed' }
+        : { state: 'failed', reason: 'nonzero_exit' });
+  await move(
+    settled.state,
+    `run.${settled.state}`,
+    settled.reason,
+    {
+      finished_at: 'now',
+      exit_code: result?.exitCode ?? null,
+      ...(result
+        ? {
+            stdout_file: result.stdoutFile,
+            stderr_file: result.stderrFile,
+            stdout_bytes: String(result.stdoutBytes),
+            stderr_bytes: String(result.stderrBytes),
+            result_summary: result.resultSummary,
+          }
+        : {}),
+    },
+    followFailure === null ? {} : { error: followFailure },
+  );
+  await docker.removeRunContainer({ trackId: input.trackId });
+  await refund(input, db, (Date.now() - startedMs) / 1000);
+  await condition(allHandlersFinished);
+  return { state: settled.state, exitCode: result?.exitCode ?? null };
+}
+
+/**
+ * Waits for eligible_start, then asks for a slot every tick until one is free. Ends with
+ * `expired` once expires_at passes, `queue_timeout` once max_queue_seconds past
+ * eligible_start pass, whichever comes first.
+ */
+async function waitForSlot(
+  input: RunWorkflowInput,
+  db: RunActivities,
+): Promise<'queued' | 'expired' | 'queue_timeout' | 'gone'> {
+  const eligibleMs = Date.parse(input.eligibleStart);
+  const expiresMs = input.expiresAt === null ? Infinity : Date.parse(input.expiresAt);
+  const queueDeadlineMs = eligibleMs + input.maxQueueSeconds * 1000;
+  for (;;) {
+    const now = Date.now();
+    if (now >= expiresMs) return 'expired';
+    if (now >= queueDeadlineMs) return 'queue_timeout';
+    if (now < eligibleMs) {
+      await sleep(Math.min(eligibleMs, expiresMs) - now);
+      continue;
+    }
+    const taken = await db.takeRunSlot({
+      trackId: input.trackId,
+      eventId: workflowUlid(),
+      maxConcurrent: input.tierConcurrentRuns,
+    });
+    if (taken === 'applied' || taken === 'already_applied') return 'queued';
+    if (taken === 'conflict') return 'gone';
+    if (workflowInfo().historyLength > WAITING_HISTORY_EVENTS_MAX)
+      await continueAsNew<typeof runWorkflow>(input);
+    await sleep(
+      Math.max(1, Math.min(DISPATCH_TICK_MS, expiresMs - Date.now(), queueDeadlineMs - Date.now())),
+    );
+  }
+}
+
+/**
+ * timeout_seconds counts time spent running: paused time is not counted (the process is
+ * frozen), and neither is a pause/resume in flight.
+ */
+async function enforceTimeout(
+  timeoutMs: number,
+  run: { ended: () => boolean; running: () => boolean; onTimeout: () => Promise<void> },
+): Promise<void> {
+  let remainingMs = timeoutMs;
+  while (!run.ended()) {
+    if (!run.running()) {
+      await condition(() => run.ended() || run.running());
+      continue;
+    }
+    const since = Date.now();
+    const changed = await condition(() => run.ended() || !run.running(), Math.max(1, remainingMs));
+    remainingMs -= Date.now() - since;
+    if (!changed) {
+      await run.onTimeout();
+      return;
+    }
+  }
+}
+
+async function refund(
+  input: RunWorkflowInput,
+  db: RunActivities,
+  usedSeconds: number,
+): Promise<void> {
+  if (input.metered) await db.refundUnusedSeconds({ trackId: input.trackId, usedSeconds });
+}
+
+function refuseUnless(ok: boolean, message: string): void {
+  if (!ok) throw new Error(message);
+}
+
+/** A control whose Docker call found the container no longer running is a 409, not a 500. */
+function refusal(error: unknown, message: string): Error {
+  if (!(error instanceof ActivityFailure)) return error as Error;
+  const notRunning = error.cause instanceof ApplicationFailure && error.cause.type === 'NotRunning';
+  return ApplicationFailure.nonRetryable(notRunning ? message : 'control_failed', 'Conflict');
+}
+
+function failureMessage(error: unknown): string {
+  if (error instanceof ActivityFailure && error.cause instanceof Error) return error.cause.message;
+  return error instanceof Error ? error.message : String(error);
+}
