@@ -3,6 +3,7 @@ import { createApp } from '../platform/http/app';
 import { BackendMonitor, postgresCheck } from '../platform/health';
 import type { PlatformDeps, ServiceInstance } from '../platform/service';
 import { ledgerEnvelope } from './envelope';
+import { ledgerRouter } from './routes';
 
 /** Request bodies past this size are refused by the application (the edge allows less). */
 export const LEDGER_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -29,7 +30,7 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
     logger: deps.logger,
     envelope: ledgerEnvelope,
     body: { limitBytes: LEDGER_BODY_LIMIT_BYTES, maxDepth: LEDGER_JSON_DEPTH_MAX },
-    routers: [router],
+    routers: [router, ledgerRouter({ pool: deps.pool })],
     quietPaths: ['/healthz'],
   });
   return {

@@ -1,0 +1,315 @@
+import { v7 as uuidv7 } from 'uuid';
+import { sql, type DatabasePool } from '../../db/pool';
+import { withTenant } from '../../db/ledger/context';
+import {
+  findAccount,
+  findAssetType,
+  findBalance,
+  insertAccount,
+  listAccounts,
+  lockAccount,
+  updateAccount,
+  type AccountRow,
+  type AccountStatus,
+  type BalanceRow,
+  type Side,
+  type Tracking,
+} from '../../db/ledger/accounts';
+import { AppError } from '../platform/errors';
+import { floorToMinor, minorToDecimal } from './money';
+import { availableBalance, postedBalance, type Counters } from './posting';
+import { parseInstantWithOffset } from './time';
+import { checkMetadata, checkText, invalid, isUuid, LIMITS, pageOf, type Page } from './validation';
+
+const notFound = () =>
+  new AppError({ status: 404, code: 'ACCOUNT_NOT_FOUND', message: 'account not found' });
+
+export function presentAccount(a: AccountRow) {
+  return {
+    account_id: a.account_id,
+    asset_type_id: a.asset_type_id,
+    name: a.name,
+    normal_side: a.normal_side,
+    status: a.status,
+    balance_tracking: a.balance_tracking,
+    balance_floor: a.floor_minor === null ? null : minorToDecimal(a.floor_minor, a.scale),
+    balance_floor_minor: a.floor_minor,
+    scale: a.scale,
+    metadata: a.metadata,
+    created_at: a.created_at,
+  };
+}
+
+export interface AccountInput {
+  asset_type_id: string;
+  name?: unknown;
+  normal_side: Side;
+  balance_floor?: unknown;
+  balance_tracking?: Tracking;
+  metadata?: unknown;
+}
+
+export async function createAccount(pool: DatabasePool, tenantId: string, input: AccountInput) {
+  const name = checkText(input.name, 'name', LIMITS.nameCharsMax, 'INVALID_ACCOUNT') ?? '';
+  const metadata = checkMetadata(input.metadata);
+  const tracking = input.balance_tracking ?? 'sync';
+  if (tracking === 'async' && input.balance_floor !== undefined && input.balance_floor !== null) {
+    throw invalid('INVALID_FLOOR', 'an async account cannot have a balance floor');
+  }
+  return withTenant(pool, tenantId, async (tx) => {
+    const assetType = isUuid(input.asset_type_id)
+      ? await findAssetType(tx, input.asset_type_id)
+      : null;
+    if (!assetType) {
+      throw new AppError({
+        status: 422,
+        code: 'REFERENCE_NOT_FOUND',
+        message: 'asset type not found',
+        details: { asset_type_id: input.asset_type_id },
+      });
+    }
+    if (assetType.status === 'superseded') {
+      throw new AppError({
+        status: 409,
+        code: 'ASSET_TYPE_SUPERSEDED',
+        message: `asset type ${assetType.code} is superseded`,
+      });
+    }
+    const floorMinor =
+      tracking === 'async' ? null : floorToMinor(input.balance_floor, assetType.scale);
+    const accountId = uuidv7();
+    await insertAccount(tx, {
+      accountId,
+      tenantId,
+      assetTypeId: assetType.asset_type_id,
+      name,
+      normalSide: input.normal_side,
+      floorMinor,
+      tracking,
+      metadata,
+    });
+    return presentAccount((await findAccount(tx, accountId))!);
+  });
+}
+
+export async function getAccount(pool: DatabasePool, tenantId: string, accountId: string) {
+  if (!isUuid(accountId)) throw notFound();
+  return withTenant(pool, tenantId, async (tx) => {
+    const account = await findAccount(tx, accountId);
+    if (!account) throw notFound();
+    return presentAccount(account);
+  });
+}
+
+export async function getAccounts(pool: DatabasePool, tenantId: string, page: Page) {
+  const rows = await withTenant(pool, tenantId, (tx) =>
+    listAccounts(tx, page.limit + 1, page.cursor),
+  );
+  const { items, next_cursor } = pageOf(rows, page.limit, (a) => a.account_id);
+  return { accounts: items.map(presentAccount), next_cursor };
+}
+
+const countersOf = (b: BalanceRow): Counters => ({
+  postedDebits: BigInt(b.posted_debits),
+  postedCredits: BigInt(b.posted_credits),
+  pendingDebits: BigInt(b.pending_debits),
+  pendingCredits: BigInt(b.pending_credits),
+});
+
+export interface AccountPatch {
+  name?: unknown;
+  metadata?: unknown;
+  status?: AccountStatus;
+  balance_floor?: unknown;
+}
+
+/**
+ * Name, metadata, status and floor. Closing needs a zero balance (nothing posted net, nothing
+ * held); closed is final (decision: the spec leaves transitions out of closed open). A floor
+ * may not be raised above the current available balance.
+ */
+export async function patchAccount(
+  pool: DatabasePool,
+  tenantId: string,
+  accountId: string,
+  patch: AccountPatch,
+) {
+  if (!isUuid(accountId)) throw notFound();
+  const name = checkText(patch.name, 'name', LIMITS.nameCharsMax, 'INVALID_ACCOUNT');
+  const metadata = patch.metadata === undefined ? undefined : checkMetadata(patch.metadata);
+  return withTenant(pool, tenantId, async (tx) => {
+    const account = await lockAccount(tx, accountId);
+    if (!account) throw notFound();
+    const counters = countersOf(account);
+    if (
+      account.status === 'closed' &&
+      (patch.status !== undefined || patch.balance_floor !== undefined)
+    ) {
+      throw new AppError({
+        status: 409,
+        code: 'ACCOUNT_NOT_ACTIVE',
+        message: 'account is closed; closed is final',
+        details: { account_id: accountId, status: 'closed' },
+      });
+    }
+    if (
+      patch.status === 'closed' &&
+      (postedBalance(account.normal_side, counters) !== 0n ||
+        counters.pendingDebits !== 0n ||
+        counters.pendingCredits !== 0n)
+    ) {
+      throw new AppError({
+        status: 409,
+        code: 'CLOSE_REQUIRES_ZERO_BALANCE',
+        message: 'only an account with a zero balance and no holds can close',
+      });
+    }
+    let floorMinor: bigint | null | undefined;
+    if (patch.balance_floor !== undefined) {
+      if (account.balance_tracking === 'async')
+        throw invalid('INVALID_FLOOR', 'an async account cannot have a balance floor');
+      floorMinor = floorToMinor(patch.balance_floor, account.scale);
+      const available = availableBalance(account.normal_side, counters);
+      const current = account.floor_minor === null ? null : BigInt(account.floor_minor);
+      const raising = floorMinor !== null && (current === null || floorMinor > current);
+      if (raising && floorMinor! > available) {
+        throw invalid('INVALID_FLOOR', 'a floor cannot be raised above the available balance', {
+          available_minor: available.toString(),
+          balance_floor_minor: floorMinor!.toString(),
+        });
+      }
+    }
+    await updateAccount(tx, accountId, {
+      name: name ?? undefined,
+      metadata,
+      status: patch.status,
+      floorMinor,
+    });
+    return presentAccount((await findAccount(tx, accountId))!);
+  });
+}
+
+function side(debits: bigint, credits: bigint, scale: number) {
+  return {
+    debits: minorToDecimal(debits, scale),
+    credits: minorToDecimal(credits, scale),
+    debits_minor: debits.toString(),
+    credits_minor: credits.toString(),
+  };
+}
+
+export async function getBalance(pool: DatabasePool, tenantId: string, accountId: string) {
+  if (!isUuid(accountId)) throw notFound();
+  return withTenant(pool, tenantId, async (tx) => {
+    const account = await findAccount(tx, accountId);
+    const balance = account && (await findBalance(tx, accountId));
+    if (!account || !balance) throw notFound();
+    const asOf =
+      account.balance_tracking === 'async'
+        ? balance.rolled_up_at!
+        : ((await tx.oneFirst(sql.unsafe`SELECT ledger.now_ms()`)) as string);
+    const c = countersOf(balance);
+    const available = availableBalance(account.normal_side, c);
+    return {
+      account_id: accountId,
+      posted: side(c.postedDebits, c.postedCredits, account.scale),
+      pending: side(c.pendingDebits, c.pendingCredits, account.scale),
+      available: minorToDecimal(available, account.scale),
+      available_minor: available.toString(),
+      scale: account.scale,
+      version: balance.version,
+      balance_tracking: account.balance_tracking,
+      as_of: asOf,
+    };
+  });
+}
+
+/** Rule 6: committed legs only, by effective_at or finalized_at, summed from the journal. */
+export async function getBalanceAsOf(
+  pool: DatabasePool,
+  tenantId: string,
+  accountId: string,
+  query: Record<string, unknown>,
+) {
+  const atMs = parseInstantWithOffset(query.at);
+  if (atMs === null) {
+    throw invalid(
+      'INVALID_AS_OF',
+      'at must be an ISO-8601 instant with an explicit UTC offset or Z (encode + as %2B in a query string)',
+    );
+  }
+  const basis = query.basis ?? 'effective';
+  if (basis !== 'effective' && basis !== 'recorded')
+    throw invalid('INVALID_AS_OF', 'basis must be effective or recorded');
+  if (!isUuid(accountId)) throw notFound();
+  const at = new Date(atMs).toISOString();
+  return withTenant(pool, tenantId, async (tx) => {
+    const account = await findAccount(tx, accountId);
+    if (!account) throw notFound();
+    const column =
+      basis === 'effective' ? sql.identifier(['effective_at']) : sql.identifier(['finalized_at']);
+    const sums = (await tx.one(sql.unsafe`
+      SELECT coalesce(sum(debit_minor), 0) AS debits, coalesce(sum(credit_minor), 0) AS credits, count(*) AS entry_count
+      FROM ledger.committed_legs WHERE account_id = ${accountId} AND ${column} <= ${at}::timestamptz`)) as {
+      debits: string;
+      credits: string;
+      entry_count: string;
+    };
+    const c = {
+      postedDebits: BigInt(sums.debits),
+      postedCredits: BigInt(sums.credits),
+      pendingDebits: 0n,
+      pendingCredits: 0n,
+    };
+    const balance = postedBalance(account.normal_side, c);
+    return {
+      account_id: accountId,
+      as_of: at,
+      basis,
+      posted: side(c.postedDebits, c.postedCredits, account.scale),
+      balance: minorToDecimal(balance, account.scale),
+      balance_minor: balance.toString(),
+      scale: account.scale,
+      entry_count: Number(sums.entry_count),
+      balance_tracking: account.balance_tracking,
+      derived_from: 'journal',
+    };
+  });
+}
+
+export const ENTRY_STATES = ['pending', 'committed', 'voided', 'expired'] as const;
+
+/** Rule 7: every leg, newest first; `state` narrows to one transaction state. */
+export async function getEntries(
+  pool: DatabasePool,
+  tenantId: string,
+  accountId: string,
+  page: Page,
+  state: unknown,
+) {
+  if (state !== undefined && !ENTRY_STATES.includes(state as never)) {
+    throw invalid('INVALID_STATE', `state must be one of ${ENTRY_STATES.join(', ')}`);
+  }
+  if (!isUuid(accountId)) throw notFound();
+  return withTenant(pool, tenantId, async (tx) => {
+    const account = await findAccount(tx, accountId);
+    if (!account) throw notFound();
+    const rows = (await tx.any(sql.unsafe`
+      SELECT e.entry_id AS id, e.transaction_id, e.account_id, e.direction, e.amount_minor, e.line_no, e.created_at,
+             t.state AS transaction_state, t.finalized_at
+      FROM ledger.entries e JOIN ledger.transactions t USING (transaction_id)
+      WHERE e.account_id = ${accountId}
+        AND (${page.cursor}::uuid IS NULL OR e.entry_id < ${page.cursor}::uuid)
+        AND (${(state as string | undefined) ?? null}::text IS NULL OR t.state = ${(state as string | undefined) ?? null})
+      ORDER BY e.entry_id DESC LIMIT ${page.limit + 1}`)) as { id: string; amount_minor: string }[];
+    const { items, next_cursor } = pageOf(rows, page.limit, (e) => e.id);
+    return {
+      entries: items.map((e) => ({
+        ...e,
+        amount: minorToDecimal(e.amount_minor, account.scale),
+        scale: account.scale,
+      })),
+      next_cursor,
+    };
+  });
+}

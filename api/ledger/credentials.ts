@@ -1,0 +1,129 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
+import type { DatabasePool } from '../../db/pool';
+import type { Tx } from '../../db/ledger/context';
+import { withAuthLookup } from '../../db/ledger/context';
+import { findCredential, insertKey, type KeyRow, type LedgerRole } from '../../db/ledger/tenants';
+import { AppError } from '../platform/errors';
+
+/** Bytes of randomness in a key secret (256 bits). */
+const SECRET_BYTES = 32;
+/** `lk_<key id as 32 hex>_<secret as 43 base64url chars>`. */
+const TOKEN = /^lk_([0-9a-f]{32})_([A-Za-z0-9_-]{43})$/;
+
+export interface Principal {
+  keyId: string;
+  tenantId: string;
+  role: LedgerRole;
+  /** The tenant usage is metered against: the parent of a sub-tenant, else itself. */
+  rootTenantId: string;
+  isSubTenant: boolean;
+}
+
+export const sha256 = (text: string | Buffer): Buffer => createHash('sha256').update(text).digest();
+
+const hexToUuid = (hex: string): string =>
+  `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+
+export function tokenOf(keyId: string, secret: string): string {
+  return `lk_${keyId.replace(/-/g, '')}_${secret}`;
+}
+
+export function parseToken(token: string): { keyId: string; secret: string } | null {
+  const match = TOKEN.exec(token);
+  return match ? { keyId: hexToUuid(match[1]!), secret: match[2]! } : null;
+}
+
+export interface IssuedKey extends KeyRow {
+  /** The bearer token; shown once, only its hash is stored. */
+  secret: string;
+}
+
+/** Makes a key for a tenant (operator CLI or partner route); the secret leaves only here. */
+export async function issueKey(
+  tx: Tx,
+  input: { tenantId: string; role: LedgerRole; label: string | null; ttlDays: number | null },
+): Promise<IssuedKey> {
+  const keyId = uuidv7();
+  const secret = randomBytes(SECRET_BYTES).toString('base64url');
+  const row = await insertKey(tx, { ...input, keyId, secretSha256: sha256(secret) });
+  return { ...row, secret: tokenOf(keyId, secret) };
+}
+
+const unauthenticated = (message: string) =>
+  new AppError({
+    status: 401,
+    code: 'UNAUTHENTICATED',
+    message,
+    headers: { 'WWW-Authenticate': 'Bearer' },
+  });
+
+function asBuffer(value: unknown): Buffer {
+  if (Buffer.isBuffer(value)) return value;
+  if (typeof value === 'string' && value.startsWith('\\x'))
+    return Buffer.from(value.slice(2), 'hex');
+  return Buffer.alloc(0);
+}
+
+/**
+ * Resolves a bearer header to a principal, or throws the spec's 401/403/503. The key store is
+ * the ledger's own Postgres: when it cannot be asked, the answer is 503 AUTHZ_UNAVAILABLE.
+ */
+export async function authenticate(
+  pool: DatabasePool,
+  authorization: string | undefined,
+): Promise<Principal> {
+  const bearer = /^Bearer ([^\s]+)$/i.exec(authorization ?? '');
+  if (!bearer) throw unauthenticated('missing or malformed bearer credential');
+  const parsed = parseToken(bearer[1]!);
+  if (!parsed) throw unauthenticated('malformed credential');
+  let credential;
+  try {
+    credential = await withAuthLookup(pool, (tx) => findCredential(tx, parsed.keyId));
+  } catch (error) {
+    throw new AppError({
+      status: 503,
+      code: 'AUTHZ_UNAVAILABLE',
+      message: 'authorization store unreachable; retry',
+      headers: { 'Retry-After': '1' },
+      cause: error,
+    });
+  }
+  const stored = credential ? asBuffer(credential.secret_sha256) : Buffer.alloc(32);
+  const presented = sha256(parsed.secret);
+  const matches = stored.length === presented.length && timingSafeEqual(stored, presented);
+  if (!credential || !matches || credential.revoked)
+    throw unauthenticated('unknown or revoked credential');
+  if (credential.expired)
+    throw new AppError({ status: 401, code: 'CREDENTIAL_EXPIRED', message: 'credential expired' });
+  if (credential.tenant_status === null) {
+    throw new AppError({
+      status: 403,
+      code: 'TENANT_NOT_PROVISIONED',
+      message: 'tenant not provisioned',
+    });
+  }
+  if (
+    credential.tenant_status !== 'active' ||
+    (credential.parent_id !== null && credential.parent_status !== 'active')
+  ) {
+    throw new AppError({ status: 403, code: 'TENANT_SUSPENDED', message: 'tenant suspended' });
+  }
+  return {
+    keyId: credential.key_id,
+    tenantId: credential.tenant_id,
+    role: credential.role,
+    rootTenantId: credential.parent_id ?? credential.tenant_id,
+    isSubTenant: credential.parent_id !== null,
+  };
+}
+
+export function requireRole(principal: Principal, role: LedgerRole): void {
+  if (principal.role !== role) {
+    throw new AppError({
+      status: 403,
+      code: 'FORBIDDEN',
+      message: `this operation needs a ${role} key`,
+    });
+  }
+}

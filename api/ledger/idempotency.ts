@@ -1,0 +1,113 @@
+import canonicalize from 'canonicalize';
+import type { Context, Next } from 'koa';
+import type { DatabasePool } from '../../db/pool';
+import { withTenant, type Tx } from '../../db/ledger/context';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  releaseIdempotencyKey,
+  type IdempotencyScope,
+} from '../../db/ledger/idempotency';
+import { AppError, isAppError } from '../platform/errors';
+import { sha256, type Principal } from './credentials';
+import { ledgerEnvelope } from './envelope';
+import { LIMITS } from './validation';
+
+/** How long a claimed key blocks a concurrent duplicate before a retry may take it over. */
+export const IDEMPOTENCY_LOCK_MS = 30_000;
+export const IDEMPOTENCY_RETRY_AFTER_SECONDS = 1;
+
+export interface IdempotencyState {
+  /** Records the response inside the caller's own database transaction (atomic with the write). */
+  complete(tx: Tx, status: number, body: unknown): Promise<void>;
+}
+
+/** A refusal is remembered (a replay gets it again) unless it is transient. */
+function isFinal(error: AppError): boolean {
+  return error.status < 500 && error.status !== 429 && error.headers['Retry-After'] === undefined;
+}
+
+/**
+ * Required `Idempotency-Key` on a mutating route, scoped per tenant and endpoint (method +
+ * route template). The request hash covers the concrete path and the canonical JSON body.
+ */
+export function idempotent(pool: DatabasePool, endpoint: string) {
+  return async function idempotency(ctx: Context, next: Next): Promise<void> {
+    const principal = ctx.state.principal as Principal;
+    const key = ctx.get('Idempotency-Key');
+    if (key === '')
+      throw new AppError({
+        status: 400,
+        code: 'MISSING_IDEMPOTENCY_KEY',
+        message: 'mutating requests need an Idempotency-Key header',
+      });
+    if (key.length > LIMITS.idempotencyKeyCharsMax) {
+      throw new AppError({
+        status: 422,
+        code: 'INVALID_REQUEST',
+        message: `Idempotency-Key is 1 to ${LIMITS.idempotencyKeyCharsMax} chars`,
+        details: [
+          {
+            field: 'Idempotency-Key',
+            location: 'headers',
+            message: `at most ${LIMITS.idempotencyKeyCharsMax} chars`,
+            type: 'string.max',
+          },
+        ],
+      });
+    }
+    const scope: IdempotencyScope = { tenantId: principal.tenantId, endpoint, key };
+    const body = ctx.request.body === undefined ? '' : (canonicalize(ctx.request.body) ?? '');
+    const claim = await claimIdempotencyKey(
+      pool,
+      scope,
+      sha256(`${ctx.path}\n${body}`),
+      IDEMPOTENCY_LOCK_MS,
+    );
+    if (claim.kind === 'mismatch') {
+      throw new AppError({
+        status: 422,
+        code: 'IDEMPOTENCY_KEY_MISMATCH',
+        message: 'this Idempotency-Key was used with a different request',
+      });
+    }
+    if (claim.kind === 'in_flight') {
+      throw new AppError({
+        status: 409,
+        code: 'IDEMPOTENCY_IN_FLIGHT',
+        message: 'a request with this Idempotency-Key is in progress',
+        headers: { 'Retry-After': String(IDEMPOTENCY_RETRY_AFTER_SECONDS) },
+      });
+    }
+    if (claim.kind === 'replay') {
+      ctx.status = claim.status;
+      ctx.body = claim.body;
+      ctx.set('Idempotent-Replayed', 'true');
+      return;
+    }
+    let completed = false;
+    ctx.state.idempotency = {
+      complete: async (tx: Tx, status: number, responseBody: unknown) => {
+        await completeIdempotencyKey(tx, scope, status, responseBody);
+        completed = true;
+      },
+    } satisfies IdempotencyState;
+    try {
+      await next();
+    } catch (error) {
+      if (isAppError(error) && isFinal(error)) {
+        const rendered = ledgerEnvelope(error);
+        await withTenant(pool, scope.tenantId, (tx) =>
+          completeIdempotencyKey(tx, scope, rendered.status, rendered.body),
+        );
+      } else {
+        await releaseIdempotencyKey(pool, scope).catch(() => undefined);
+      }
+      throw error;
+    }
+    if (!completed)
+      await withTenant(pool, scope.tenantId, (tx) =>
+        completeIdempotencyKey(tx, scope, ctx.status, ctx.body),
+      );
+  };
+}

@@ -1,0 +1,269 @@
+import Router from '@koa/router';
+import Joi from 'joi';
+import type { Context, Middleware, Next } from 'koa';
+import type { DatabasePool } from '../../db/pool';
+import type { LedgerRole } from '../../db/ledger/tenants';
+import { validate, type ValidatedState } from '../platform/http/validate';
+import { AppError } from '../platform/errors';
+import { authenticate, requireRole, type Principal } from './credentials';
+import { idempotent, type IdempotencyState } from './idempotency';
+import { createAssetType, getAssetTypes, patchAssetType } from './asset-types';
+import {
+  createAccount,
+  getAccount,
+  getAccounts,
+  getBalance,
+  getBalanceAsOf,
+  getEntries,
+  patchAccount,
+  type AccountInput,
+  type AccountPatch,
+} from './accounts';
+import {
+  createTransaction,
+  getTransaction,
+  settleTransaction,
+  type CreatedTransaction,
+  type SettledTransaction,
+} from './transactions';
+import {
+  createSubTenant,
+  createSubTenantKey,
+  getSubTenantKeys,
+  getSubTenants,
+  patchSubTenant,
+  revokeSubTenantKey,
+} from './sub-tenants';
+import { LIMITS, parsePage } from './validation';
+
+export interface LedgerRouteDeps {
+  pool: DatabasePool;
+  /** Runs before the role check on every authenticated request (monthly quota). */
+  meter?: (principal: Principal, ctx: Context) => Promise<void>;
+  /** After a hold is durably recorded: start its expiry workflow now (never awaited by the posting). */
+  holdPlaced?: (principal: Principal, created: CreatedTransaction) => void;
+  /** After a hold is committed or voided: end its expiry workflow early. */
+  holdSettled?: (settled: SettledTransaction) => void;
+}
+
+const assetTypeBody = Joi.object({
+  code: Joi.string()
+    .min(1)
+    .max(LIMITS.assetCodeCharsMax)
+    .pattern(/^[A-Za-z0-9._:-]+$/)
+    .required(),
+  kind: Joi.string().required(),
+  scale: Joi.number().integer().strict().min(0).max(LIMITS.scaleMax).required(),
+  description: Joi.any(),
+});
+const assetTypePatch = Joi.object({
+  status: Joi.string().valid('active', 'superseded'),
+  description: Joi.any(),
+  code: Joi.any(),
+  kind: Joi.any(),
+  scale: Joi.any(),
+}).min(1);
+const accountBody = Joi.object({
+  asset_type_id: Joi.string().required(),
+  name: Joi.any(),
+  normal_side: Joi.string().valid('debit', 'credit').required(),
+  balance_floor: Joi.any(),
+  balance_tracking: Joi.string().valid('sync', 'async'),
+  metadata: Joi.any(),
+});
+const accountPatch = Joi.object({
+  name: Joi.any(),
+  metadata: Joi.any(),
+  status: Joi.string().valid('active', 'frozen', 'closed'),
+  balance_floor: Joi.any(),
+}).min(1);
+const objectBody = Joi.object().unknown(true).required();
+
+const principalOf = (ctx: Context) => ctx.state.principal as Principal;
+const bodyOf = <T>(ctx: Context) => (ctx.state.validated as ValidatedState).body as T;
+
+export function ledgerRouter(deps: LedgerRouteDeps): Router {
+  const router = new Router();
+  const { pool } = deps;
+
+  const auth = (role: LedgerRole): Middleware =>
+    async function authorize(ctx: Context, next: Next) {
+      const principal = await authenticate(pool, ctx.get('Authorization') || undefined);
+      ctx.state.principal = principal;
+      if (deps.meter) await deps.meter(principal, ctx);
+      requireRole(principal, role);
+      await next();
+    };
+  const once = (method: string, path: string) => idempotent(pool, `${method} ${path}`);
+
+  router.post(
+    '/v1/asset-types',
+    auth('ledger_admin'),
+    once('POST', '/v1/asset-types'),
+    validate({ body: assetTypeBody }),
+    async (ctx) => {
+      const body = bodyOf<{ code: string; kind: string; scale: number; description?: string }>(ctx);
+      const row = await createAssetType(pool, principalOf(ctx).tenantId, body);
+      ctx.status = 201;
+      ctx.body = row;
+    },
+  );
+  router.get('/v1/asset-types', auth('ledger_reader'), async (ctx) => {
+    ctx.body = { asset_types: await getAssetTypes(pool, principalOf(ctx).tenantId) };
+  });
+  router.patch(
+    '/v1/asset-types/:id',
+    auth('ledger_admin'),
+    once('PATCH', '/v1/asset-types/{id}'),
+    validate({ body: assetTypePatch }),
+    async (ctx) => {
+      ctx.body = await patchAssetType(pool, principalOf(ctx).tenantId, ctx.params.id!, bodyOf(ctx));
+    },
+  );
+
+  router.post(
+    '/v1/accounts',
+    auth('ledger_admin'),
+    once('POST', '/v1/accounts'),
+    validate({ body: accountBody }),
+    async (ctx) => {
+      ctx.status = 201;
+      ctx.body = await createAccount(pool, principalOf(ctx).tenantId, bodyOf<AccountInput>(ctx));
+    },
+  );
+  router.get('/v1/accounts', auth('ledger_reader'), async (ctx) => {
+    ctx.body = await getAccounts(pool, principalOf(ctx).tenantId, parsePage(ctx.query));
+  });
+  router.get('/v1/accounts/:id', auth('ledger_reader'), async (ctx) => {
+    ctx.body = await getAccount(pool, principalOf(ctx).tenantId, ctx.params.id!);
+  });
+  router.patch(
+    '/v1/accounts/:id',
+    auth('ledger_admin'),
+    once('PATCH', '/v1/accounts/{id}'),
+    validate({ body: accountPatch }),
+    async (ctx) => {
+      ctx.body = await patchAccount(
+        pool,
+        principalOf(ctx).tenantId,
+        ctx.params.id!,
+        bodyOf<AccountPatch>(ctx),
+      );
+    },
+  );
+  router.get('/v1/accounts/:id/balance', auth('ledger_reader'), async (ctx) => {
+    ctx.body = await getBalance(pool, principalOf(ctx).tenantId, ctx.params.id!);
+  });
+  router.get('/v1/accounts/:id/balance-as-of', auth('ledger_reader'), async (ctx) => {
+    ctx.body = await getBalanceAsOf(pool, principalOf(ctx).tenantId, ctx.params.id!, ctx.query);
+  });
+  router.get('/v1/accounts/:id/entries', auth('ledger_reader'), async (ctx) => {
+    ctx.body = await getEntries(
+      pool,
+      principalOf(ctx).tenantId,
+      ctx.params.id!,
+      parsePage(ctx.query),
+      ctx.query.state,
+    );
+  });
+
+  router.post(
+    '/v1/transactions',
+    auth('ledger_poster'),
+    once('POST', '/v1/transactions'),
+    validate({ body: objectBody }),
+    async (ctx) => {
+      const principal = principalOf(ctx);
+      const idempotency = ctx.state.idempotency as IdempotencyState;
+      const created = await createTransaction(pool, principal.tenantId, bodyOf(ctx), (tx, result) =>
+        idempotency.complete(tx, 201, presentCreated(result)),
+      );
+      if (created.hold && deps.holdPlaced) deps.holdPlaced(principal, created);
+      ctx.status = 201;
+      ctx.body = presentCreated(created);
+    },
+  );
+  router.get('/v1/transactions/:id', auth('ledger_reader'), async (ctx) => {
+    ctx.body = await getTransaction(pool, principalOf(ctx).tenantId, ctx.params.id!);
+  });
+  for (const action of ['commit', 'void'] as const) {
+    router.post(
+      `/v1/transactions/:id/${action}`,
+      auth('ledger_poster'),
+      once('POST', `/v1/transactions/{id}/${action}`),
+      async (ctx) => {
+        const settled = await settleTransaction(
+          pool,
+          principalOf(ctx).tenantId,
+          ctx.params.id!,
+          action,
+        );
+        deps.holdSettled?.(settled);
+        ctx.body = settled;
+      },
+    );
+  }
+
+  router.post(
+    '/v1/sub-tenants',
+    auth('ledger_partner'),
+    once('POST', '/v1/sub-tenants'),
+    validate({ body: objectBody }),
+    async (ctx) => {
+      ctx.status = 201;
+      ctx.body = await createSubTenant(pool, principalOf(ctx), bodyOf(ctx));
+    },
+  );
+  router.get('/v1/sub-tenants', auth('ledger_partner'), async (ctx) => {
+    ctx.body = await getSubTenants(pool, principalOf(ctx), parsePage(ctx.query));
+  });
+  router.patch(
+    '/v1/sub-tenants/:id',
+    auth('ledger_partner'),
+    once('PATCH', '/v1/sub-tenants/{id}'),
+    validate({ body: objectBody }),
+    async (ctx) => {
+      ctx.body = await patchSubTenant(pool, principalOf(ctx), ctx.params.id!, bodyOf(ctx));
+    },
+  );
+  router.post(
+    '/v1/sub-tenants/:id/keys',
+    auth('ledger_partner'),
+    once('POST', '/v1/sub-tenants/{id}/keys'),
+    validate({ body: objectBody }),
+    async (ctx) => {
+      ctx.status = 201;
+      ctx.body = await createSubTenantKey(pool, principalOf(ctx), ctx.params.id!, bodyOf(ctx));
+    },
+  );
+  router.get('/v1/sub-tenants/:id/keys', auth('ledger_partner'), async (ctx) => {
+    ctx.body = await getSubTenantKeys(pool, principalOf(ctx), ctx.params.id!, parsePage(ctx.query));
+  });
+  router.delete(
+    '/v1/sub-tenants/:id/keys/:keyId',
+    auth('ledger_partner'),
+    once('DELETE', '/v1/sub-tenants/{id}/keys/{key_id}'),
+    async (ctx) => {
+      ctx.body = await revokeSubTenantKey(
+        pool,
+        principalOf(ctx),
+        ctx.params.id!,
+        ctx.params.keyId!,
+      );
+    },
+  );
+  return router;
+}
+
+export function presentCreated(created: CreatedTransaction) {
+  return {
+    transaction_id: created.transaction_id,
+    state: created.state,
+    created_at: created.created_at,
+    accounts: created.accounts,
+  };
+}
+
+/** Thrown for an authenticated request whose body is not a JSON object where one is needed. */
+export const bodyMustBeObject = () =>
+  new AppError({ status: 422, code: 'INVALID_REQUEST', message: 'body must be a JSON object' });

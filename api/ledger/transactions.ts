@@ -1,0 +1,481 @@
+import { v7 as uuidv7 } from 'uuid';
+import { UniqueIntegrityConstraintViolationError } from 'slonik';
+import type { DatabasePool } from '../../db/pool';
+import { withTenant, type Tx } from '../../db/ledger/context';
+import {
+  applyBalanceDeltas,
+  findEntries,
+  findTransaction,
+  finalizeTransaction,
+  insertCommittedLegs,
+  insertEntries,
+  insertHoldOutbox,
+  insertTransaction,
+  lockSyncBalances,
+  readPostingAccounts,
+  type EntryRow,
+  type LockedBalanceRow,
+  type PostingAccountRow,
+  type TransactionRow,
+  type TransactionState,
+} from '../../db/ledger/transactions';
+import { AppError } from '../platform/errors';
+import { decimalToMinor, minorToDecimal } from './money';
+import {
+  assertBalanced,
+  checkFloors,
+  deltasOf,
+  type Counters,
+  type Leg,
+  type SyncAccountState,
+} from './posting';
+import { parseInstantWithOffset } from './time';
+import { checkMetadata, checkText, invalid, isUuid, LIMITS } from './validation';
+
+export interface TransactionInput {
+  description?: unknown;
+  pending?: unknown;
+  expires_at?: unknown;
+  effective_at?: unknown;
+  external_id?: unknown;
+  metadata?: unknown;
+  entries?: unknown;
+}
+
+interface EntryInput {
+  account_id: string;
+  direction: 'debit' | 'credit';
+  amount: string;
+}
+
+/** A hold can last at most this long (one year): expiry is a timer, not a parking lot. */
+export const HOLD_DURATION_MAX_MS = 366 * 24 * 3600 * 1000;
+
+const notFound = () =>
+  new AppError({ status: 404, code: 'TRANSACTION_NOT_FOUND', message: 'transaction not found' });
+
+function accountNotActive(accountId: string, status: string): AppError {
+  return new AppError({
+    status: 409,
+    code: 'ACCOUNT_NOT_ACTIVE',
+    message: `account ${accountId} is ${status}`,
+    details: { account_id: accountId, status },
+    headers: status === 'frozen' ? { 'Retry-After': '5' } : {},
+  });
+}
+
+function parseEntries(value: unknown): EntryInput[] {
+  if (!Array.isArray(value))
+    throw invalid('INVALID_REQUEST', 'entries must be an array', [
+      {
+        field: 'entries',
+        location: 'body',
+        message: 'entries must be an array',
+        type: 'array.base',
+      },
+    ]);
+  if (value.length < LIMITS.entriesMin || value.length > LIMITS.entriesMax) {
+    throw invalid(
+      'ENTRY_COUNT_OUT_OF_RANGE',
+      `a transaction has ${LIMITS.entriesMin} to ${LIMITS.entriesMax} entries; got ${value.length}`,
+    );
+  }
+  return value.map((raw: unknown, i) => {
+    const e = raw as Record<string, unknown>;
+    if (!e || typeof e !== 'object' || Array.isArray(e))
+      throw invalid('INVALID_REQUEST', `entries[${i}] must be an object`);
+    const unknownKeys = Object.keys(e).filter(
+      (k) => !['account_id', 'direction', 'amount'].includes(k),
+    );
+    if (unknownKeys.length > 0)
+      throw invalid(
+        'INVALID_REQUEST',
+        `entries[${i}] has unknown fields: ${unknownKeys.join(', ')}`,
+      );
+    if (!isUuid(e.account_id))
+      throw invalid('INVALID_ACCOUNT_ID', `entries[${i}].account_id must be a UUID`);
+    if (e.direction !== 'debit' && e.direction !== 'credit')
+      throw invalid('INVALID_REQUEST', `entries[${i}].direction must be debit or credit`);
+    if (typeof e.amount !== 'string')
+      throw invalid('INVALID_AMOUNT', `entries[${i}].amount must be a decimal string`);
+    return { account_id: e.account_id.toLowerCase(), direction: e.direction, amount: e.amount };
+  });
+}
+
+interface ParsedTransaction {
+  description: string | null;
+  pending: boolean;
+  expiresAtMs: number | null;
+  effectiveAtMs: number | null;
+  externalId: string | null;
+  metadata: Record<string, unknown>;
+  entries: EntryInput[];
+}
+
+export function parseTransaction(input: TransactionInput, nowMs: number): ParsedTransaction {
+  const known = [
+    'description',
+    'pending',
+    'expires_at',
+    'effective_at',
+    'external_id',
+    'metadata',
+    'entries',
+  ];
+  const unknownKeys = Object.keys(input).filter((k) => !known.includes(k));
+  if (unknownKeys.length > 0)
+    throw invalid(
+      'INVALID_REQUEST',
+      `unknown fields: ${unknownKeys.join(', ')}`,
+      unknownKeys.map((k) => ({
+        field: k,
+        location: 'body',
+        message: `"${k}" is not allowed`,
+        type: 'object.unknown',
+      })),
+    );
+  if (input.pending !== undefined && typeof input.pending !== 'boolean')
+    throw invalid('INVALID_REQUEST', 'pending must be a boolean');
+  const pending = input.pending === true;
+  let expiresAtMs: number | null = null;
+  if (pending || input.expires_at !== undefined) {
+    if (!pending)
+      throw invalid('INVALID_EXPIRES_AT', 'expires_at is only for pending transactions');
+    expiresAtMs = parseInstantWithOffset(input.expires_at);
+    if (expiresAtMs === null)
+      throw invalid(
+        'INVALID_EXPIRES_AT',
+        'expires_at must be an ISO-8601 instant with an explicit UTC offset or Z',
+      );
+    if (expiresAtMs <= nowMs)
+      throw invalid('INVALID_EXPIRES_AT', 'expires_at must be in the future');
+    if (expiresAtMs - nowMs > HOLD_DURATION_MAX_MS)
+      throw invalid('INVALID_EXPIRES_AT', 'expires_at is more than 366 days away');
+  }
+  let effectiveAtMs: number | null = null;
+  if (input.effective_at !== undefined) {
+    effectiveAtMs = parseInstantWithOffset(input.effective_at);
+    if (effectiveAtMs === null)
+      throw invalid(
+        'INVALID_EFFECTIVE_AT',
+        'effective_at must be an ISO-8601 instant with an explicit UTC offset or Z',
+      );
+  }
+  return {
+    description:
+      checkText(
+        input.description,
+        'description',
+        LIMITS.descriptionCharsMax,
+        'INVALID_DESCRIPTION',
+        { allowNull: true },
+      ) ?? null,
+    pending,
+    expiresAtMs,
+    effectiveAtMs,
+    externalId:
+      checkText(
+        input.external_id,
+        'external_id',
+        LIMITS.externalIdCharsMax,
+        'INVALID_EXTERNAL_ID',
+        { allowNull: true },
+      ) ?? null,
+    metadata: checkMetadata(input.metadata),
+    entries: parseEntries(input.entries),
+  };
+}
+
+function toLegs(entries: EntryInput[], accounts: Map<string, PostingAccountRow>): Leg[] {
+  const missing = [
+    ...new Set(entries.filter((e) => !accounts.has(e.account_id)).map((e) => e.account_id)),
+  ];
+  if (missing.length > 0) {
+    throw new AppError({
+      status: 422,
+      code: 'REFERENCE_NOT_FOUND',
+      message: `unknown account: ${missing.join(', ')}`,
+      details: { account_ids: missing },
+    });
+  }
+  return entries.map((e, i) => {
+    const account = accounts.get(e.account_id)!;
+    const amountMinor = decimalToMinor(e.amount, account.scale);
+    if (amountMinor <= 0n)
+      throw invalid('INVALID_AMOUNT', `entries[${i}].amount must be greater than zero`);
+    return {
+      accountId: e.account_id,
+      assetTypeId: account.asset_type_id,
+      direction: e.direction,
+      amountMinor,
+    };
+  });
+}
+
+const countersOf = (row: LockedBalanceRow): Counters => ({
+  postedDebits: BigInt(row.posted_debits),
+  postedCredits: BigInt(row.posted_credits),
+  pendingDebits: BigInt(row.pending_debits),
+  pendingCredits: BigInt(row.pending_credits),
+});
+
+export interface CreatedTransaction {
+  transaction_id: string;
+  state: TransactionState;
+  created_at: string;
+  accounts: { account_id: string; available_after_minor: string; available_after: string }[];
+  /** For the hold dispatcher: set when the transaction is pending. */
+  hold?: { expiresAtMs: number };
+}
+
+/**
+ * Posts a transaction in one database transaction: read the accounts, lock the sync ones in
+ * account_id order, apply rules 1–4, write the transaction, its legs, the counters and (for a
+ * hold) an outbox row; the deferred balance check runs at COMMIT.
+ */
+export async function createTransaction(
+  pool: DatabasePool,
+  tenantId: string,
+  input: TransactionInput,
+  onCommitted?: (tx: Tx, result: CreatedTransaction) => Promise<void>,
+): Promise<CreatedTransaction> {
+  const parsed = parseTransaction(input, Date.now());
+  const accountIds = [...new Set(parsed.entries.map((e) => e.account_id))];
+  try {
+    return await withTenant(pool, tenantId, async (tx) => {
+      const accounts = new Map(
+        (await readPostingAccounts(tx, accountIds)).map((a) => [a.account_id, a]),
+      );
+      const legs = toLegs(parsed.entries, accounts);
+      assertBalanced(legs);
+      const syncIds = accountIds
+        .filter((id) => accounts.get(id)!.balance_tracking === 'sync')
+        .sort();
+      const locked = await lockSyncBalances(tx, syncIds);
+      for (const id of accountIds) {
+        const status = locked.find((l) => l.account_id === id)?.status ?? accounts.get(id)!.status;
+        if (status !== 'active') throw accountNotActive(id, status);
+      }
+      const deltas = deltasOf(legs, parsed.pending);
+      const states: SyncAccountState[] = locked.map((row) => ({
+        ...countersOf(row),
+        accountId: row.account_id,
+        normalSide: accounts.get(row.account_id)!.normal_side,
+        floorMinor: row.floor_minor === null ? null : BigInt(row.floor_minor),
+      }));
+      const availableAfter = checkFloors(states, deltas);
+
+      const transactionId = uuidv7();
+      const row = await insertTransaction(tx, { transactionId, tenantId, ...parsed });
+      const newEntries = legs.map((leg, i) => ({ ...leg, entryId: uuidv7(), lineNo: i + 1 }));
+      await insertEntries(tx, tenantId, transactionId, newEntries, !parsed.pending);
+      await applyBalanceDeltas(
+        tx,
+        syncIds
+          .map((accountId) => ({ accountId, ...(deltas.get(accountId) as Counters) }))
+          .map(toDelta),
+      );
+      if (parsed.pending) await insertHoldOutbox(tx, tenantId, transactionId, parsed.expiresAtMs!);
+      const result: CreatedTransaction = {
+        transaction_id: transactionId,
+        state: row.state,
+        created_at: row.created_at,
+        accounts: syncIds.map((id) => ({
+          account_id: id,
+          available_after_minor: availableAfter.get(id)!.toString(),
+          available_after: minorToDecimal(availableAfter.get(id)!, accounts.get(id)!.scale),
+        })),
+      };
+      if (parsed.pending) result.hold = { expiresAtMs: parsed.expiresAtMs! };
+      if (onCommitted) await onCommitted(tx, result);
+      return result;
+    });
+  } catch (error) {
+    if (
+      error instanceof UniqueIntegrityConstraintViolationError &&
+      error.constraint === 'transactions_external_id'
+    ) {
+      throw new AppError({
+        status: 409,
+        code: 'DUPLICATE_TRANSACTION',
+        message: `a transaction with external_id ${String(parsed.externalId)} exists`,
+        details: { external_id: parsed.externalId },
+        cause: error,
+      });
+    }
+    throw error;
+  }
+}
+
+const toDelta = (d: Counters & { accountId: string }) => ({
+  accountId: d.accountId,
+  postedDebits: d.postedDebits,
+  postedCredits: d.postedCredits,
+  pendingDebits: d.pendingDebits,
+  pendingCredits: d.pendingCredits,
+});
+
+const negate = (c: Counters): Counters => ({
+  postedDebits: -c.postedDebits,
+  postedCredits: -c.postedCredits,
+  pendingDebits: -c.pendingDebits,
+  pendingCredits: -c.pendingCredits,
+});
+
+/** The counter movement that settles a hold: pending released, and (for commit) posted added. */
+function settlementDeltas(entries: EntryRow[], syncIds: Set<string>, commit: boolean) {
+  const legs: Leg[] = entries.map((e) => ({
+    accountId: e.account_id,
+    assetTypeId: e.asset_type_id,
+    direction: e.direction,
+    amountMinor: BigInt(e.amount_minor),
+  }));
+  const released = deltasOf(legs, true);
+  const posted = deltasOf(legs, false);
+  return [...released.keys()]
+    .filter((id) => syncIds.has(id))
+    .sort()
+    .map((accountId) => {
+      const r = negate(released.get(accountId)!);
+      const p = commit
+        ? posted.get(accountId)!
+        : { postedDebits: 0n, postedCredits: 0n, pendingDebits: 0n, pendingCredits: 0n };
+      return {
+        accountId,
+        postedDebits: p.postedDebits,
+        postedCredits: p.postedCredits,
+        pendingDebits: r.pendingDebits,
+        pendingCredits: r.pendingCredits,
+      };
+    });
+}
+
+export type Settlement = 'commit' | 'void' | 'expire';
+
+export interface SettledTransaction {
+  transaction_id: string;
+  state: TransactionState;
+  finalized_at: string;
+}
+
+/**
+ * Moves a pending transaction to its final state. Commit refuses a hold whose expires_at has
+ * passed, even if the expiry has not run yet: the hold is expired in the same database
+ * transaction and the caller gets 410 HOLD_EXPIRED.
+ */
+export async function settleTransaction(
+  pool: DatabasePool,
+  tenantId: string,
+  transactionId: string,
+  action: Settlement,
+): Promise<SettledTransaction> {
+  if (!isUuid(transactionId)) throw notFound();
+  const outcome = await withTenant(pool, tenantId, async (tx) => {
+    const transaction = await findTransaction(tx, transactionId, true);
+    if (!transaction) throw notFound();
+    if (transaction.state !== 'pending') return { kind: 'final' as const, transaction };
+    if (action === 'expire' && !transaction.past_expiry)
+      return { kind: 'not_due' as const, transaction };
+    const entries = await findEntries(tx, transactionId);
+    const accountIds = [...new Set(entries.map((e) => e.account_id))];
+    const accounts = await readPostingAccounts(tx, accountIds);
+    const syncIds = accounts
+      .filter((a) => a.balance_tracking === 'sync')
+      .map((a) => a.account_id)
+      .sort();
+    const locked = await lockSyncBalances(tx, syncIds);
+    const expired = action === 'expire' || (action === 'commit' && transaction.past_expiry);
+    if (action === 'commit' && !expired) {
+      for (const account of accounts) {
+        const status =
+          locked.find((l) => l.account_id === account.account_id)?.status ?? account.status;
+        if (status !== 'active') throw accountNotActive(account.account_id, status);
+      }
+    }
+    const state: Exclude<TransactionState, 'pending'> = expired
+      ? 'expired'
+      : action === 'commit'
+        ? 'committed'
+        : 'voided';
+    const finalizedAt = await finalizeTransaction(tx, transactionId, state);
+    if (finalizedAt === null)
+      throw new Error(`transaction ${transactionId} left pending under its own lock`);
+    await applyBalanceDeltas(
+      tx,
+      settlementDeltas(entries, new Set(syncIds), state === 'committed'),
+    );
+    if (state === 'committed') await insertCommittedLegs(tx, transactionId);
+    return {
+      kind: 'settled' as const,
+      settled: {
+        transaction_id: transactionId,
+        state,
+        finalized_at: finalizedAt,
+      },
+    };
+  });
+  if (outcome.kind === 'not_due') {
+    throw new AppError({
+      status: 409,
+      code: 'INVALID_TRANSACTION_STATE',
+      message: 'hold not due to expire yet',
+      details: { state: 'pending' },
+    });
+  }
+  if (outcome.kind === 'final') {
+    if (action === 'commit' && outcome.transaction.state === 'expired') {
+      throw new AppError({
+        status: 410,
+        code: 'HOLD_EXPIRED',
+        message: 'the hold expired before settlement',
+      });
+    }
+    throw new AppError({
+      status: 409,
+      code: 'INVALID_TRANSACTION_STATE',
+      message: `transaction is ${outcome.transaction.state}`,
+      details: { state: outcome.transaction.state },
+    });
+  }
+  if (action === 'commit' && outcome.settled.state === 'expired') {
+    throw new AppError({
+      status: 410,
+      code: 'HOLD_EXPIRED',
+      message: 'the hold expired before settlement',
+    });
+  }
+  return outcome.settled;
+}
+
+export async function getTransaction(pool: DatabasePool, tenantId: string, transactionId: string) {
+  if (!isUuid(transactionId)) throw notFound();
+  return withTenant(pool, tenantId, async (tx) => {
+    const transaction = await findTransaction(tx, transactionId);
+    if (!transaction) throw notFound();
+    return presentTransaction(transaction, await findEntries(tx, transactionId));
+  });
+}
+
+export function presentTransaction(t: TransactionRow, entries: EntryRow[]) {
+  return {
+    transaction_id: t.transaction_id,
+    state: t.state,
+    pending: t.pending,
+    description: t.description,
+    external_id: t.external_id,
+    metadata: t.metadata,
+    effective_at: t.effective_at,
+    expires_at: t.expires_at,
+    created_at: t.created_at,
+    finalized_at: t.finalized_at,
+    entries: entries.map((e) => ({
+      id: e.id,
+      account_id: e.account_id,
+      direction: e.direction,
+      amount: minorToDecimal(e.amount_minor, e.scale),
+      amount_minor: e.amount_minor,
+      scale: e.scale,
+      line_no: e.line_no,
+    })),
+  };
+}

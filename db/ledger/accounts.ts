@@ -1,0 +1,171 @@
+import { sql } from '../pool';
+import type { Tx } from './context';
+
+export type AssetKind = 'fiat' | 'credit' | 'inventory';
+export type AssetStatus = 'active' | 'superseded';
+export type Side = 'debit' | 'credit';
+export type AccountStatus = 'active' | 'frozen' | 'closed';
+export type Tracking = 'sync' | 'async';
+
+export interface AssetTypeRow {
+  asset_type_id: string;
+  code: string;
+  kind: AssetKind;
+  scale: number;
+  status: AssetStatus;
+  description: string | null;
+  created_at: string;
+}
+
+export interface AccountRow {
+  account_id: string;
+  asset_type_id: string;
+  name: string;
+  normal_side: Side;
+  status: AccountStatus;
+  balance_tracking: Tracking;
+  floor_minor: string | null;
+  metadata: Record<string, unknown>;
+  scale: number;
+  created_at: string;
+}
+
+export interface BalanceRow {
+  account_id: string;
+  posted_debits: string;
+  posted_credits: string;
+  pending_debits: string;
+  pending_credits: string;
+  version: string;
+  rolled_up_at: string | null;
+}
+
+const ASSET_COLUMNS = sql.fragment`asset_type_id, code, kind, scale, status, description, created_at`;
+const ACCOUNT_COLUMNS = sql.fragment`a.account_id, a.asset_type_id, a.name, a.normal_side, a.status, a.balance_tracking,
+  a.floor_minor, a.metadata, t.scale, a.created_at`;
+
+export async function insertAssetType(
+  tx: Tx,
+  row: {
+    assetTypeId: string;
+    tenantId: string;
+    code: string;
+    kind: AssetKind;
+    scale: number;
+    description: string | null;
+  },
+): Promise<AssetTypeRow> {
+  return (await tx.one(sql.unsafe`
+    INSERT INTO ledger.asset_types (asset_type_id, tenant_id, code, kind, scale, description)
+    VALUES (${row.assetTypeId}, ${row.tenantId}, ${row.code}, ${row.kind}, ${row.scale}, ${row.description})
+    RETURNING ${ASSET_COLUMNS}`)) as AssetTypeRow;
+}
+
+export async function listAssetTypes(tx: Tx): Promise<AssetTypeRow[]> {
+  return (await tx.any(
+    sql.unsafe`SELECT ${ASSET_COLUMNS} FROM ledger.asset_types ORDER BY asset_type_id DESC`,
+  )) as AssetTypeRow[];
+}
+
+export async function findAssetType(
+  tx: Tx,
+  assetTypeId: string,
+  forUpdate = false,
+): Promise<AssetTypeRow | null> {
+  return (await tx.maybeOne(sql.unsafe`
+    SELECT ${ASSET_COLUMNS} FROM ledger.asset_types WHERE asset_type_id = ${assetTypeId}
+    ${forUpdate ? sql.fragment`FOR UPDATE` : sql.fragment``}`)) as AssetTypeRow | null;
+}
+
+export async function updateAssetType(
+  tx: Tx,
+  assetTypeId: string,
+  patch: { status?: AssetStatus; description?: string | null },
+): Promise<AssetTypeRow> {
+  const description =
+    patch.description === undefined
+      ? sql.fragment`description`
+      : sql.fragment`${patch.description}`;
+  return (await tx.one(sql.unsafe`
+    UPDATE ledger.asset_types SET status = coalesce(${patch.status ?? null}, status), description = ${description}
+    WHERE asset_type_id = ${assetTypeId}
+    RETURNING ${ASSET_COLUMNS}`)) as AssetTypeRow;
+}
+
+export async function insertAccount(
+  tx: Tx,
+  row: {
+    accountId: string;
+    tenantId: string;
+    assetTypeId: string;
+    name: string;
+    normalSide: Side;
+    floorMinor: bigint | null;
+    tracking: Tracking;
+    metadata: unknown;
+  },
+): Promise<void> {
+  await tx.query(sql.unsafe`
+    WITH account AS (
+      INSERT INTO ledger.accounts (account_id, tenant_id, asset_type_id, name, normal_side, floor_minor, balance_tracking, metadata)
+      VALUES (${row.accountId}, ${row.tenantId}, ${row.assetTypeId}, ${row.name}, ${row.normalSide},
+              ${row.floorMinor === null ? null : row.floorMinor.toString()}::numeric, ${row.tracking}, ${sql.jsonb(row.metadata as never)})
+      RETURNING account_id, tenant_id)
+    INSERT INTO ledger.balances (account_id, tenant_id, rolled_up_at)
+    SELECT account_id, tenant_id, CASE WHEN ${row.tracking} = 'async' THEN ledger.now_ms() END FROM account`);
+}
+
+export async function findAccount(tx: Tx, accountId: string): Promise<AccountRow | null> {
+  return (await tx.maybeOne(sql.unsafe`
+    SELECT ${ACCOUNT_COLUMNS} FROM ledger.accounts a JOIN ledger.asset_types t USING (asset_type_id)
+    WHERE a.account_id = ${accountId}`)) as AccountRow | null;
+}
+
+/** The account and its balance row, both locked (the same order postings use: one account). */
+export async function lockAccount(
+  tx: Tx,
+  accountId: string,
+): Promise<(AccountRow & BalanceRow) | null> {
+  return (await tx.maybeOne(sql.unsafe`
+    SELECT ${ACCOUNT_COLUMNS}, b.posted_debits, b.posted_credits, b.pending_debits, b.pending_credits, b.version, b.rolled_up_at
+    FROM ledger.accounts a JOIN ledger.asset_types t USING (asset_type_id) JOIN ledger.balances b USING (account_id)
+    WHERE a.account_id = ${accountId}
+    FOR UPDATE OF a, b`)) as (AccountRow & BalanceRow) | null;
+}
+
+export async function listAccounts(
+  tx: Tx,
+  limit: number,
+  cursor: string | null,
+): Promise<AccountRow[]> {
+  return (await tx.any(sql.unsafe`
+    SELECT ${ACCOUNT_COLUMNS} FROM ledger.accounts a JOIN ledger.asset_types t USING (asset_type_id)
+    WHERE (${cursor}::uuid IS NULL OR a.account_id < ${cursor}::uuid)
+    ORDER BY a.account_id DESC LIMIT ${limit}`)) as AccountRow[];
+}
+
+export async function updateAccount(
+  tx: Tx,
+  accountId: string,
+  patch: { name?: string; metadata?: unknown; status?: AccountStatus; floorMinor?: bigint | null },
+): Promise<void> {
+  const floor =
+    patch.floorMinor === undefined
+      ? sql.fragment`floor_minor`
+      : sql.fragment`${patch.floorMinor === null ? null : patch.floorMinor.toString()}::numeric`;
+  const metadata =
+    patch.metadata === undefined
+      ? sql.fragment`metadata`
+      : sql.fragment`${sql.jsonb(patch.metadata as never)}`;
+  await tx.query(sql.unsafe`
+    UPDATE ledger.accounts
+    SET name = coalesce(${patch.name ?? null}, name), status = coalesce(${patch.status ?? null}, status),
+        floor_minor = ${floor}, metadata = ${metadata}
+    WHERE account_id = ${accountId}`);
+}
+
+export async function findBalance(tx: Tx, accountId: string): Promise<BalanceRow | null> {
+  return (await tx.maybeOne(sql.unsafe`
+    SELECT account_id, posted_debits, posted_credits, pending_debits, pending_credits, version, rolled_up_at
+    FROM ledger.balances WHERE account_id = ${accountId}`)) as BalanceRow | null;
+}

@@ -1,0 +1,155 @@
+import { StatementTimeoutError, type DatabaseTransactionConnection } from 'slonik';
+import { sql, type DatabasePool } from '../pool';
+import { AppError } from '../../api/platform/errors';
+
+export type Tx = DatabaseTransactionConnection;
+
+/** SQLSTATEs raised by the ledger's own triggers (db/migrations/ledger). */
+export const SQLSTATE = {
+  appendOnly: 'LA001',
+  unbalanced: 'LB001',
+  depth: 'LD001',
+  immutable: 'LI001',
+  rlsViolation: '42501',
+  lockNotAvailable: '55P03',
+  serializationFailure: '40001',
+  deadlock: '40P01',
+} as const;
+
+/** The SQLSTATE of a database error, looking through slonik's wrappers. */
+export function sqlState(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 5; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** Maps the database's own refusals to the ledger's error codes; anything else passes through. */
+export function mapDatabaseError(error: unknown): unknown {
+  if (error instanceof AppError) return error;
+  if (error instanceof StatementTimeoutError) {
+    return new AppError({
+      status: 503,
+      code: 'STATEMENT_TIMEOUT',
+      message: 'database statement budget exceeded',
+      headers: { 'Retry-After': '1' },
+      cause: error,
+    });
+  }
+  switch (sqlState(error)) {
+    case SQLSTATE.appendOnly:
+      return new AppError({
+        status: 409,
+        code: 'APPEND_ONLY_VIOLATION',
+        message: 'the journal is append-only',
+        cause: error,
+      });
+    case SQLSTATE.unbalanced:
+      return new AppError({
+        status: 422,
+        code: 'UNBALANCED_TRANSACTION',
+        message: 'debits must equal credits per asset type',
+        cause: error,
+      });
+    case SQLSTATE.immutable:
+      return new AppError({
+        status: 409,
+        code: 'IMMUTABLE_VIOLATION',
+        message: 'an immutable field was targeted',
+        cause: error,
+      });
+    case SQLSTATE.rlsViolation:
+      return new AppError({
+        status: 403,
+        code: 'TENANT_CONTEXT_MISMATCH',
+        message: 'row outside the tenant context',
+        cause: error,
+      });
+    case SQLSTATE.lockNotAvailable:
+      return new AppError({
+        status: 409,
+        code: 'LOCK_TIMEOUT',
+        message: 'account is busy; retry',
+        headers: { 'Retry-After': '1' },
+        cause: error,
+      });
+    case SQLSTATE.serializationFailure:
+    case SQLSTATE.deadlock:
+      return new AppError({
+        status: 409,
+        code: 'CONFLICT_RETRY',
+        message: 'concurrent update; retry',
+        headers: { 'Retry-After': '1' },
+        cause: error,
+      });
+    case '57014':
+      return new AppError({
+        status: 503,
+        code: 'STATEMENT_TIMEOUT',
+        message: 'database statement budget exceeded',
+        headers: { 'Retry-After': '1' },
+        cause: error,
+      });
+    case '23514':
+    case '23502':
+      return new AppError({
+        status: 422,
+        code: 'CONSTRAINT_VIOLATION',
+        message: 'a database constraint refused the value',
+        cause: error,
+      });
+    case '23503':
+      return new AppError({
+        status: 422,
+        code: 'REFERENCE_NOT_FOUND',
+        message: 'a referenced record does not exist',
+        cause: error,
+      });
+    default:
+      return error;
+  }
+}
+
+async function run<T>(
+  pool: DatabasePool,
+  setting: ReturnType<typeof sql.fragment>,
+  fn: (tx: Tx) => Promise<T>,
+): Promise<T> {
+  try {
+    return await pool.transaction(async (tx) => {
+      await tx.query(sql.unsafe`SELECT ${setting}`);
+      return fn(tx);
+    });
+  } catch (error) {
+    throw mapDatabaseError(error);
+  }
+}
+
+/** One database transaction in a tenant's row-level-security context. */
+export function withTenant<T>(
+  pool: DatabasePool,
+  tenantId: string,
+  fn: (tx: Tx) => Promise<T>,
+): Promise<T> {
+  if (!tenantId) {
+    throw new AppError({
+      status: 409,
+      code: 'TENANT_CONTEXT_REQUIRED',
+      message: 'tenant context missing',
+    });
+  }
+  return run(pool, sql.fragment`set_config('ledger.tenant_id', ${tenantId}, true)`, fn);
+}
+
+/** Key lookup before the tenant is known: api_keys and tenants only are visible. */
+export function withAuthLookup<T>(pool: DatabasePool, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return run(pool, sql.fragment`set_config('ledger.auth', 'on', true)`, fn);
+}
+
+/** Operator CLI, hold dispatcher and sweeper, async rollup: every tenant's rows. */
+export function withSystem<T>(pool: DatabasePool, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return run(pool, sql.fragment`set_config('ledger.system', 'on', true)`, fn);
+}

@@ -1,0 +1,145 @@
+import { sql } from '../pool';
+import type { Tx } from './context';
+
+export type TenantStatus = 'active' | 'suspended';
+export type TenantKind = 'production' | 'sandbox';
+export type LedgerRole = 'ledger_admin' | 'ledger_poster' | 'ledger_reader' | 'ledger_partner';
+export const LEDGER_ROLES: readonly LedgerRole[] = [
+  'ledger_admin',
+  'ledger_poster',
+  'ledger_reader',
+  'ledger_partner',
+];
+
+export interface TenantRow {
+  tenant_id: string;
+  parent_id: string | null;
+  name: string;
+  kind: TenantKind;
+  contact_email: string | null;
+  status: TenantStatus;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface KeyRow {
+  key_id: string;
+  tenant_id: string;
+  role: LedgerRole;
+  label: string | null;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+}
+
+const TENANT_COLUMNS = sql.fragment`tenant_id, parent_id, name, kind, contact_email, status, created_at, updated_at`;
+const KEY_COLUMNS = sql.fragment`key_id, tenant_id, role, label, created_at, expires_at, revoked_at`;
+
+export async function insertTenant(
+  tx: Tx,
+  tenant: {
+    tenantId: string;
+    parentId: string | null;
+    name: string;
+    kind: TenantKind;
+    contactEmail: string | null;
+  },
+): Promise<TenantRow> {
+  return (await tx.one(sql.unsafe`
+    INSERT INTO ledger.tenants (tenant_id, parent_id, name, kind, contact_email)
+    VALUES (${tenant.tenantId}, ${tenant.parentId}, ${tenant.name}, ${tenant.kind}, ${tenant.contactEmail})
+    RETURNING ${TENANT_COLUMNS}`)) as TenantRow;
+}
+
+export async function findTenant(tx: Tx, tenantId: string): Promise<TenantRow | null> {
+  return (await tx.maybeOne(
+    sql.unsafe`SELECT ${TENANT_COLUMNS} FROM ledger.tenants WHERE tenant_id = ${tenantId}`,
+  )) as TenantRow | null;
+}
+
+export async function updateTenant(
+  tx: Tx,
+  tenantId: string,
+  patch: { name?: string; status?: TenantStatus },
+): Promise<TenantRow | null> {
+  return (await tx.maybeOne(sql.unsafe`
+    UPDATE ledger.tenants
+    SET name = coalesce(${patch.name ?? null}, name), status = coalesce(${patch.status ?? null}, status), updated_at = ledger.now_ms()
+    WHERE tenant_id = ${tenantId}
+    RETURNING ${TENANT_COLUMNS}`)) as TenantRow | null;
+}
+
+export async function listChildTenants(
+  tx: Tx,
+  parentId: string,
+  limit: number,
+  cursor: string | null,
+): Promise<TenantRow[]> {
+  return (await tx.any(sql.unsafe`
+    SELECT ${TENANT_COLUMNS} FROM ledger.tenants
+    WHERE parent_id = ${parentId} AND (${cursor}::uuid IS NULL OR tenant_id < ${cursor}::uuid)
+    ORDER BY tenant_id DESC LIMIT ${limit}`)) as TenantRow[];
+}
+
+export async function insertKey(
+  tx: Tx,
+  key: {
+    keyId: string;
+    tenantId: string;
+    secretSha256: Buffer;
+    role: LedgerRole;
+    label: string | null;
+    ttlDays: number | null;
+  },
+): Promise<KeyRow> {
+  return (await tx.one(sql.unsafe`
+    INSERT INTO ledger.api_keys (key_id, tenant_id, secret_sha256, role, label, expires_at)
+    VALUES (${key.keyId}, ${key.tenantId}, ${sql.binary(key.secretSha256)}, ${key.role}, ${key.label},
+            CASE WHEN ${key.ttlDays}::int IS NULL THEN NULL ELSE ledger.now_ms() + make_interval(days => ${key.ttlDays}::int) END)
+    RETURNING ${KEY_COLUMNS}`)) as KeyRow;
+}
+
+export async function listKeys(
+  tx: Tx,
+  tenantId: string,
+  limit: number,
+  cursor: string | null,
+): Promise<KeyRow[]> {
+  return (await tx.any(sql.unsafe`
+    SELECT ${KEY_COLUMNS} FROM ledger.api_keys
+    WHERE tenant_id = ${tenantId} AND (${cursor}::uuid IS NULL OR key_id < ${cursor}::uuid)
+    ORDER BY key_id DESC LIMIT ${limit}`)) as KeyRow[];
+}
+
+/** Idempotent: a revoked key keeps its first revocation instant. */
+export async function revokeKey(tx: Tx, tenantId: string, keyId: string): Promise<KeyRow | null> {
+  return (await tx.maybeOne(sql.unsafe`
+    UPDATE ledger.api_keys SET revoked_at = coalesce(revoked_at, ledger.now_ms())
+    WHERE tenant_id = ${tenantId} AND key_id = ${keyId}
+    RETURNING ${KEY_COLUMNS}`)) as KeyRow | null;
+}
+
+export interface Credential {
+  key_id: string;
+  tenant_id: string;
+  role: LedgerRole;
+  secret_sha256: Buffer;
+  expired: boolean;
+  revoked: boolean;
+  tenant_status: TenantStatus | null;
+  parent_id: string | null;
+  parent_status: TenantStatus | null;
+}
+
+/** The key with its tenant and the tenant's parent, in one round trip. */
+export async function findCredential(tx: Tx, keyId: string): Promise<Credential | null> {
+  return (await tx.maybeOne(sql.unsafe`
+    SELECT k.key_id, k.tenant_id, k.role, k.secret_sha256,
+           (k.expires_at IS NOT NULL AND k.expires_at <= now()) AS expired,
+           (k.revoked_at IS NOT NULL) AS revoked,
+           t.status AS tenant_status, t.parent_id, p.status AS parent_status
+    FROM ledger.api_keys k
+    LEFT JOIN ledger.tenants t ON t.tenant_id = k.tenant_id
+    LEFT JOIN ledger.tenants p ON p.tenant_id = t.parent_id
+    WHERE k.key_id = ${keyId}`)) as Credential | null;
+}

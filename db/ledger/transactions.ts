@@ -1,0 +1,240 @@
+import { sql } from '../pool';
+import type { Tx } from './context';
+import type { AccountStatus, Side, Tracking } from './accounts';
+
+export type TransactionState = 'pending' | 'committed' | 'voided' | 'expired';
+
+export interface PostingAccountRow {
+  account_id: string;
+  asset_type_id: string;
+  normal_side: Side;
+  status: AccountStatus;
+  balance_tracking: Tracking;
+  floor_minor: string | null;
+  scale: number;
+}
+
+export interface LockedBalanceRow {
+  account_id: string;
+  status: AccountStatus;
+  floor_minor: string | null;
+  posted_debits: string;
+  posted_credits: string;
+  pending_debits: string;
+  pending_credits: string;
+}
+
+export interface TransactionRow {
+  transaction_id: string;
+  tenant_id: string;
+  state: TransactionState;
+  pending: boolean;
+  description: string | null;
+  external_id: string | null;
+  metadata: Record<string, unknown>;
+  effective_at: string;
+  expires_at: string | null;
+  created_at: string;
+  finalized_at: string | null;
+  /** True when expires_at has passed by the database clock. */
+  past_expiry: boolean;
+}
+
+export interface EntryRow {
+  id: string;
+  transaction_id: string;
+  account_id: string;
+  asset_type_id: string;
+  direction: Side;
+  amount_minor: string;
+  scale: number;
+  line_no: number;
+  created_at: string;
+}
+
+export interface NewEntry {
+  entryId: string;
+  accountId: string;
+  assetTypeId: string;
+  lineNo: number;
+  direction: Side;
+  amountMinor: bigint;
+}
+
+/** Account facts a posting needs, unlocked (tracking, side, scale never change). */
+export async function readPostingAccounts(
+  tx: Tx,
+  accountIds: string[],
+): Promise<PostingAccountRow[]> {
+  return (await tx.any(sql.unsafe`
+    SELECT a.account_id, a.asset_type_id, a.normal_side, a.status, a.balance_tracking, a.floor_minor, t.scale
+    FROM ledger.accounts a JOIN ledger.asset_types t USING (asset_type_id)
+    WHERE a.account_id = ANY(${sql.array(accountIds, 'uuid')})`)) as PostingAccountRow[];
+}
+
+/**
+ * Locks the accounts and balance rows of sync accounts in account_id order (the one lock
+ * order of the ledger, so postings never deadlock) and returns the current counters.
+ */
+export async function lockSyncBalances(tx: Tx, accountIds: string[]): Promise<LockedBalanceRow[]> {
+  if (accountIds.length === 0) return [];
+  return (await tx.any(sql.unsafe`
+    SELECT a.account_id, a.status, a.floor_minor, b.posted_debits, b.posted_credits, b.pending_debits, b.pending_credits
+    FROM ledger.accounts a JOIN ledger.balances b USING (account_id)
+    WHERE a.account_id = ANY(${sql.array(accountIds, 'uuid')})
+    ORDER BY a.account_id
+    FOR UPDATE OF a, b`)) as LockedBalanceRow[];
+}
+
+export async function insertTransaction(
+  tx: Tx,
+  row: {
+    transactionId: string;
+    tenantId: string;
+    pending: boolean;
+    description: string | null;
+    externalId: string | null;
+    metadata: unknown;
+    effectiveAtMs: number | null;
+    expiresAtMs: number | null;
+  },
+): Promise<{ created_at: string; effective_at: string; state: TransactionState }> {
+  const effective =
+    row.effectiveAtMs === null
+      ? sql.fragment`ledger.now_ms()`
+      : sql.fragment`${new Date(row.effectiveAtMs).toISOString()}::timestamptz`;
+  const expires =
+    row.expiresAtMs === null
+      ? sql.fragment`NULL`
+      : sql.fragment`${new Date(row.expiresAtMs).toISOString()}::timestamptz`;
+  return (await tx.one(sql.unsafe`
+    INSERT INTO ledger.transactions (transaction_id, tenant_id, state, pending, description, external_id, metadata,
+                                     effective_at, expires_at, created_at, finalized_at)
+    VALUES (${row.transactionId}, ${row.tenantId}, ${row.pending ? 'pending' : 'committed'}, ${row.pending},
+            ${row.description}, ${row.externalId}, ${sql.jsonb(row.metadata as never)}, ${effective}, ${expires},
+            ledger.now_ms(), ${row.pending ? sql.fragment`NULL` : sql.fragment`ledger.now_ms()`})
+    RETURNING created_at, effective_at, state`)) as {
+    created_at: string;
+    effective_at: string;
+    state: TransactionState;
+  };
+}
+
+/** All legs in one statement; committed ones also land in committed_legs for as-of. */
+export async function insertEntries(
+  tx: Tx,
+  tenantId: string,
+  transactionId: string,
+  entries: NewEntry[],
+  committed: boolean,
+): Promise<void> {
+  const tuples = entries.map((e) => [
+    e.entryId,
+    e.accountId,
+    e.assetTypeId,
+    e.lineNo,
+    e.direction,
+    e.amountMinor.toString(),
+  ]);
+  const legs = sql.fragment`
+    INSERT INTO ledger.entries (entry_id, tenant_id, transaction_id, account_id, asset_type_id, line_no, direction, amount_minor, created_at)
+    SELECT e.entry_id, ${tenantId}, ${transactionId}, e.account_id, e.asset_type_id, e.line_no, e.direction, e.amount_minor, ledger.now_ms()
+    FROM ${sql.unnest(tuples, ['uuid', 'uuid', 'uuid', 'int2', 'text', 'numeric'])}
+      AS e(entry_id, account_id, asset_type_id, line_no, direction, amount_minor)
+    RETURNING entry_id`;
+  if (!committed) {
+    await tx.query(sql.unsafe`${legs}`);
+    return;
+  }
+  await tx.query(sql.unsafe`
+    WITH legs AS (${legs})
+    INSERT INTO ledger.committed_legs (entry_id, tenant_id, account_id, effective_at, finalized_at, debit_minor, credit_minor)
+    SELECT e.entry_id, ${tenantId}, e.account_id, t.effective_at, t.finalized_at,
+           CASE WHEN e.direction = 'debit' THEN e.amount_minor ELSE 0 END,
+           CASE WHEN e.direction = 'credit' THEN e.amount_minor ELSE 0 END
+    FROM ${sql.unnest(tuples, ['uuid', 'uuid', 'uuid', 'int2', 'text', 'numeric'])}
+      AS e(entry_id, account_id, asset_type_id, line_no, direction, amount_minor)
+    JOIN ledger.transactions t ON t.transaction_id = ${transactionId}
+    WHERE e.entry_id IN (SELECT entry_id FROM legs)`);
+}
+
+/** Copies a hold's legs into committed_legs when it commits. */
+export async function insertCommittedLegs(tx: Tx, transactionId: string): Promise<void> {
+  await tx.query(sql.unsafe`
+    INSERT INTO ledger.committed_legs (entry_id, tenant_id, account_id, effective_at, finalized_at, debit_minor, credit_minor)
+    SELECT e.entry_id, e.tenant_id, e.account_id, t.effective_at, t.finalized_at,
+           CASE WHEN e.direction = 'debit' THEN e.amount_minor ELSE 0 END,
+           CASE WHEN e.direction = 'credit' THEN e.amount_minor ELSE 0 END
+    FROM ledger.entries e JOIN ledger.transactions t USING (transaction_id)
+    WHERE e.transaction_id = ${transactionId}`);
+}
+
+export interface BalanceDelta {
+  accountId: string;
+  postedDebits: bigint;
+  postedCredits: bigint;
+  pendingDebits: bigint;
+  pendingCredits: bigint;
+}
+
+/** Moves every sync account's counters in one statement (rows already locked). */
+export async function applyBalanceDeltas(tx: Tx, deltas: BalanceDelta[]): Promise<void> {
+  if (deltas.length === 0) return;
+  const tuples = deltas.map((d) => [
+    d.accountId,
+    d.postedDebits.toString(),
+    d.postedCredits.toString(),
+    d.pendingDebits.toString(),
+    d.pendingCredits.toString(),
+  ]);
+  await tx.query(sql.unsafe`
+    UPDATE ledger.balances b
+    SET posted_debits = b.posted_debits + d.pd, posted_credits = b.posted_credits + d.pc,
+        pending_debits = b.pending_debits + d.hd, pending_credits = b.pending_credits + d.hc,
+        version = b.version + 1
+    FROM ${sql.unnest(tuples, ['uuid', 'numeric', 'numeric', 'numeric', 'numeric'])} AS d(account_id, pd, pc, hd, hc)
+    WHERE b.account_id = d.account_id`);
+}
+
+const TRANSACTION_COLUMNS = sql.fragment`transaction_id, tenant_id, state, pending, description, external_id, metadata,
+  effective_at, expires_at, created_at, finalized_at, (expires_at IS NOT NULL AND expires_at <= now()) AS past_expiry`;
+
+export async function findTransaction(
+  tx: Tx,
+  transactionId: string,
+  forUpdate = false,
+): Promise<TransactionRow | null> {
+  return (await tx.maybeOne(sql.unsafe`
+    SELECT ${TRANSACTION_COLUMNS} FROM ledger.transactions WHERE transaction_id = ${transactionId}
+    ${forUpdate ? sql.fragment`FOR UPDATE` : sql.fragment``}`)) as TransactionRow | null;
+}
+
+export async function findEntries(tx: Tx, transactionId: string): Promise<EntryRow[]> {
+  return (await tx.any(sql.unsafe`
+    SELECT e.entry_id AS id, e.transaction_id, e.account_id, e.asset_type_id, e.direction, e.amount_minor, t.scale, e.line_no, e.created_at
+    FROM ledger.entries e JOIN ledger.asset_types t USING (asset_type_id)
+    WHERE e.transaction_id = ${transactionId} ORDER BY e.line_no`)) as EntryRow[];
+}
+
+/** Conditional: only a pending transaction moves; returns false when it was already final. */
+export async function finalizeTransaction(
+  tx: Tx,
+  transactionId: string,
+  state: Exclude<TransactionState, 'pending'>,
+): Promise<string | null> {
+  return (await tx.maybeOneFirst(sql.unsafe`
+    UPDATE ledger.transactions SET state = ${state}, finalized_at = ledger.now_ms()
+    WHERE transaction_id = ${transactionId} AND state = 'pending'
+    RETURNING finalized_at`)) as string | null;
+}
+
+export async function insertHoldOutbox(
+  tx: Tx,
+  tenantId: string,
+  transactionId: string,
+  expiresAtMs: number,
+): Promise<void> {
+  await tx.query(sql.unsafe`
+    INSERT INTO ledger.hold_outbox (transaction_id, tenant_id, expires_at)
+    VALUES (${transactionId}, ${tenantId}, ${new Date(expiresAtMs).toISOString()}::timestamptz)`);
+}
