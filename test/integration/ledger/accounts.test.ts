@@ -1,4 +1,4 @@
-/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment -- JSON replies in tests */
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-call -- JSON replies in tests */
 import { sql } from '../../../db/pool';
 import { withTenant } from '../../../db/ledger/context';
 import { LedgerHarness, transfer, type TenantClients } from './support';
