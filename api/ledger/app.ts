@@ -4,14 +4,27 @@ import { BackendMonitor, postgresCheck } from '../platform/health';
 import type { PlatformDeps, ServiceInstance } from '../platform/service';
 import { ledgerEnvelope } from './envelope';
 import { ledgerRouter } from './routes';
+import { withSystem } from '../../db/ledger/context';
+import { rollupAsyncBalances } from '../../db/ledger/accounts';
 
 /** Request bodies past this size are refused by the application (the edge allows less). */
 export const LEDGER_BODY_LIMIT_BYTES = 1024 * 1024;
 export const LEDGER_JSON_DEPTH_MAX = 64;
+/** How often async accounts' balances are advanced from the journal. */
+export const ASYNC_ROLLUP_INTERVAL_MS = 1_000;
 
 export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
   // /healthz makes no network call of its own: it reads what the monitor last saw.
   const monitor = new BackendMonitor({ database: postgresCheck(deps.pool) });
+  let rollup: NodeJS.Timeout | undefined;
+  // slonik emits every query error on the pool's EventEmitter as well as throwing it; with no
+  // listener, Node turns a routine unique violation into ERR_UNHANDLED_ERROR. The thrown error
+  // is what the ledger handles, so the event is only noted at debug level.
+  if (deps.pool.listenerCount('error') === 0) {
+    deps.pool.on('error', (error: Error) =>
+      deps.logger.debug({ err: error.message }, 'database query error'),
+    );
+  }
   const router = new Router();
   router.get('/healthz', (ctx) => {
     const { database } = monitor.snapshot();
@@ -37,7 +50,19 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
     name: 'ledger',
     app,
     metrics,
-    start: () => monitor.start(),
-    stop: () => Promise.resolve(monitor.stop()),
+    start: async () => {
+      await monitor.start();
+      rollup = setInterval(() => {
+        withSystem(deps.pool, rollupAsyncBalances).catch((error: unknown) =>
+          deps.logger.warn({ err: error }, 'async rollup failed'),
+        );
+      }, ASYNC_ROLLUP_INTERVAL_MS);
+      rollup.unref();
+    },
+    stop: () => {
+      clearInterval(rollup);
+      monitor.stop();
+      return Promise.resolve();
+    },
   };
 }

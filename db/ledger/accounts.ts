@@ -169,3 +169,30 @@ export async function findBalance(tx: Tx, accountId: string): Promise<BalanceRow
     SELECT account_id, posted_debits, posted_credits, pending_debits, pending_credits, version, rolled_up_at
     FROM ledger.balances WHERE account_id = ${accountId}`)) as BalanceRow | null;
 }
+
+/**
+ * Advances async accounts' balance rows from the journal (committed legs and pending legs),
+ * all tenants at once (system context). A full recompute: exact and idempotent; async
+ * accounts trade freshness for never being locked by postings.
+ */
+export async function rollupAsyncBalances(tx: Tx): Promise<number> {
+  const result = await tx.query(sql.unsafe`
+    UPDATE ledger.balances b
+    SET posted_debits = s.pd, posted_credits = s.pc, pending_debits = s.hd, pending_credits = s.hc,
+        version = b.version + CASE WHEN (b.posted_debits, b.posted_credits, b.pending_debits, b.pending_credits)
+                                        IS DISTINCT FROM (s.pd, s.pc, s.hd, s.hc) THEN 1 ELSE 0 END,
+        rolled_up_at = ledger.now_ms()
+    FROM (
+      SELECT a.account_id,
+             coalesce(sum(e.amount_minor) FILTER (WHERE t.state = 'committed' AND e.direction = 'debit'), 0) AS pd,
+             coalesce(sum(e.amount_minor) FILTER (WHERE t.state = 'committed' AND e.direction = 'credit'), 0) AS pc,
+             coalesce(sum(e.amount_minor) FILTER (WHERE t.state = 'pending' AND e.direction = 'debit'), 0) AS hd,
+             coalesce(sum(e.amount_minor) FILTER (WHERE t.state = 'pending' AND e.direction = 'credit'), 0) AS hc
+      FROM ledger.accounts a
+      LEFT JOIN ledger.entries e ON e.account_id = a.account_id
+      LEFT JOIN ledger.transactions t ON t.transaction_id = e.transaction_id
+      WHERE a.balance_tracking = 'async'
+      GROUP BY a.account_id) s
+    WHERE b.account_id = s.account_id`);
+  return result.rowCount;
+}
