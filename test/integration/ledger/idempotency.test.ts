@@ -1,4 +1,4 @@
-/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment -- JSON replies in tests */
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-return -- JSON replies in tests */
 import { sql } from '../../../db/pool';
 import { withTenant } from '../../../db/ledger/context';
 import { call, LedgerHarness, newKey, type TenantClients } from './support';
