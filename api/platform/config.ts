@@ -76,6 +76,37 @@ const schema = Joi.object({
     .default(10)
     .description('runs: length of the per-tenant rate-limit window, started by its first request'),
   // --- end runs service ---
+  // --- ledger service ---
+  LEDGER_EDGE_RATE_PER_SECOND: Joi.number()
+    .integer()
+    .min(1)
+    .default(10)
+    .description('ledger: edge rate limit per source address, requests per second (token refill)'),
+  LEDGER_EDGE_BURST: Joi.number()
+    .integer()
+    .min(1)
+    .default(20)
+    .description('ledger: edge rate limit burst per source address (bucket size)'),
+  LEDGER_EDGE_BODY_LIMIT_BYTES: Joi.number()
+    .integer()
+    .min(1024)
+    .default(64 * 1024)
+    .description('ledger: request body limit at the edge; past it 413 PAYLOAD_TOO_LARGE (the app allows 1 MiB)'),
+  LEDGER_MONTHLY_CALL_QUOTA: Joi.number()
+    .integer()
+    .min(1)
+    .default(10_000_000)
+    .description('ledger: authenticated calls per root tenant and calendar month (UTC) before 429 QUOTA_EXCEEDED'),
+  LEDGER_HOLD_SWEEP_SCHEDULE: Joi.boolean()
+    .default(true)
+    .description('ledger: create the Temporal schedule schedule/<prefix>ledger-hold-sweep at start-up'),
+  LEDGER_HOLD_SWEEP_INTERVAL_SECONDS: Joi.number()
+    .integer()
+    .min(1)
+    .max(3600)
+    .default(60)
+    .description('ledger: how often the hold sweep schedule fires'),
+  // --- end ledger service ---
 }).unknown(true);
 
 export interface Config {
@@ -96,6 +127,16 @@ export interface Config {
   // --- runs service ---
   runs: { logDir: string; rateLimitRequests: number; rateLimitWindowSeconds: number };
   // --- end runs service ---
+  // --- ledger service ---
+  ledger: {
+    edgeRatePerSecond: number;
+    edgeBurst: number;
+    edgeBodyLimitBytes: number;
+    monthlyCallQuota: number;
+    holdSweepSchedule: boolean;
+    holdSweepIntervalSeconds: number;
+  };
+  // --- end ledger service ---
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -128,6 +169,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     RUNS_LOG_DIR: string;
     RUNS_RATE_LIMIT_REQUESTS: number;
     RUNS_RATE_LIMIT_WINDOW_SECONDS: number;
+    LEDGER_EDGE_RATE_PER_SECOND: number;
+    LEDGER_EDGE_BURST: number;
+    LEDGER_EDGE_BODY_LIMIT_BYTES: number;
+    LEDGER_MONTHLY_CALL_QUOTA: number;
+    LEDGER_HOLD_SWEEP_SCHEDULE: boolean;
+    LEDGER_HOLD_SWEEP_INTERVAL_SECONDS: number;
   };
   return {
     databaseUrl: v.DATABASE_URL,
@@ -151,6 +198,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       rateLimitWindowSeconds: v.RUNS_RATE_LIMIT_WINDOW_SECONDS,
     },
     // --- end runs service ---
+    // --- ledger service ---
+    ledger: {
+      edgeRatePerSecond: v.LEDGER_EDGE_RATE_PER_SECOND,
+      edgeBurst: v.LEDGER_EDGE_BURST,
+      edgeBodyLimitBytes: v.LEDGER_EDGE_BODY_LIMIT_BYTES,
+      monthlyCallQuota: v.LEDGER_MONTHLY_CALL_QUOTA,
+      holdSweepSchedule: v.LEDGER_HOLD_SWEEP_SCHEDULE,
+      holdSweepIntervalSeconds: v.LEDGER_HOLD_SWEEP_INTERVAL_SECONDS,
+    },
+    // --- end ledger service ---
   };
 }
 
