@@ -91,15 +91,15 @@ const schema = Joi.object({
     .integer()
     .min(1024)
     .default(64 * 1024)
-    .description('ledger: request body limit at the edge; past it 413 PAYLOAD_TOO_LARGE (the app allows 1 MiB)'),
+    .description('ledger: body limit at the edge (413 past it); the app allows 1 MiB'),
   LEDGER_MONTHLY_CALL_QUOTA: Joi.number()
     .integer()
     .min(1)
     .default(10_000_000)
-    .description('ledger: authenticated calls per root tenant and calendar month (UTC) before 429 QUOTA_EXCEEDED'),
+    .description('ledger: calls per root tenant and UTC month before 429 QUOTA_EXCEEDED'),
   LEDGER_HOLD_SWEEP_SCHEDULE: Joi.boolean()
     .default(true)
-    .description('ledger: create the Temporal schedule schedule/<prefix>ledger-hold-sweep at start-up'),
+    .description('ledger: create schedule/<prefix>ledger-hold-sweep at start-up'),
   LEDGER_HOLD_SWEEP_INTERVAL_SECONDS: Joi.number()
     .integer()
     .min(1)
