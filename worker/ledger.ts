@@ -1,7 +1,17 @@
 import type { WorkerOptions } from '@temporalio/worker';
+import { taskQueues } from '../api/platform/temporal';
+import { createLedgerHoldActivities } from '../activities/ledger/holds';
 import type { WorkerDeps } from './workers';
 
-/** The ledger service's task queues (holds that expire arrive with the ledger service). */
-export function ledgerWorkerOptions(_deps: WorkerDeps): Partial<WorkerOptions>[] {
-  return [];
+/** The ledger service's task queue: hold expiry workflows, the sweep, and their Postgres activities. */
+export function ledgerWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
+  // slonik also emits query errors on the pool; without a listener Node would throw them.
+  if (deps.pool.listenerCount('error') === 0) deps.pool.on('error', () => undefined);
+  return [
+    {
+      taskQueue: taskQueues(deps.config.taskQueuePrefix).ledger,
+      workflowBundle: deps.workflowBundle,
+      activities: { ...createLedgerHoldActivities({ pool: deps.pool }) },
+    },
+  ];
 }

@@ -4,6 +4,7 @@ import { BackendMonitor, postgresCheck } from '../platform/health';
 import type { PlatformDeps, ServiceInstance } from '../platform/service';
 import { ledgerEnvelope } from './envelope';
 import { ledgerRouter } from './routes';
+import { HoldDispatcher } from './holds';
 import { withSystem } from '../../db/ledger/context';
 import { rollupAsyncBalances } from '../../db/ledger/accounts';
 
@@ -17,6 +18,7 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
   // /healthz makes no network call of its own: it reads what the monitor last saw.
   const monitor = new BackendMonitor({ database: postgresCheck(deps.pool) });
   let rollup: NodeJS.Timeout | undefined;
+  const holds = new HoldDispatcher(deps);
   // slonik emits every query error on the pool's EventEmitter as well as throwing it; with no
   // listener, Node turns a routine unique violation into ERR_UNHANDLED_ERROR. The thrown error
   // is what the ledger handles, so the event is only noted at debug level.
@@ -43,7 +45,19 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
     logger: deps.logger,
     envelope: ledgerEnvelope,
     body: { limitBytes: LEDGER_BODY_LIMIT_BYTES, maxDepth: LEDGER_JSON_DEPTH_MAX },
-    routers: [router, ledgerRouter({ pool: deps.pool })],
+    routers: [
+      router,
+      ledgerRouter({
+        pool: deps.pool,
+        holdPlaced: (principal, created) =>
+          holds.dispatch({
+            tenantId: principal.tenantId,
+            transactionId: created.transaction_id,
+            expiresAtMs: created.hold!.expiresAtMs,
+          }),
+        holdSettled: (settled) => holds.settled(settled.transaction_id, settled.state),
+      }),
+    ],
     quietPaths: ['/healthz'],
   });
   return {
@@ -52,6 +66,7 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
     metrics,
     start: async () => {
       await monitor.start();
+      holds.start();
       rollup = setInterval(() => {
         withSystem(deps.pool, rollupAsyncBalances).catch((error: unknown) =>
           deps.logger.warn({ err: error }, 'async rollup failed'),
@@ -61,6 +76,7 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
     },
     stop: () => {
       clearInterval(rollup);
+      holds.stop();
       monitor.stop();
       return Promise.resolve();
     },

@@ -1,2 +1,2 @@
 // Workflow types of the ledger service.
-export {};
+export { ledgerHoldWorkflow, ledgerHoldSweepWorkflow } from './hold';

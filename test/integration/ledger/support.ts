@@ -81,7 +81,11 @@ export class LedgerHarness {
   pool!: DatabasePool;
 
   async start(overrides: NodeJS.ProcessEnv = {}): Promise<this> {
-    this.service = await startTestService('ledger', overrides);
+    // The sweep schedule is made only by the test that asserts it (and deletes it after).
+    this.service = await startTestService('ledger', {
+      LEDGER_HOLD_SWEEP_SCHEDULE: 'false',
+      ...overrides,
+    });
     this.pool = await createDatabasePool(loadConfig(), {
       applicationName: 'ledger-test',
       maximumPoolSize: 4,

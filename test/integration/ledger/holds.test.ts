@@ -1,0 +1,154 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment -- JSON replies in tests */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { loadConfig } from '../../../api/platform/config';
+import { sql } from '../../../db/pool';
+import { withSystem } from '../../../db/ledger/context';
+import { createTransaction } from '../../../api/ledger/transactions';
+import { holdSweepScheduleId, holdWorkflowId } from '../../../workflows/ledger/hold';
+import { eventually } from '../../support/services';
+import { LedgerHarness, type TenantClients } from './support';
+
+jest.setTimeout(120_000);
+
+describe('ledger holds that expire on Temporal', () => {
+  const h = new LedgerHarness();
+  const config = loadConfig();
+  let temporal: Client;
+  let t: TenantClients;
+  let usd: string;
+  let cash: string;
+  beforeAll(async () => {
+    await h.start({
+      LEDGER_HOLD_SWEEP_SCHEDULE: 'true',
+      LEDGER_HOLD_SWEEP_INTERVAL_SECONDS: '3600',
+    });
+    temporal = new Client({
+      connection: await Connection.connect({ address: config.temporalAddress }),
+    });
+    t = await h.tenant();
+    usd = await h.assetType(t);
+    cash = await h.account(t, usd, { normal_side: 'debit', balance_floor: null });
+  });
+  afterAll(async () => {
+    await temporal?.schedule
+      .getHandle(holdSweepScheduleId(config.taskQueuePrefix))
+      .delete()
+      .catch(() => undefined);
+    await temporal?.connection.close();
+    await h.stop();
+  });
+
+  const funded = async (amount: string) => {
+    const id = await h.account(t, usd, { normal_side: 'credit' });
+    await t.poster.post('/v1/transactions', {
+      entries: [
+        { account_id: cash, direction: 'debit', amount },
+        { account_id: id, direction: 'credit', amount },
+      ],
+    });
+    return id;
+  };
+  const holdBody = (from: string, to: string, amount: string, expiresInMs: number) => ({
+    pending: true,
+    expires_at: new Date(Date.now() + expiresInMs).toISOString(),
+    entries: [
+      { account_id: from, direction: 'debit', amount },
+      { account_id: to, direction: 'credit', amount },
+    ],
+  });
+  const state = async (id: string) =>
+    (await t.reader.get(`/v1/transactions/${id}`)).body.state as string;
+
+  it('when a hold reaches its expires_at, then its workflow ledger-hold/<id> expires it by itself and the funds are released', async () => {
+    const a = await funded('5.00');
+    const hold = await t.poster.post('/v1/transactions', holdBody(a, cash, '5.00', 3_000));
+    expect(hold.status).toBe(201);
+    const id = hold.body.transaction_id as string;
+    const handle = temporal.workflow.getHandle(holdWorkflowId(id));
+    const description = await eventually(() => handle.describe().catch(() => undefined), 10_000);
+    expect(description.searchAttributes).toMatchObject({
+      TenantId: [t.tenantId],
+      Service: ['ledger'],
+    });
+    expect(await handle.result()).toBe('expired');
+    expect(await state(id)).toBe('expired');
+    expect((await t.reader.get(`/v1/accounts/${a}/balance`)).body).toMatchObject({
+      available: '5.00',
+      pending: { debits: '0.00' },
+    });
+    const outbox = await withSystem(h.pool, (tx) =>
+      tx.one(
+        sql.unsafe`SELECT attempts, dispatched_at FROM ledger.hold_outbox WHERE transaction_id = ${id}`,
+      ),
+    );
+    expect(outbox.dispatched_at).not.toBeNull();
+    expect((await t.poster.post(`/v1/transactions/${id}/commit`)).body.error.code).toBe(
+      'HOLD_EXPIRED',
+    );
+
+    const history = await handle.fetchHistory();
+    const dir = path.join(__dirname, '../../histories/ledger');
+    if (process.env.RECORD_HISTORIES === '1') {
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(path.join(dir, 'hold-expired.json'), historyToJSON(history));
+    }
+  });
+
+  it('when a hold is committed or voided, then its workflow ends early (settled) without expiring anything', async () => {
+    for (const action of ['commit', 'void'] as const) {
+      const a = await funded('2.00');
+      const hold = await t.poster.post('/v1/transactions', holdBody(a, cash, '2.00', 3_600_000));
+      const id = hold.body.transaction_id as string;
+      const handle = temporal.workflow.getHandle(holdWorkflowId(id));
+      await eventually(() => handle.describe().catch(() => undefined), 10_000);
+      expect((await t.poster.post(`/v1/transactions/${id}/${action}`)).status).toBe(200);
+      expect(await handle.result()).toBe('settled');
+      expect(await state(id)).toBe(action === 'commit' ? 'committed' : 'voided');
+      if (action === 'commit' && process.env.RECORD_HISTORIES === '1') {
+        fs.writeFileSync(
+          path.join(__dirname, '../../histories/ledger/hold-settled.json'),
+          historyToJSON(await handle.fetchHistory()),
+        );
+      }
+    }
+  });
+
+  it('when a hold was recorded but its workflow never started, then the outbox dispatcher starts it', async () => {
+    const a = await funded('1.00');
+    // Written straight through the service (as if the process died right after COMMIT).
+    const created = await createTransaction(
+      h.pool,
+      t.tenantId,
+      holdBody(a, cash, '1.00', 3_600_000),
+    );
+    const handle = temporal.workflow.getHandle(holdWorkflowId(created.transaction_id));
+    const running = await eventually(() => handle.describe().catch(() => undefined), 15_000);
+    expect(running.status.name).toBe('RUNNING');
+    await t.poster.post(`/v1/transactions/${created.transaction_id}/void`);
+    expect(await handle.result()).toBe('settled');
+  });
+
+  it('when a hold has no workflow at all and passes its expiry, then the sweep schedule expires it', async () => {
+    const a = await funded('1.00');
+    const created = await createTransaction(h.pool, t.tenantId, holdBody(a, cash, '1.00', 500));
+    // Lost to Temporal: the outbox says dispatched but no workflow exists.
+    await withSystem(h.pool, (tx) =>
+      tx.query(
+        sql.unsafe`UPDATE ledger.hold_outbox SET dispatched_at = now() WHERE transaction_id = ${created.transaction_id}`,
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const schedule = temporal.schedule.getHandle(holdSweepScheduleId(config.taskQueuePrefix));
+    const described = await eventually(() => schedule.describe().catch(() => undefined), 10_000);
+    expect(described.action).toMatchObject({ workflowType: 'ledgerHoldSweepWorkflow' });
+    await schedule.trigger();
+    await eventually(
+      async () => ((await state(created.transaction_id)) === 'expired' ? true : undefined),
+      30_000,
+    );
+    expect((await t.reader.get(`/v1/accounts/${a}/balance`)).body.available).toBe('1.00');
+  });
+});

@@ -1,0 +1,48 @@
+import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { LedgerHoldActivities } from '../../activities/ledger/holds';
+import { postgresProfile } from '../platform/activity-profiles';
+
+/** `ledger-hold/<transaction_id>`: an operator with a transaction id finds its hold in one search. */
+export const holdWorkflowId = (transactionId: string): string => `ledger-hold/${transactionId}`;
+/** `schedule/<prefix>ledger-hold-sweep`; the prefix is empty outside tests. */
+export const holdSweepScheduleId = (taskQueuePrefix: string): string =>
+  `schedule/${taskQueuePrefix}ledger-hold-sweep`;
+
+/** Sent by commit and void: the hold is final, stop waiting. */
+export const holdSettledSignal = defineSignal<[{ state: string }]>('holdSettled');
+
+export interface HoldInput {
+  tenantId: string;
+  transactionId: string;
+  /** The hold's expires_at as epoch milliseconds. */
+  expiresAtMs: number;
+}
+
+export type HoldOutcome = 'settled' | 'expired' | 'already_final';
+
+const db = proxyActivities<LedgerHoldActivities>(postgresProfile);
+
+/**
+ * Waits until the hold's expires_at, then expires it through an idempotent activity (a
+ * conditional update of a pending transaction). Commit or void signal it to finish early.
+ * Workflow time (Date.now) is deterministic; a timer firing a moment before the database's
+ * clock agrees is retried by the activity's retry policy.
+ */
+export async function ledgerHoldWorkflow(input: HoldInput): Promise<HoldOutcome> {
+  let settled = false;
+  setHandler(holdSettledSignal, () => {
+    settled = true;
+  });
+  const waitMs = Math.max(0, input.expiresAtMs - Date.now());
+  if (await condition(() => settled, waitMs)) return 'settled';
+  const state = await db.expireHold({
+    tenantId: input.tenantId,
+    transactionId: input.transactionId,
+  });
+  return state === 'expired' ? 'expired' : 'already_final';
+}
+
+/** Run by the schedule: expires every pending hold past its expires_at (a backstop for lost workflows). */
+export async function ledgerHoldSweepWorkflow(): Promise<{ expired: number }> {
+  return db.sweepExpiredHolds();
+}
