@@ -17,8 +17,14 @@ export async function pullImage(docker: Docker, image: string): Promise<void> {
 }
 
 /** The container already made for an owner, if any: what makes create idempotent on retry. */
-export async function findOwnedContainer(docker: Docker, owner: string): Promise<Docker.ContainerInfo | undefined> {
-  const found = await docker.listContainers({ all: true, filters: { label: [`${OWNER_LABEL}=${owner}`] } });
+export async function findOwnedContainer(
+  docker: Docker,
+  owner: string,
+): Promise<Docker.ContainerInfo | undefined> {
+  const found = await docker.listContainers({
+    all: true,
+    filters: { label: [`${OWNER_LABEL}=${owner}`] },
+  });
   return found[0];
 }
 

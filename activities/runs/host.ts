@@ -15,7 +15,10 @@ export function createHostClaimActivities(deps: { workerId: string; taskQueuePre
   return {
     // eslint-disable-next-line @typescript-eslint/require-await
     async claimDockerHost(): Promise<ClaimedHost> {
-      return { workerId: deps.workerId, taskQueue: taskQueues(deps.taskQueuePrefix).runsDockerHost(deps.workerId) };
+      return {
+        workerId: deps.workerId,
+        taskQueue: taskQueues(deps.taskQueuePrefix).runsDockerHost(deps.workerId),
+      };
     },
   };
 }

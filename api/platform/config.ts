@@ -63,7 +63,9 @@ const schema = Joi.object({
   // --- runs service ---
   RUNS_LOG_DIR: Joi.string()
     .default('.data/run-logs')
-    .description('runs: directory of run log files (stdout_file, stderr_file), relative to the cwd or absolute'),
+    .description(
+      'runs: directory of run log files (stdout_file, stderr_file), relative to the cwd or absolute',
+    ),
   RUNS_RATE_LIMIT_REQUESTS: Joi.number()
     .integer()
     .min(1)

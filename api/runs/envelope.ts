@@ -6,6 +6,7 @@ import type { ErrorEnvelope } from '../platform/http/app';
  * spec code (e.g. `daily_quota_exceeded`) as the message.
  */
 export const runsEnvelope: ErrorEnvelope = (error: AppError) => {
-  if (error instanceof RequestValidationError) return { status: 422, body: { detail: error.message } };
+  if (error instanceof RequestValidationError)
+    return { status: 422, body: { detail: error.message } };
   return { status: error.status, body: { detail: error.message } };
 };

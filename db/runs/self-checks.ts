@@ -31,12 +31,21 @@ export async function deleteSelfCheck(pool: DatabasePool, checkId: string): Prom
   await pool.query(sql.unsafe`DELETE FROM runs.self_checks WHERE check_id = ${checkId}`);
 }
 
-export async function findSelfCheck(pool: DatabasePool, checkId: string): Promise<SelfCheckRow | null> {
-  return (await pool.maybeOne(sql.unsafe`SELECT * FROM runs.self_checks WHERE check_id = ${checkId}`)) as SelfCheckRow | null;
+export async function findSelfCheck(
+  pool: DatabasePool,
+  checkId: string,
+): Promise<SelfCheckRow | null> {
+  return (await pool.maybeOne(
+    sql.unsafe`SELECT * FROM runs.self_checks WHERE check_id = ${checkId}`,
+  )) as SelfCheckRow | null;
 }
 
 /** Idempotent: only the first call moves a scheduled check to running. */
-export async function markSelfCheckRunning(pool: DatabasePool, checkId: string, workerId: string): Promise<void> {
+export async function markSelfCheckRunning(
+  pool: DatabasePool,
+  checkId: string,
+  workerId: string,
+): Promise<void> {
   await pool.query(sql.unsafe`
     UPDATE runs.self_checks SET state = 'running', worker_id = ${workerId}, started_at = now()
     WHERE check_id = ${checkId} AND state = 'scheduled'`);
@@ -46,9 +55,16 @@ export async function markSelfCheckRunning(pool: DatabasePool, checkId: string, 
 export async function finishSelfCheck(
   pool: DatabasePool,
   checkId: string,
-  outcome: { exitCode: number | null; timedOut: boolean; stdout: string; stderr: string; error: string | null },
+  outcome: {
+    exitCode: number | null;
+    timedOut: boolean;
+    stdout: string;
+    stderr: string;
+    error: string | null;
+  },
 ): Promise<void> {
-  const state: SelfCheckState = outcome.exitCode === 0 && !outcome.timedOut ? 'succeeded' : 'failed';
+  const state: SelfCheckState =
+    outcome.exitCode === 0 && !outcome.timedOut ? 'succeeded' : 'failed';
   await pool.query(sql.unsafe`
     UPDATE runs.self_checks
     SET state = ${state}, exit_code = ${outcome.exitCode}, timed_out = ${outcome.timedOut},
