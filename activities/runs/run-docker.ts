@@ -1,4 +1,4 @@
-import { PassThrough, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { DatabasePool } from '../../db/pool';
 import type { Redis } from '../../db/redis';
@@ -128,7 +128,7 @@ export function createRunDockerActivities(deps: {
           stdout: true,
           stderr: true,
         })) as unknown as Readable;
-        await demultiplexInto(docker, logStream, capture);
+        await demultiplexInto(logStream, capture);
         const waited = (await container.wait()) as { StatusCode: number };
         const inspected = await container.inspect();
         const totals = await capture.close();
@@ -199,12 +199,25 @@ export function createRunDockerActivities(deps: {
 }
 export type RunDockerActivities = ReturnType<typeof createRunDockerActivities>;
 
-function demultiplexInto(docker: Docker, stream: Readable, capture: LogCapture): Promise<void> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  stdout.on('data', (chunk: Buffer) => capture.write('stdout', chunk));
-  stderr.on('data', (chunk: Buffer) => capture.write('stderr', chunk));
-  docker.modem.demuxStream(stream, stdout, stderr);
+/**
+ * Reads Docker's multiplexed log stream (8-byte frame header: stream type, 3 zero bytes,
+ * big-endian length) frame by frame, handing each frame to the capture in arrival order, so
+ * the interleaving of stdout and stderr is kept (two pass-through streams would lose it).
+ */
+function demultiplexInto(stream: Readable, capture: LogCapture): Promise<void> {
+  let buffered: Buffer = Buffer.alloc(0);
+  stream.on('data', (chunk: Buffer) => {
+    buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
+    let offset = 0;
+    while (offset + 8 <= buffered.length) {
+      const length = buffered.readUInt32BE(offset + 4);
+      if (offset + 8 + length > buffered.length) break;
+      const frame = buffered.subarray(offset + 8, offset + 8 + length);
+      capture.write(buffered[offset] === 2 ? 'stderr' : 'stdout', frame);
+      offset += 8 + length;
+    }
+    buffered = buffered.subarray(offset);
+  });
   return new Promise((resolve, reject) => {
     stream.on('end', () => resolve());
     stream.on('close', () => resolve());

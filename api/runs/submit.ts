@@ -12,6 +12,7 @@ import { executionSearchAttributes, RUN_STATE } from '../../workflows/platform/s
 import { runWorkflowId, type RunWorkflowInput } from '../../workflows/runs/definitions';
 import { imageAllowed, parseImageReference } from './image-reference';
 import { clampLimits, effectiveLimits } from './limits';
+import { nextWorkingInstant, parseWorkingHours } from './working-hours';
 
 export interface SubmitRequest {
   image: string;
@@ -64,47 +65,54 @@ export async function submitRun(
   const limits = effectiveLimits(quotas, principal.tier);
   const clamped = clampLimits(request, limits);
   const scheduledMs = request.scheduledStart === null ? null : Date.parse(request.scheduledStart);
-  const eligibleStart = toMillisIso(Math.max(scheduledMs ?? nowMs, nowMs));
+  const requestedStartMs = Math.max(scheduledMs ?? nowMs, nowMs);
+  const { eligibleStart, workingHoursApplied } = applyWorkingHours(
+    quotas.working_hours_tjp,
+    requestedStartMs,
+  );
   const trackId = ulid();
   const metered = principal.tier?.metered ?? false;
 
-  const accepted = await deps.pool.transaction(async (tx) => {
-    const today = await countSubmission(tx, principal.tenantId);
-    if (today > limits.daily_runs) return false;
-    await insertRun(tx, {
-      trackId,
-      tenantId: principal.tenantId,
-      keyId: principal.keyId,
-      image: request.image,
-      command: request.command,
-      env: request.env,
-      name: request.name,
-      tags: request.tags,
-      scheduledStart: request.scheduledStart === null ? null : toMillisIso(scheduledMs!),
-      eligibleStart,
-      expiresAt: request.expiresAt === null ? null : toMillisIso(Date.parse(request.expiresAt)),
-      workingHoursApplied: false,
-      maxQueueSeconds: quotas.max_queue_seconds,
-      cpuLimit: String(clamped.cpuLimit),
-      memoryLimitMb: clamped.memoryLimitMb,
-      timeoutSeconds: clamped.timeoutSeconds,
-      clamped: clamped.clamped,
-      metered,
-    });
-    if (metered) {
-      await tx.query(sql.unsafe`
+  const dailyQuotaExceeded = new AppError({
+    status: 429,
+    code: 'daily_quota_exceeded',
+    message: 'daily_quota_exceeded',
+  });
+  try {
+    await deps.pool.transaction(async (tx) => {
+      // Thrown, not returned: the count of a refused submission must roll back with it.
+      if ((await countSubmission(tx, principal.tenantId)) > limits.daily_runs)
+        throw dailyQuotaExceeded;
+      await insertRun(tx, {
+        trackId,
+        tenantId: principal.tenantId,
+        keyId: principal.keyId,
+        image: request.image,
+        command: request.command,
+        env: request.env,
+        name: request.name,
+        tags: request.tags,
+        scheduledStart: request.scheduledStart === null ? null : toMillisIso(scheduledMs!),
+        eligibleStart,
+        expiresAt: request.expiresAt === null ? null : toMillisIso(Date.parse(request.expiresAt)),
+        workingHoursApplied,
+        maxQueueSeconds: quotas.max_queue_seconds,
+        cpuLimit: String(clamped.cpuLimit),
+        memoryLimitMb: clamped.memoryLimitMb,
+        timeoutSeconds: clamped.timeoutSeconds,
+        clamped: clamped.clamped,
+        metered,
+      });
+      if (metered) {
+        await tx.query(sql.unsafe`
         INSERT INTO runs.usage_ledger (entry_id, tenant_id, key_id, track_id, kind, seconds)
         VALUES (${ulid()}, ${principal.tenantId}, ${principal.keyId}, ${trackId}, 'charge', ${clamped.timeoutSeconds})`);
-    }
-    return true;
-  });
-  if (!accepted) {
-    await refuse(deps, principal, 'daily_quota_exceeded', { max_daily_runs: limits.daily_runs });
-    throw new AppError({
-      status: 429,
-      code: 'daily_quota_exceeded',
-      message: 'daily_quota_exceeded',
+      }
     });
+  } catch (error) {
+    if (error !== dailyQuotaExceeded) throw error;
+    await refuse(deps, principal, 'daily_quota_exceeded', { max_daily_runs: limits.daily_runs });
+    throw error;
   }
 
   const input: RunWorkflowInput = {
@@ -130,6 +138,24 @@ export async function submitRun(
     eligible_start: eligibleStart,
     clamped: clamped.clamped,
   };
+}
+
+/**
+ * With a working-hours definition, a run becomes eligible at the first working instant at or
+ * after its requested start (computed at submit; a later change of the definition does not move
+ * runs already accepted).
+ */
+function applyWorkingHours(definition: string | null, startMs: number) {
+  if (definition === null)
+    return { eligibleStart: toMillisIso(startMs), workingHoursApplied: false };
+  const next = nextWorkingInstant(parseWorkingHours(definition), new Date(startMs));
+  if (next === null)
+    throw new AppError({
+      status: 422,
+      code: 'invalid_shift_definition',
+      message: 'invalid_shift_definition: no working time',
+    });
+  return { eligibleStart: toMillisIso(Math.ceil(next.getTime())), workingHoursApplied: true };
 }
 
 async function startRunWorkflow(deps: PlatformDeps, input: RunWorkflowInput): Promise<void> {

@@ -6,9 +6,33 @@ import { findQuotas, updateQuotas, type TenantQuotasRow } from '../../db/runs/qu
 import { submissionsToday } from '../../db/runs/runs';
 import type { KeyPrincipal } from '../../db/runs/tenants';
 import { effectiveLimits } from './limits';
+import { AppError } from '../platform/errors';
+import { WORKING_HOURS_MAX_BYTES, nextWorkingInstant, parseWorkingHours } from './working-hours';
 
-/** Longest working-hours definition accepted. */
-export const WORKING_HOURS_MAX_LENGTH = 4096;
+/**
+ * A working-hours definition must parse and contain some working time; else 422 with the
+ * parser's line/column message (`invalid_shift_definition: line 2, column 5: ...`).
+ */
+export function assertWorkingHours(text: string): void {
+  let hours;
+  try {
+    hours = parseWorkingHours(text);
+  } catch (error) {
+    throw new AppError({
+      status: 422,
+      code: 'invalid_shift_definition',
+      message: `invalid_shift_definition: ${(error as Error).message}`,
+    });
+  }
+  if (nextWorkingInstant(hours, new Date()) === null) {
+    throw new AppError({
+      status: 422,
+      code: 'invalid_shift_definition',
+      message: 'invalid_shift_definition: no working time',
+    });
+  }
+}
+
 const INT_MAX = 2_147_483_647;
 
 /** PUT /tenant/quotas: a partial body; at least one field; unknown fields are refused (422). */
@@ -19,7 +43,7 @@ export const QUOTA_BODY = Joi.object({
   max_cpu_cores: Joi.number().greater(0).max(10_000).precision(3),
   max_memory_mb: Joi.number().integer().min(6).max(INT_MAX),
   max_queue_seconds: Joi.number().integer().min(1).max(INT_MAX),
-  working_hours_tjp: Joi.string().max(WORKING_HOURS_MAX_LENGTH).allow(null),
+  working_hours_tjp: Joi.string().max(WORKING_HOURS_MAX_BYTES).allow(null),
   retention_days: Joi.number().integer().min(1).max(36_500),
   max_nodes_per_workflow: Joi.number().integer().min(1).max(INT_MAX),
   max_concurrent_workflows: Joi.number().integer().min(1).max(INT_MAX),
@@ -43,6 +67,7 @@ export async function putQuotas(
   principal: KeyPrincipal,
   changes: Record<string, unknown>,
 ) {
+  if (typeof changes.working_hours_tjp === 'string') assertWorkingHours(changes.working_hours_tjp);
   const updated = await deps.pool.transaction(async (tx) => {
     const before = await findQuotas(tx, principal.tenantId);
     const after = await updateQuotas(tx, principal.tenantId, changes);

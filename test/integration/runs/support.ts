@@ -6,7 +6,8 @@ import { eventually, startTestService, type TestService } from '../../support/se
 
 export const config = loadConfig();
 export const IMAGE = `${config.registryAddress}/busybox:latest`;
-export const ALL_RUN_PERMISSIONS = 'svc_run_submit,svc_run_read,svc_run_control,svc_run_delete,svc_tenant_admin';
+export const ALL_RUN_PERMISSIONS =
+  'svc_run_submit,svc_run_read,svc_run_control,svc_run_delete,svc_tenant_admin';
 
 export interface Harness {
   service: TestService;
@@ -16,7 +17,10 @@ export interface Harness {
 
 export async function startHarness(overrides: NodeJS.ProcessEnv = {}): Promise<Harness> {
   const service = await startTestService('runs', overrides);
-  const pool = await createDatabasePool(config, { applicationName: 'runs-test', maximumPoolSize: 3 });
+  const pool = await createDatabasePool(config, {
+    applicationName: 'runs-test',
+    maximumPoolSize: 3,
+  });
   return {
     service,
     pool,
@@ -34,7 +38,14 @@ export async function newTenant(
 ): Promise<{ tenantId: string; key: string; keyId: string }> {
   const tenantId = `t-${ulid().toLowerCase()}`;
   await runAdmin(['tenant', 'create', tenantId], pool);
-  const args = ['key', 'create', '--tenant', tenantId, '--permissions', options.permissions ?? ALL_RUN_PERMISSIONS];
+  const args = [
+    'key',
+    'create',
+    '--tenant',
+    tenantId,
+    '--permissions',
+    options.permissions ?? ALL_RUN_PERMISSIONS,
+  ];
   if (options.tier) args.push('--tier', options.tier);
   const { json } = await runAdmin(args, pool);
   const out = json as { key: string; key_id: string };
@@ -48,7 +59,11 @@ export interface Reply<T = Record<string, unknown>> {
 }
 
 export function client(baseUrl: string, key: string | null) {
-  const call = async <T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<Reply<T>> => {
+  const call = async <T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<Reply<T>> => {
     const headers: Record<string, string> = {};
     if (key !== null) headers.authorization = `Bearer ${key}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -58,16 +73,35 @@ export function client(baseUrl: string, key: string | null) {
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await response.text();
-    return { status: response.status, body: (text === '' ? null : JSON.parse(text)) as T, headers: response.headers };
+    return {
+      status: response.status,
+      body: (text === '' ? null : JSON.parse(text)) as T,
+      headers: response.headers,
+    };
   };
   return {
     call,
-    submit: (body: Record<string, unknown>) => call<{ track_id: string; status: string; eligible_start: string; clamped: boolean }>('POST', '/api/v1/runs', body),
-    status: (trackId: string) => call<Record<string, unknown> & { state: string; events: Record<string, unknown>[] }>('GET', `/api/v1/runs/${trackId}`),
+    submit: (body: Record<string, unknown>) =>
+      call<{ track_id: string; status: string; eligible_start: string; clamped: boolean }>(
+        'POST',
+        '/api/v1/runs',
+        body,
+      ),
+    status: (trackId: string) =>
+      call<Record<string, unknown> & { state: string; events: Record<string, unknown>[] }>(
+        'GET',
+        `/api/v1/runs/${trackId}`,
+      ),
     waitFor: (trackId: string, states: string[], timeoutMs = 60_000) =>
-      eventually(async () => {
-        const reply = await call<Record<string, unknown> & { state: string; events: Record<string, unknown>[] }>('GET', `/api/v1/runs/${trackId}`);
-        return states.includes(reply.body.state) ? reply.body : undefined;
-      }, timeoutMs, 100),
+      eventually(
+        async () => {
+          const reply = await call<
+            Record<string, unknown> & { state: string; events: Record<string, unknown>[] }
+          >('GET', `/api/v1/runs/${trackId}`);
+          return states.includes(reply.body.state) ? reply.body : undefined;
+        },
+        timeoutMs,
+        100,
+      ),
   };
 }
