@@ -14,6 +14,7 @@ import { AppError } from '../platform/errors';
 import type { PlatformDeps, ServiceInstance } from '../platform/service';
 import { runsEnvelope } from './envelope';
 import { runsRouter } from './routes';
+import { workersStatus } from './workers';
 import { getSelfCheck, startSelfCheck, type SelfCheckRequest } from './self-checks';
 import { selfCheckWorkflowId } from '../../workflows/runs/self-check';
 
@@ -43,7 +44,8 @@ export function createRunsApi(deps: PlatformDeps): ServiceInstance {
     const statuses = await checkAll(backends);
     const healthy = Object.values(statuses).every((s) => s === 'up');
     ctx.status = healthy ? 200 : 503;
-    ctx.body = { status: healthy ? 'ok' : 'degraded', ...statuses };
+    const workers = await workersStatus(deps).catch(() => ({ total: null, busy: null }));
+    ctx.body = { status: healthy ? 'ok' : 'degraded', ...statuses, workers };
   });
   router.get('/metrics', async (ctx) => {
     if (!isPrivateAddress(ctx.req.socket.remoteAddress)) {

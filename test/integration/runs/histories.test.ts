@@ -1,0 +1,73 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { Worker } from '@temporalio/worker';
+import { bundleWorkflows } from '../../../worker/workers';
+import { eventually } from '../../support/services';
+import { IMAGE, client, config, newTenant, startHarness } from './support';
+
+/**
+ * Recorded histories of the run workflow (normal, paused/resumed, timed out, killed) replay
+ * against today's workflow code. Re-record them after an intended change of shape with
+ * `RECORD_RUN_HISTORIES=1 npx jest --selectProjects integration --testPathPatterns runs/histories`.
+ */
+const DIR = path.resolve(__dirname, '../../histories/runs');
+const CASES = ['run-exited', 'run-paused-resumed', 'run-timed-out', 'run-killed'] as const;
+
+async function record(): Promise<void> {
+  const h = await startHarness();
+  const temporal = new Client({
+    connection: await Connection.connect({ address: config.temporalAddress }),
+  });
+  try {
+    const api = client(h.service.url, (await newTenant(h.pool)).key);
+    const submit = async (command: string[], timeout = 60) =>
+      (await api.submit({ image: IMAGE, command, timeout_seconds: timeout })).body.track_id;
+    const runs: Record<(typeof CASES)[number], string> = {
+      'run-exited': await submit(['sh', '-c', 'echo hello']),
+      'run-paused-resumed': await submit([
+        'sh',
+        '-c',
+        'for i in 1 2 3 4 5 6; do echo $i; sleep 0.5; done',
+      ]),
+      'run-timed-out': await submit(['sleep', '60'], 1),
+      'run-killed': await submit(['sleep', '60']),
+    };
+    await api.waitFor(runs['run-paused-resumed'], ['running']);
+    await api.call('POST', `/api/v1/runs/${runs['run-paused-resumed']}/pause`);
+    await api.call('POST', `/api/v1/runs/${runs['run-paused-resumed']}/resume`);
+    await api.waitFor(runs['run-killed'], ['running']);
+    await api.call('POST', `/api/v1/runs/${runs['run-killed']}/kill`);
+    fs.mkdirSync(DIR, { recursive: true });
+    for (const name of CASES) {
+      const handle = temporal.workflow.getHandle(`run/${runs[name]}`);
+      await eventually(
+        async () => ((await handle.describe()).status.name === 'COMPLETED' ? true : undefined),
+        60_000,
+      );
+      fs.writeFileSync(path.join(DIR, `${name}.json`), historyToJSON(await handle.fetchHistory()));
+    }
+  } finally {
+    await h.close();
+    await temporal.connection.close();
+  }
+}
+
+describe('recorded run workflow histories', () => {
+  it('replay without a nondeterminism error against the current workflow code', async () => {
+    if (process.env.RECORD_RUN_HISTORIES === '1') await record();
+    const histories = CASES.map((name) => ({
+      workflowId: name,
+      history: JSON.parse(fs.readFileSync(path.join(DIR, `${name}.json`), 'utf8')) as unknown,
+    }));
+    const failures: string[] = [];
+    for await (const result of Worker.runReplayHistories(
+      { workflowBundle: await bundleWorkflows() },
+      histories,
+    )) {
+      if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+    }
+    expect(failures).toEqual([]);
+  }, 180_000);
+});
