@@ -1,0 +1,127 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ulid } from 'ulid';
+import { createDocker } from '../../../activities/docker/client';
+import { OWNER_LABEL } from '../../../activities/docker/containers';
+import { DATA_DIR, REPO_ROOT } from '../../support/stack-env';
+import { eventually } from '../../support/services';
+import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
+
+const WORKER_READY_TIMEOUT_MS = 180_000;
+
+/** This test's own worker process (own task queues), in its own process group so kill -9 takes all of it. */
+function startWorker(env: NodeJS.ProcessEnv, logFile: string): Promise<ChildProcess> {
+  const log = fs.openSync(logFile, 'a');
+  const worker = spawn(path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx'), ['worker/main.ts'], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', log],
+    detached: true,
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`worker not ready; see ${logFile}`)),
+      WORKER_READY_TIMEOUT_MS,
+    );
+    worker.on('exit', (code) => reject(new Error(`worker exited with ${code}; see ${logFile}`)));
+    worker.stdout!.on('data', (chunk: Buffer) => {
+      fs.appendFileSync(logFile, chunk);
+      if (chunk.toString().includes('worker polling')) {
+        clearTimeout(timer);
+        worker.removeAllListeners('exit');
+        resolve(worker);
+      }
+    });
+  });
+}
+
+function killHard(worker: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    worker.once('exit', () => resolve());
+    process.kill(-worker.pid!, 'SIGKILL');
+  });
+}
+
+describe('a worker killed while its run is running', () => {
+  const id = `crash-${ulid().toLowerCase().slice(-10)}`;
+  const env = { TASK_QUEUE_PREFIX: `${id}-`, WORKER_ID: id };
+  const logFile = path.join(DATA_DIR, 'logs', `${id}-worker.log`);
+  let h: Harness;
+  let worker: ChildProcess | undefined;
+  beforeAll(async () => {
+    fs.mkdirSync(path.dirname(logFile), { recursive: true });
+    worker = await startWorker(env, logFile);
+    h = await startHarness(env);
+  }, WORKER_READY_TIMEOUT_MS);
+  afterAll(async () => {
+    if (worker && worker.exitCode === null) await killHard(worker);
+    await h?.close();
+  });
+
+  it('when the worker is killed -9 and started again, then the run ends right with one container, its exit code and all its logs', async () => {
+    const api = client(h.service.url, (await newTenant(h.pool)).key);
+    const script =
+      'for i in $(seq 1 40); do echo "line $i"; sleep 0.5; done; echo done >&2; exit 5';
+    const { body } = await api.submit({
+      image: IMAGE,
+      command: ['sh', '-c', script],
+      timeout_seconds: 300,
+    });
+    const running = await api.waitFor(body.track_id, ['running'], 120_000);
+    expect(running.worker_id).toBe(id);
+    const docker = createDocker(config);
+    const containers = () =>
+      docker.listContainers({
+        all: true,
+        filters: { label: [`${OWNER_LABEL}=run/${body.track_id}`] },
+      });
+    const [container] = await containers();
+    expect(container).toBeDefined();
+
+    await eventually(async () => {
+      const page = await api.call<{ lines: string[] }>(
+        'GET',
+        `/api/v1/runs/${body.track_id}/logs?stream=stdout`,
+      );
+      return page.body.lines.length >= 2 ? true : undefined;
+    });
+    await killHard(worker!);
+    worker = await startWorker(env, logFile);
+    expect((await containers()).map((c) => c.Id)).toEqual([container!.Id]);
+
+    const run = await api.waitFor(
+      body.track_id,
+      ['exited', 'failed', 'timeout', 'killed'],
+      120_000,
+    );
+    expect(run).toMatchObject({
+      state: 'failed',
+      exit_code: 5,
+      reason: 'nonzero_exit',
+      container_id: container!.Id,
+    });
+    const stdout = await api.call<{ lines: string[]; eof: boolean }>(
+      'GET',
+      `/api/v1/runs/${body.track_id}/logs?stream=stdout`,
+    );
+    expect(stdout.body.lines).toEqual(Array.from({ length: 40 }, (_, i) => `line ${i + 1}`));
+    expect(stdout.body.eof).toBe(true);
+    expect(fs.readFileSync(run.stdout_file as string, 'utf8')).toBe(
+      stdout.body.lines.map((l) => `${l}\n`).join(''),
+    );
+    const stderr = await api.call<{ lines: string[] }>(
+      'GET',
+      `/api/v1/runs/${body.track_id}/logs?stream=stderr`,
+    );
+    expect(stderr.body.lines).toEqual(['done']);
+    expect(run.events.map((e) => e.to_state)).toEqual([
+      'scheduled',
+      'queued',
+      'pulling',
+      'running',
+      'failed',
+    ]);
+    await eventually(async () => ((await containers()).length === 0 ? true : undefined));
+  }, 400_000);
+});
