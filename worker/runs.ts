@@ -7,6 +7,7 @@ import {
 } from '../activities/runs/self-check';
 import { createRunActivities } from '../activities/runs/run';
 import { createRunDockerActivities } from '../activities/runs/run-docker';
+import { createRetentionActivities } from '../activities/runs/retention';
 import type { WorkerDeps } from './workers';
 
 /**
@@ -23,6 +24,11 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
       activities: {
         ...createSelfCheckActivities({ pool: deps.pool }),
         ...createRunActivities({ pool: deps.pool }),
+        ...createRetentionActivities({
+          pool: deps.pool,
+          redis: deps.redis,
+          logDir: config.runs.logDir,
+        }),
       },
     },
     {

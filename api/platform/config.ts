@@ -77,6 +77,9 @@ const schema = Joi.object({
     .max(3600)
     .default(10)
     .description('runs: length of the per-tenant rate-limit window, started by its first request'),
+  RUNS_RETENTION_SCHEDULE: Joi.boolean()
+    .default(true)
+    .description('runs: create the retention purge schedule at API start (tests turn it off)'),
   // --- end runs service ---
   // --- ledger service ---
   LEDGER_EDGE_RATE_PER_SECOND: Joi.number()
@@ -127,7 +130,12 @@ export interface Config {
   logLevel: string;
   shutdownGraceMs: number;
   // --- runs service ---
-  runs: { logDir: string; rateLimitRequests: number; rateLimitWindowSeconds: number };
+  runs: {
+    logDir: string;
+    rateLimitRequests: number;
+    rateLimitWindowSeconds: number;
+    retentionSchedule: boolean;
+  };
   // --- end runs service ---
   // --- ledger service ---
   ledger: {
@@ -171,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     RUNS_LOG_DIR: string;
     RUNS_RATE_LIMIT_REQUESTS: number;
     RUNS_RATE_LIMIT_WINDOW_SECONDS: number;
+    RUNS_RETENTION_SCHEDULE: boolean;
     LEDGER_EDGE_RATE_PER_SECOND: number;
     LEDGER_EDGE_BURST: number;
     LEDGER_EDGE_BODY_LIMIT_BYTES: number;
@@ -198,6 +207,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       logDir: v.RUNS_LOG_DIR,
       rateLimitRequests: v.RUNS_RATE_LIMIT_REQUESTS,
       rateLimitWindowSeconds: v.RUNS_RATE_LIMIT_WINDOW_SECONDS,
+      retentionSchedule: v.RUNS_RETENTION_SCHEDULE,
     },
     // --- end runs service ---
     // --- ledger service ---

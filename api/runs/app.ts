@@ -15,6 +15,7 @@ import type { PlatformDeps, ServiceInstance } from '../platform/service';
 import { runsEnvelope } from './envelope';
 import { runsRouter } from './routes';
 import { workersStatus } from './workers';
+import { ensureRetentionSchedule } from './retention';
 import { getSelfCheck, startSelfCheck, type SelfCheckRequest } from './self-checks';
 import { selfCheckWorkflowId } from '../../workflows/runs/self-check';
 
@@ -89,7 +90,11 @@ export function createRunsApi(deps: PlatformDeps): ServiceInstance {
     name: 'runs',
     app,
     metrics,
-    start: () => Promise.resolve(),
+    // Not awaited: the API serves (and answers its probes) while Temporal is still coming up.
+    start: () => {
+      if (deps.config.runs.retentionSchedule) void ensureRetentionSchedule(deps);
+      return Promise.resolve();
+    },
     stop: () => Promise.resolve(),
   };
 }

@@ -1,3 +1,4 @@
 // Workflow types of the runs service.
 export { selfCheckWorkflow } from './self-check';
 export { runWorkflow } from './run';
+export { runsRetentionPurgeWorkflow } from './retention';

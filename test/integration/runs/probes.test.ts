@@ -1,5 +1,9 @@
+import fs from 'node:fs';
+import { Client, Connection } from '@temporalio/client';
+import { sql } from '../../../db/pool';
+import { retentionScheduleId } from '../../../workflows/runs/retention';
 import { eventually } from '../../support/services';
-import { IMAGE, client, newTenant, startHarness, type Harness } from './support';
+import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
 
 describe('runs probes', () => {
   let h: Harness;
@@ -43,4 +47,58 @@ describe('runs probes', () => {
     expect(metrics.status).toBe(200);
     expect(await metrics.text()).toMatch(/http_request_duration_seconds/);
   });
+});
+
+describe('retention purge', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ RUNS_RETENTION_SCHEDULE: 'true' });
+  });
+  afterAll(async () => {
+    await h?.close();
+    const temporal = new Client({
+      connection: await Connection.connect({ address: config.temporalAddress }),
+    });
+    await temporal.schedule
+      .getHandle(retentionScheduleId(config.taskQueuePrefix))
+      .delete()
+      .catch(() => undefined);
+    await temporal.connection.close();
+  });
+
+  it('when a finished run is older than retention_days, then the schedule-run purge deletes it and keeps younger ones', async () => {
+    const temporal = new Client({
+      connection: await Connection.connect({ address: config.temporalAddress }),
+    });
+    try {
+      const api = client(h.service.url, (await newTenant(h.pool)).key);
+      await api.call('PUT', '/api/v1/tenant/quotas', { retention_days: 2 });
+      const old = (await api.submit({ image: IMAGE, command: ['echo', 'old'] })).body.track_id;
+      const young = (await api.submit({ image: IMAGE, command: ['echo', 'young'] })).body.track_id;
+      const oldRun = await api.waitFor(old, ['exited']);
+      await api.waitFor(young, ['exited']);
+      await h.pool.query(
+        sql.unsafe`UPDATE runs.runs SET finished_at = now() - interval '2 days 1 minute' WHERE track_id = ${old}`,
+      );
+      await h.pool.query(
+        sql.unsafe`UPDATE runs.runs SET finished_at = now() - interval '1 day 23 hours' WHERE track_id = ${young}`,
+      );
+
+      const schedule = temporal.schedule.getHandle(retentionScheduleId(config.taskQueuePrefix));
+      await eventually(async () =>
+        (await schedule.describe().catch(() => null)) ? true : undefined,
+      );
+      const described = await schedule.describe();
+      expect(described.action).toMatchObject({ workflowType: 'runsRetentionPurgeWorkflow' });
+      await schedule.trigger();
+      await eventually(
+        async () => ((await api.status(old)).status === 404 ? true : undefined),
+        30_000,
+      );
+      expect(fs.existsSync(oldRun.stdout_file as string)).toBe(false);
+      expect((await api.status(young)).status).toBe(200);
+    } finally {
+      await temporal.connection.close();
+    }
+  }, 60_000);
 });

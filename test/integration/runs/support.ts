@@ -16,7 +16,11 @@ export interface Harness {
 }
 
 export async function startHarness(overrides: NodeJS.ProcessEnv = {}): Promise<Harness> {
-  const service = await startTestService('runs', overrides);
+  // The retention schedule is made only by the test that exercises it (and deletes it after).
+  const service = await startTestService('runs', {
+    RUNS_RETENTION_SCHEDULE: 'false',
+    ...overrides,
+  });
   const pool = await createDatabasePool(config, {
     applicationName: 'runs-test',
     maximumPoolSize: 3,
