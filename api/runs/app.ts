@@ -16,6 +16,7 @@ import { runsEnvelope } from './envelope';
 import { runsRouter } from './routes';
 import { workersStatus } from './workers';
 import { ensureRetentionSchedule } from './retention';
+import { openApiDocument } from './openapi';
 import { getSelfCheck, startSelfCheck, type SelfCheckRequest } from './self-checks';
 import { selfCheckWorkflowId } from '../../workflows/runs/self-check';
 
@@ -47,6 +48,9 @@ export function createRunsApi(deps: PlatformDeps): ServiceInstance {
     ctx.status = healthy ? 200 : 503;
     const workers = await workersStatus(deps).catch(() => ({ total: null, busy: null }));
     ctx.body = { status: healthy ? 'ok' : 'degraded', ...statuses, workers };
+  });
+  router.get('/openapi.json', (ctx) => {
+    ctx.body = openApiDocument;
   });
   router.get('/metrics', async (ctx) => {
     if (!isPrivateAddress(ctx.req.socket.remoteAddress)) {
@@ -84,7 +88,7 @@ export function createRunsApi(deps: PlatformDeps): ServiceInstance {
     envelope: runsEnvelope,
     body: { limitBytes: RUNS_BODY_LIMIT_BYTES, maxDepth: RUNS_JSON_DEPTH_MAX },
     routers: [router, runsRouter(deps)],
-    quietPaths: ['/ping', '/health', '/metrics'],
+    quietPaths: ['/ping', '/health', '/metrics', '/openapi.json'],
   });
   return {
     name: 'runs',

@@ -1,0 +1,706 @@
+import { PERMISSIONS } from './permissions';
+import { RUN_STATES } from '../../workflows/runs/definitions';
+
+/**
+ * The runs service's contract (OpenAPI 3.1), served at GET /openapi.json. It records every
+ * decision the spec left "not shown" (see `x-decisions` and the descriptions), and the
+ * integration tests validate real responses against its schemas.
+ */
+const instant = {
+  type: 'string',
+  format: 'date-time',
+  pattern: 'Z$',
+  description: 'ISO-8601 UTC instant, millisecond precision, Z suffix',
+};
+const nullableInstant = { type: ['string', 'null'], format: 'date-time' };
+const ulid = { type: 'string', pattern: '^[0-9A-HJKMNP-TV-Z]{26}$' };
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: unknown, description = 'OK') => ({
+  description,
+  content: { 'application/json': { schema } },
+});
+const error = (description: string) => json(ref('Error'), description);
+
+const errors = {
+  '400': error(
+    'Malformed JSON, invalid image reference (`invalid_image:<ref>`), `expires_at_in_past`, or an unknown query parameter (the detail names the supported set).',
+  ),
+  '401': error('Missing or invalid bearer key (`WWW-Authenticate: Bearer`).'),
+  '403': error("`permission_denied`, or `image_not_allowed` when the key's tier has an allowlist."),
+  '404': error("`run_not_found`: no such run, or not this tenant's."),
+  '409': error('Conflict; see the operation.'),
+  '422': error('Schema mismatch (joi message), or `invalid_shift_definition: ...`.'),
+  '429': error('`daily_quota_exceeded` or `rate_limited` (with `Retry-After`).'),
+};
+const pick = (...codes: (keyof typeof errors)[]) =>
+  Object.fromEntries(codes.map((c) => [c, errors[c]]));
+const trackIdParam = { name: 'track_id', in: 'path', required: true, schema: ulid };
+const secured = (permission: string) => ({
+  security: [{ bearer: [] }],
+  'x-permission': permission,
+});
+
+const runFields = {
+  track_id: ulid,
+  tenant_id: { type: 'string' },
+  state: { enum: [...RUN_STATES] },
+  reason: {
+    type: ['string', 'null'],
+    description:
+      'Why the run reached its terminal state: completed, nonzero_exit, stopped, killed, timeout, expired, queue_timeout, image_pull_failed, start_failed, container_lost.',
+  },
+  image: { type: 'string' },
+  command: { type: 'array', items: { type: 'string' } },
+  env: { type: 'object', additionalProperties: { type: 'string' } },
+  submitted_at: instant,
+  eligible_start: instant,
+  scheduled_start: nullableInstant,
+  expires_at: nullableInstant,
+  started_at: nullableInstant,
+  finished_at: nullableInstant,
+  exit_code: { type: ['integer', 'null'] },
+  container_id: { type: ['string', 'null'] },
+  worker_id: { type: ['string', 'null'] },
+  cpu_limit: { type: 'number' },
+  memory_limit_mb: { type: 'integer' },
+  timeout_seconds: { type: 'integer' },
+  clamped: { type: 'boolean' },
+  name: { type: ['string', 'null'], maxLength: 128 },
+  tags: { type: 'array', items: { type: 'string' } },
+  stdout_file: { type: ['string', 'null'] },
+  stderr_file: { type: ['string', 'null'] },
+};
+
+const schemas = {
+  Error: {
+    type: 'object',
+    required: ['detail'],
+    additionalProperties: false,
+    properties: { detail: { type: 'string' } },
+  },
+  SubmitRequest: {
+    type: 'object',
+    required: ['image'],
+    additionalProperties: false,
+    description:
+      'Unknown fields are refused (422). The inline `webhook` field arrives with the webhooks issue; until then it is an unknown field.',
+    properties: {
+      image: {
+        type: 'string',
+        maxLength: 512,
+        description:
+          'host[:port]/path with :tag and/or @digest; no implicit Docker Hub or `latest`.',
+      },
+      command: {
+        type: 'array',
+        maxItems: 256,
+        items: { type: 'string', maxLength: 8192 },
+        default: [],
+      },
+      env: {
+        type: 'object',
+        maxProperties: 256,
+        propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]{0,255}$' },
+        additionalProperties: { type: 'string', maxLength: 32768 },
+        default: {},
+      },
+      scheduled_start: {
+        ...nullableInstant,
+        pattern: 'Z$',
+        description: 'A past instant is clamped to now.',
+      },
+      expires_at: {
+        ...instant,
+        description: 'Absolute start deadline; in the past → 400 expires_at_in_past.',
+      },
+      timeout_seconds: {
+        type: ['integer', 'null'],
+        minimum: 1,
+        description:
+          'null: 600, clamped to the tenant maximum. Counts running time; paused time is not counted.',
+      },
+      cpu_limit: {
+        type: ['number', 'null'],
+        exclusiveMinimum: 0,
+        description: 'Cores; null: 1, clamped.',
+      },
+      memory_limit_mb: {
+        type: ['integer', 'null'],
+        minimum: 6,
+        description: 'null: 256, clamped.',
+      },
+      name: { type: ['string', 'null'], maxLength: 128 },
+      tags: {
+        type: 'array',
+        maxItems: 32,
+        uniqueItems: true,
+        items: { type: 'string', minLength: 1, maxLength: 64 },
+        default: [],
+      },
+    },
+  },
+  SubmitResponse: {
+    type: 'object',
+    required: ['track_id', 'status', 'eligible_start', 'clamped'],
+    additionalProperties: false,
+    properties: {
+      track_id: ulid,
+      status: { const: 'scheduled' },
+      eligible_start: instant,
+      clamped: { type: 'boolean' },
+    },
+  },
+  RunEvent: {
+    type: 'object',
+    required: ['event_id', 'event_type', 'ts', 'from_state', 'to_state', 'reason', 'payload'],
+    additionalProperties: false,
+    properties: {
+      event_id: {
+        ...ulid,
+        description: 'Stable id of the event (the later webhook envelope event_id).',
+      },
+      event_type: {
+        type: 'string',
+        description:
+          'run.scheduled, run.queued, run.pulling, run.running, run.paused, run.resumed, run.stopping, run.exited, run.failed, run.timeout, run.killed',
+      },
+      ts: instant,
+      from_state: { enum: [...RUN_STATES, null] },
+      to_state: { enum: [...RUN_STATES] },
+      reason: { type: ['string', 'null'] },
+      payload: { type: 'object' },
+    },
+  },
+  Run: {
+    type: 'object',
+    required: Object.keys(runFields),
+    additionalProperties: false,
+    properties: runFields,
+  },
+  RunStatus: {
+    type: 'object',
+    required: [...Object.keys(runFields), 'events', 'scheduling_info'],
+    additionalProperties: false,
+    properties: {
+      ...runFields,
+      events: { type: 'array', items: ref('RunEvent') },
+      scheduling_info: {
+        type: 'object',
+        required: ['eligible_start', 'working_hours_applied', 'queue_position', 'estimated_start'],
+        additionalProperties: false,
+        properties: {
+          eligible_start: instant,
+          working_hours_applied: { type: 'boolean' },
+          queue_position: {
+            type: ['integer', 'null'],
+            minimum: 1,
+            description:
+              "1-based FIFO position among the tenant's scheduled runs (by eligible_start, track_id); null unless scheduled.",
+          },
+          estimated_start: {
+            ...nullableInstant,
+            description:
+              "Soft: now (or eligible_start) plus the mean duration of the tenant's last 50 finished runs per full round of slots ahead; null without history or unless scheduled.",
+          },
+        },
+      },
+    },
+  },
+  RunList: {
+    type: 'object',
+    required: ['runs', 'limit', 'offset'],
+    additionalProperties: false,
+    properties: {
+      runs: { type: 'array', items: ref('Run') },
+      limit: { type: 'integer' },
+      offset: { type: 'integer' },
+    },
+  },
+  RunResult: {
+    type: 'object',
+    required: [
+      'track_id',
+      'exit_code',
+      'status',
+      'reason',
+      'started_at',
+      'finished_at',
+      'duration_seconds',
+      'stdout_bytes',
+      'stderr_bytes',
+      'stdout_file',
+      'stderr_file',
+      'result_summary',
+    ],
+    additionalProperties: false,
+    properties: {
+      track_id: ulid,
+      exit_code: { type: ['integer', 'null'] },
+      status: { enum: ['exited', 'failed', 'timeout', 'killed'] },
+      reason: { type: ['string', 'null'] },
+      started_at: nullableInstant,
+      finished_at: instant,
+      duration_seconds: {
+        type: 'number',
+        minimum: 0,
+        description: 'finished_at − started_at (0 when never started).',
+      },
+      stdout_bytes: { type: 'integer' },
+      stderr_bytes: { type: 'integer' },
+      stdout_file: { type: ['string', 'null'] },
+      stderr_file: { type: ['string', 'null'] },
+      result_summary: { type: ['string', 'null'], description: 'The last 1 KB of stdout.' },
+    },
+  },
+  LogPage: {
+    type: 'object',
+    required: ['lines', 'next_since', 'eof'],
+    additionalProperties: false,
+    properties: {
+      lines: { type: 'array', items: { type: 'string' } },
+      next_since: { type: 'integer', minimum: 0 },
+      eof: { type: 'boolean' },
+    },
+  },
+  Utilization: {
+    type: 'object',
+    required: ['samples'],
+    additionalProperties: false,
+    properties: {
+      samples: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: [
+            'timestamp',
+            'cpu_percent',
+            'memory_mb',
+            'memory_limit_mb',
+            'net_rx_bytes',
+            'net_tx_bytes',
+          ],
+          additionalProperties: false,
+          properties: {
+            timestamp: instant,
+            cpu_percent: {
+              type: 'number',
+              minimum: 0,
+              description: '% of one core (Docker CLI formula); 0 while paused.',
+            },
+            memory_mb: { type: 'number', minimum: 0 },
+            memory_limit_mb: { type: 'integer' },
+            net_rx_bytes: { type: 'integer' },
+            net_tx_bytes: { type: 'integer' },
+          },
+        },
+      },
+    },
+  },
+  TenantQuotas: {
+    type: 'object',
+    additionalProperties: false,
+    required: [
+      'max_concurrent_runs',
+      'max_daily_runs',
+      'max_timeout_seconds',
+      'max_cpu_cores',
+      'max_memory_mb',
+      'max_queue_seconds',
+      'working_hours_tjp',
+      'retention_days',
+      'max_nodes_per_workflow',
+      'max_concurrent_workflows',
+      'max_webhook_endpoints',
+      'max_webhook_payload_bytes',
+    ],
+    properties: {
+      max_concurrent_runs: { type: 'integer', minimum: 1, default: 5 },
+      max_daily_runs: { type: 'integer', minimum: 0, default: 1000 },
+      max_timeout_seconds: { type: 'integer', minimum: 1, default: 3600 },
+      max_cpu_cores: { type: 'number', exclusiveMinimum: 0, default: 2 },
+      max_memory_mb: { type: 'integer', minimum: 6, default: 2048 },
+      max_queue_seconds: { type: 'integer', minimum: 1, default: 3600 },
+      working_hours_tjp: {
+        type: ['string', 'null'],
+        maxLength: 8192,
+        default: null,
+        description:
+          'TaskJuggler workinghours/timezone/shift syntax; applied at submit (eligible_start = first working instant at or after the requested start).',
+      },
+      retention_days: {
+        type: 'integer',
+        minimum: 1,
+        default: 30,
+        description:
+          'Terminal runs older than this (by finished_at) are purged hourly by schedule/runs-retention-purge.',
+      },
+      max_nodes_per_workflow: { type: 'integer', minimum: 1, default: 50 },
+      max_concurrent_workflows: { type: 'integer', minimum: 1, default: 10 },
+      max_webhook_endpoints: { type: 'integer', minimum: 0, default: 10 },
+      max_webhook_payload_bytes: { type: 'integer', minimum: 1024, default: 262144 },
+    },
+  },
+  Usage: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['tier', 'metered', 'limits', 'allowed_images', 'expires_at', 'usage'],
+    properties: {
+      tier: { type: ['string', 'null'] },
+      metered: { type: 'boolean' },
+      limits: {
+        type: 'object',
+        additionalProperties: false,
+        required: [
+          'memory_limit_mb',
+          'cpu_cores',
+          'timeout_seconds',
+          'concurrent_runs',
+          'daily_runs',
+          'workflow_nodes',
+          'retention_days',
+        ],
+        properties: Object.fromEntries(
+          [
+            'memory_limit_mb',
+            'cpu_cores',
+            'timeout_seconds',
+            'concurrent_runs',
+            'daily_runs',
+            'workflow_nodes',
+            'retention_days',
+          ].map((k) => [k, { type: 'number' }]),
+        ),
+        description: "The tenant quotas narrowed by the key's tier.",
+      },
+      allowed_images: {
+        type: ['array', 'null'],
+        items: { type: 'string' },
+        description: 'Exact references, or prefixes ending in "/", ":" or "@"; null: any image.',
+      },
+      expires_at: { ...nullableInstant, description: 'When the key expires; null: never.' },
+      usage: {
+        type: 'array',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['policy', 'used', 'limit', 'remaining', 'resets_at'],
+          properties: {
+            policy: {
+              enum: ['daily_runs', 'concurrent_runs', 'request_rate', 'metered_run_seconds'],
+            },
+            used: { type: ['integer', 'null'], description: 'null for the request rate policy.' },
+            limit: { type: 'integer' },
+            remaining: { type: 'integer' },
+            resets_at: nullableInstant,
+          },
+        },
+      },
+    },
+  },
+  AuditList: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['records', 'limit', 'offset'],
+    properties: {
+      records: {
+        type: 'array',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: [
+            'audit_id',
+            'tenant_id',
+            'ts',
+            'actor',
+            'action',
+            'outcome',
+            'target',
+            'detail',
+          ],
+          properties: {
+            audit_id: ulid,
+            tenant_id: { type: 'string' },
+            ts: instant,
+            actor: {
+              type: 'string',
+              description: '"operator" (the runs-admin CLI) or the key_id of the request.',
+            },
+            action: {
+              type: 'string',
+              description:
+                'e.g. tenant.create, key.create, key.revoke, key.set_tier, tenant.quotas.update, run.submit, run.pause, run.delete, or "<METHOD> <path>" for a permission refusal.',
+            },
+            outcome: { enum: ['ok', 'refused'] },
+            target: { type: ['string', 'null'] },
+            detail: { type: 'object' },
+          },
+        },
+      },
+      limit: { type: 'integer' },
+      offset: { type: 'integer' },
+    },
+  },
+  Health: {
+    type: 'object',
+    required: ['status', 'database', 'cache', 'container_runtime', 'workers'],
+    properties: {
+      status: { enum: ['ok', 'degraded'] },
+      database: { enum: ['up', 'down'] },
+      cache: { enum: ['up', 'down'] },
+      container_runtime: { enum: ['up', 'down'] },
+      workers: {
+        type: 'object',
+        required: ['total', 'busy'],
+        properties: {
+          total: {
+            type: ['integer', 'null'],
+            description:
+              'Docker hosts polling the any-host queue; null when Temporal does not answer within 1 s.',
+          },
+          busy: { type: ['integer', 'null'], description: 'Runs pulling, running or paused.' },
+        },
+      },
+    },
+  },
+};
+
+const control = (action: string, conflict: string, extra: string) => ({
+  post: {
+    ...secured('svc_run_control'),
+    summary: `${action} a run`,
+    description: `Decided by the run's workflow (a Temporal update with a validator), so of two racing calls one wins. ${extra}`,
+    parameters: [trackIdParam],
+    responses: {
+      '204': { description: 'Done' },
+      ...pick('400', '401', '403', '404'),
+      '409': error(`\`${conflict}\` in a wrong state (also for a terminal run).`),
+      '429': errors['429'],
+    },
+  },
+});
+
+export const openApiDocument = {
+  openapi: '3.1.0',
+  info: {
+    title: 'Container run service (runs)',
+    version: '1.0.0',
+    description:
+      'Runs of container images under limits on Docker, driven by one Temporal workflow per run (`run/<track_id>`).',
+  },
+  'x-decisions': {
+    concurrency_slot:
+      'A run takes a slot at dispatch (scheduled → queued) and holds it through pulling, running and paused until terminal. A run deferred with scheduled_start does not hold a slot while it waits: the state table (enforced at dispatch) wins over the guidance, so deferred runs never block runs that are due.',
+    dispatch:
+      'FIFO per tenant by (eligible_start, track_id); a waiting run asks for a slot every second.',
+    image_reference:
+      'host[:port]/path with a tag and/or a digest; a first path component without "." or ":" (a Docker Hub namespace) and an implicit latest are refused with 400 invalid_image:<ref>.',
+    delete_run:
+      'DELETE on a terminal run removes it with its events, samples, log files and log cache (204); usage ledger rows stay. On an active run: 409 not_terminal (stop or kill it first).',
+    control_states:
+      'pause: running only (409 not_running); resume: paused only (409 not_paused); stop and kill: running or paused (409 not_running). stop = SIGTERM, 10 s grace, SIGKILL; the run ends exited (reason stopped) whatever the exit code. A kill may overtake a stop in its grace period.',
+    timeout: 'timeout_seconds counts time spent running; paused time is not counted.',
+    rate_limit:
+      'Per tenant: RUNS_RATE_LIMIT_REQUESTS (default 2000) requests per window of RUNS_RATE_LIMIT_WINDOW_SECONDS (default 10) that starts with the first request; past it 429 rate_limited with Retry-After.',
+    logs: "since/next_since are 0-based line offsets per stream; since omitted tails the last `limit` lines. X-Log-Source: cache (Redis live tail), file (the stream file) or none (nothing captured yet). `both` keeps Docker's arrival order, which does not order one stream against the other.",
+    metering:
+      'On a metered tier a run is charged its full (clamped) timeout_seconds at submit and refunded the unused running seconds when it ends (usage_ledger, one charge and one refund per run).',
+    validation: 'Body schema errors (unknown fields included) are 422; malformed JSON is 400.',
+    permissions: PERMISSIONS,
+  },
+  servers: [{ url: '/' }],
+  components: {
+    securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'UUIDv4 API key' } },
+    schemas,
+  },
+  paths: {
+    '/ping': {
+      get: {
+        summary: 'Liveness',
+        responses: { '200': json({ type: 'object', properties: { status: { const: 'ok' } } }) },
+      },
+    },
+    '/health': {
+      get: {
+        summary: 'Backends and Docker workers',
+        responses: { '200': json(ref('Health')), '503': json(ref('Health'), 'A backend is down') },
+      },
+    },
+    '/metrics': {
+      get: {
+        summary: 'Prometheus text; private networks only',
+        responses: {
+          '200': {
+            description: 'metrics',
+            content: { 'text/plain': { schema: { type: 'string' } } },
+          },
+          '403': error('Not a private address'),
+        },
+      },
+    },
+    '/openapi.json': {
+      get: { summary: 'This document', responses: { '200': json({ type: 'object' }) } },
+    },
+    '/api/v1/runs': {
+      post: {
+        ...secured('svc_run_submit'),
+        summary: 'Submit a run',
+        description:
+          'Never refused for capacity (runs wait for a slot). max_daily_runs per UTC day → 429 daily_quota_exceeded.',
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: ref('SubmitRequest') } },
+        },
+        responses: {
+          '202': json(ref('SubmitResponse'), 'Accepted'),
+          ...pick('400', '401', '403', '422', '429'),
+        },
+      },
+      get: {
+        ...secured('svc_run_read'),
+        summary: 'List runs, newest first',
+        parameters: [
+          {
+            name: 'state_filter',
+            in: 'query',
+            schema: { type: 'string' },
+            description: 'One state or a comma-separated list.',
+          },
+          { name: 'tag', in: 'query', schema: { type: 'string' } },
+          {
+            name: 'limit',
+            in: 'query',
+            schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+          },
+          { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
+        ],
+        responses: { '200': json(ref('RunList')), ...pick('400', '401', '403', '422', '429') },
+      },
+    },
+    '/api/v1/runs/{track_id}': {
+      get: {
+        ...secured('svc_run_read'),
+        summary: 'Run status',
+        parameters: [trackIdParam],
+        responses: { '200': json(ref('RunStatus')), ...pick('400', '401', '403', '404', '429') },
+      },
+      delete: {
+        ...secured('svc_run_delete'),
+        summary: 'Delete a terminal run',
+        parameters: [trackIdParam],
+        responses: {
+          '204': { description: 'Deleted' },
+          ...pick('400', '401', '403', '404', '429'),
+          '409': error('`not_terminal`: the run is active.'),
+        },
+      },
+    },
+    '/api/v1/runs/{track_id}/result': {
+      get: {
+        ...secured('svc_run_read'),
+        summary: 'Run result',
+        parameters: [trackIdParam],
+        responses: {
+          '200': json(ref('RunResult')),
+          ...pick('400', '401', '403', '404', '429'),
+          '409': error('`not_terminal`'),
+        },
+      },
+    },
+    '/api/v1/runs/{track_id}/logs': {
+      get: {
+        ...secured('svc_run_read'),
+        summary: "A page of the run's log",
+        parameters: [
+          trackIdParam,
+          {
+            name: 'stream',
+            in: 'query',
+            schema: { enum: ['stdout', 'stderr', 'both'], default: 'both' },
+          },
+          { name: 'since', in: 'query', schema: { type: 'integer', minimum: 0 } },
+          {
+            name: 'limit',
+            in: 'query',
+            schema: { type: 'integer', minimum: 1, maximum: 1000, default: 1000 },
+          },
+        ],
+        responses: {
+          '200': {
+            ...json(ref('LogPage')),
+            headers: { 'X-Log-Source': { schema: { enum: ['cache', 'file', 'none'] } } },
+          },
+          ...pick('400', '401', '403', '404', '422', '429'),
+        },
+      },
+    },
+    '/api/v1/runs/{track_id}/utilization': {
+      get: {
+        ...secured('svc_run_read'),
+        summary: 'Utilization samples (one per second while running), oldest first, at most 10000',
+        parameters: [
+          trackIdParam,
+          { name: 'from_ts', in: 'query', schema: instant },
+          { name: 'to_ts', in: 'query', schema: instant },
+        ],
+        responses: {
+          '200': json(ref('Utilization')),
+          ...pick('400', '401', '403', '404', '422', '429'),
+        },
+      },
+    },
+    '/api/v1/runs/{track_id}/pause': control(
+      'Pause',
+      'not_running',
+      'docker pause: frozen with memory intact; CPU drops to 0 and logs stop.',
+    ),
+    '/api/v1/runs/{track_id}/resume': control('Resume', 'not_paused', 'docker unpause.'),
+    '/api/v1/runs/{track_id}/stop': control(
+      'Stop',
+      'not_running',
+      'SIGTERM, 10 s grace, then SIGKILL; ends exited (reason stopped).',
+    ),
+    '/api/v1/runs/{track_id}/kill': control('Kill', 'not_running', 'SIGKILL; ends killed.'),
+    '/api/v1/tenant/quotas': {
+      get: {
+        ...secured('svc_run_read'),
+        summary: 'Tenant quotas',
+        responses: { '200': json(ref('TenantQuotas')), ...pick('401', '403', '429') },
+      },
+      put: {
+        ...secured('svc_tenant_admin'),
+        summary: 'Update some quotas (partial; at least one field; unknown fields 422)',
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: { ...schemas.TenantQuotas, required: [], minProperties: 1 },
+            },
+          },
+        },
+        responses: { '200': json(ref('TenantQuotas')), ...pick('400', '401', '403', '422', '429') },
+      },
+    },
+    '/api/v1/usage': {
+      get: {
+        ...secured('svc_run_read'),
+        summary: "The key's tier, limits and usage",
+        responses: { '200': json(ref('Usage')), ...pick('401', '403', '429') },
+      },
+    },
+    '/api/v1/audit': {
+      get: {
+        ...secured('svc_run_read'),
+        summary: 'Operator actions and refusals against the tenant, newest first',
+        parameters: [
+          {
+            name: 'limit',
+            in: 'query',
+            schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+          },
+          { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
+        ],
+        responses: { '200': json(ref('AuditList')), ...pick('400', '401', '403', '422', '429') },
+      },
+    },
+  },
+} as const;
