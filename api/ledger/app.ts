@@ -5,6 +5,8 @@ import type { PlatformDeps, ServiceInstance } from '../platform/service';
 import { ledgerEnvelope } from './envelope';
 import { ledgerRouter } from './routes';
 import { HoldDispatcher } from './holds';
+import { edgeBodyLimit, edgeRateLimit } from './edge';
+import { monthlyCallMeter } from './metering';
 import { withSystem } from '../../db/ledger/context';
 import { rollupAsyncBalances } from '../../db/ledger/accounts';
 
@@ -19,6 +21,7 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
   const monitor = new BackendMonitor({ database: postgresCheck(deps.pool) });
   let rollup: NodeJS.Timeout | undefined;
   const holds = new HoldDispatcher(deps);
+  const ledgerConfig = deps.config.ledger;
   // slonik emits every query error on the pool's EventEmitter as well as throwing it; with no
   // listener, Node turns a routine unique violation into ERR_UNHANDLED_ERROR. The thrown error
   // is what the ledger handles, so the event is only noted at debug level.
@@ -45,10 +48,26 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
     logger: deps.logger,
     envelope: ledgerEnvelope,
     body: { limitBytes: LEDGER_BODY_LIMIT_BYTES, maxDepth: LEDGER_JSON_DEPTH_MAX },
+    edge: [
+      edgeRateLimit({
+        redis: deps.redis,
+        logger: deps.logger,
+        ratePerSecond: ledgerConfig.edgeRatePerSecond,
+        burst: ledgerConfig.edgeBurst,
+        bodyLimitBytes: ledgerConfig.edgeBodyLimitBytes,
+      }),
+      edgeBodyLimit({ bodyLimitBytes: ledgerConfig.edgeBodyLimitBytes }),
+    ],
     routers: [
       router,
       ledgerRouter({
         pool: deps.pool,
+        meter: monthlyCallMeter({
+          redis: deps.redis,
+          pool: deps.pool,
+          logger: deps.logger,
+          monthlyCallQuota: ledgerConfig.monthlyCallQuota,
+        }),
         holdPlaced: (principal, created) =>
           holds.dispatch({
             tenantId: principal.tenantId,

@@ -128,6 +128,12 @@ async function run<T>(
   }
 }
 
+/**
+ * How long a tenant transaction waits for a row lock (a hot account) before 409 LOCK_TIMEOUT
+ * with Retry-After, instead of sitting on a pool connection until the statement budget ends.
+ */
+export const LOCK_TIMEOUT_MS = 2_000;
+
 /** One database transaction in a tenant's row-level-security context. */
 export function withTenant<T>(
   pool: DatabasePool,
@@ -141,7 +147,11 @@ export function withTenant<T>(
       message: 'tenant context missing',
     });
   }
-  return run(pool, sql.fragment`set_config('ledger.tenant_id', ${tenantId}, true)`, fn);
+  return run(
+    pool,
+    sql.fragment`set_config('ledger.tenant_id', ${tenantId}, true), set_config('lock_timeout', ${`${LOCK_TIMEOUT_MS}ms`}, true)`,
+    fn,
+  );
 }
 
 /** Key lookup before the tenant is known: api_keys and tenants only are visible. */

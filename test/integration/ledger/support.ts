@@ -82,8 +82,11 @@ export class LedgerHarness {
 
   async start(overrides: NodeJS.ProcessEnv = {}): Promise<this> {
     // The sweep schedule is made only by the test that asserts it (and deletes it after).
+    // Tests share 127.0.0.1: the edge is widened except where a test asserts its defaults.
     this.service = await startTestService('ledger', {
       LEDGER_HOLD_SWEEP_SCHEDULE: 'false',
+      LEDGER_EDGE_RATE_PER_SECOND: '100000',
+      LEDGER_EDGE_BURST: '100000',
       ...overrides,
     });
     this.pool = await createDatabasePool(loadConfig(), {

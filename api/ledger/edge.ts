@@ -1,0 +1,120 @@
+import { Readable } from 'node:stream';
+import getRawBody from 'raw-body';
+import type { Context, Middleware, Next } from 'koa';
+import type { Redis } from '../../db/redis';
+import type { Logger } from '../platform/logger';
+import { PayloadTooLargeError } from '../platform/http/json-body';
+import { AppError } from '../platform/errors';
+
+/** Paths the edge never limits (probes). */
+export const EDGE_EXEMPT_PATHS = new Set(['/healthz']);
+
+/**
+ * Token bucket per source address, atomic in Redis and timed by the Redis clock (so several
+ * API processes share one bucket). Returns {allowed, retryAfterMs}.
+ */
+const TOKEN_BUCKET_LUA = `
+local rate = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local data = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
+local tokens = tonumber(data[1]) or burst
+local ts = tonumber(data[2]) or now
+tokens = math.min(burst, tokens + math.max(0, now - ts) * rate / 1000)
+local allowed = 0
+local retry = 0
+if tokens >= 1 then
+  tokens = tokens - 1
+  allowed = 1
+else
+  retry = math.ceil((1 - tokens) * 1000 / rate)
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(now))
+redis.call('PEXPIRE', KEYS[1], math.ceil(burst * 1000 / rate) + 1000)
+return {allowed, retry}
+`;
+
+export interface EdgeOptions {
+  redis: Redis;
+  logger: Logger;
+  ratePerSecond: number;
+  burst: number;
+  bodyLimitBytes: number;
+}
+
+/**
+ * 10 requests per second, burst 20, per source address (configurable) → 429 RATE_LIMITED with
+ * Retry-After. When Redis cannot answer, the request is served (fail open: the limiter
+ * protects capacity, it is not an authorization).
+ */
+export function edgeRateLimit(options: EdgeOptions): Middleware {
+  const bucketKey = (address: string) =>
+    `edge:${options.ratePerSecond}:${options.burst}:${address}`;
+  return async function rateLimit(ctx: Context, next: Next): Promise<void> {
+    if (EDGE_EXEMPT_PATHS.has(ctx.path)) {
+      await next();
+      return;
+    }
+    const address = ctx.req.socket.remoteAddress ?? 'unknown';
+    let verdict: [number, number] | undefined;
+    try {
+      verdict = (await options.redis.eval(
+        TOKEN_BUCKET_LUA,
+        1,
+        bucketKey(address),
+        options.ratePerSecond,
+        options.burst,
+      )) as [number, number];
+    } catch (error) {
+      options.logger.debug(
+        { err: (error as Error).message },
+        'edge rate limiter unavailable; serving',
+      );
+    }
+    if (verdict && verdict[0] !== 1) {
+      throw new AppError({
+        status: 429,
+        code: 'RATE_LIMITED',
+        message: 'too many requests from this address; retry with the same Idempotency-Key',
+        headers: { 'Retry-After': String(Math.max(1, Math.ceil(verdict[1] / 1000))) },
+      });
+    }
+    await next();
+  };
+}
+
+const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * The edge's body limit (64 KiB by default), tighter than the application's 1 MiB. A declared
+ * Content-Length is checked without reading; a chunked body is read up to the limit and handed
+ * on to the application's parser unchanged.
+ */
+export function edgeBodyLimit(options: Pick<EdgeOptions, 'bodyLimitBytes'>): Middleware {
+  return async function bodyLimit(ctx: Context, next: Next): Promise<void> {
+    if (!METHODS_WITH_BODY.has(ctx.method)) {
+      await next();
+      return;
+    }
+    const declared = ctx.get('content-length');
+    if (declared !== '') {
+      if (Number(declared) > options.bodyLimitBytes)
+        throw new PayloadTooLargeError(options.bodyLimitBytes);
+      await next();
+      return;
+    }
+    let buffered: Buffer;
+    try {
+      buffered = await getRawBody(ctx.req, { limit: options.bodyLimitBytes });
+    } catch (error) {
+      if ((error as { type?: string }).type === 'entity.too.large')
+        throw new PayloadTooLargeError(options.bodyLimitBytes);
+      throw error;
+    }
+    const replay = Readable.from([buffered]) as unknown as Context['req'];
+    Object.assign(replay, { headers: ctx.req.headers, socket: ctx.req.socket });
+    ctx.req = replay;
+    await next();
+  };
+}

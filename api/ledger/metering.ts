@@ -1,0 +1,67 @@
+import type { Context } from 'koa';
+import { sql, type DatabasePool } from '../../db/pool';
+import type { Redis } from '../../db/redis';
+import { withSystem } from '../../db/ledger/context';
+import type { Logger } from '../platform/logger';
+import { AppError } from '../platform/errors';
+import type { Principal } from './credentials';
+
+/** A month's counter outlives its month by this much, for late reconciliation reads. */
+const COUNTER_TTL_SECONDS = 40 * 24 * 3600;
+
+export const monthOf = (date: Date): string => date.toISOString().slice(0, 7);
+
+function secondsToNextMonth(now: Date): number {
+  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+  return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
+}
+
+/**
+ * Monthly call quota per root tenant (a sub-tenant's calls count against its root). Redis
+ * holds the counter; when it cannot answer, the call is served and recorded in Postgres
+ * (ledger.unmetered_calls) for reconciliation.
+ */
+export function monthlyCallMeter(deps: {
+  redis: Redis;
+  pool: DatabasePool;
+  logger: Logger;
+  monthlyCallQuota: number;
+}) {
+  return async function meter(principal: Principal, _ctx: Context): Promise<void> {
+    const now = new Date();
+    const month = monthOf(now);
+    let calls: number;
+    try {
+      const key = `calls:${principal.rootTenantId}:${month}`;
+      const [[incrError, count], [expireError]] = (await deps.redis
+        .multi()
+        .incr(key)
+        .expire(key, COUNTER_TTL_SECONDS)
+        .exec()) as [[Error | null, number], [Error | null, number]];
+      const failure = incrError ?? expireError;
+      if (failure) throw failure;
+      calls = count;
+    } catch (error) {
+      deps.logger.warn(
+        { err: (error as Error).message, tenantId: principal.rootTenantId },
+        'metering unreachable; call served unmetered',
+      );
+      await withSystem(deps.pool, (tx) =>
+        tx.query(
+          sql.unsafe`INSERT INTO ledger.unmetered_calls (tenant_id, month) VALUES (${principal.rootTenantId}, ${month})`,
+        ),
+      ).catch((dbError: unknown) =>
+        deps.logger.error({ err: dbError }, 'unmetered call not recorded'),
+      );
+      return;
+    }
+    if (calls > deps.monthlyCallQuota) {
+      throw new AppError({
+        status: 429,
+        code: 'QUOTA_EXCEEDED',
+        message: `monthly call quota of ${deps.monthlyCallQuota} reached`,
+        headers: { 'Retry-After': String(secondsToNextMonth(now)) },
+      });
+    }
+  };
+}

@@ -1,0 +1,249 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment -- JSON replies in tests */
+import net from 'node:net';
+import { loadConfig } from '../../../api/platform/config';
+import { sql } from '../../../db/pool';
+import { eventually } from '../../support/services';
+import { withSystem, withTenant } from '../../../db/ledger/context';
+import { call, client, LedgerHarness, type TenantClients } from './support';
+
+jest.setTimeout(60_000);
+
+const KIB = 1024;
+
+/** A JSON body of exactly `bytes` bytes: {"description":"xxxx…"}. */
+const bodyOfSize = (bytes: number) => `{"description":"${'x'.repeat(bytes - 18)}"}`;
+
+describe('ledger edge and limits', () => {
+  const h = new LedgerHarness();
+  let t: TenantClients;
+  beforeAll(async () => {
+    await h.start();
+    t = await h.tenant();
+  });
+  afterAll(() => h.stop());
+
+  const post = (url: string, token: string, raw: string) =>
+    call(url, 'POST', '/v1/transactions', token, raw);
+
+  it('when one address sends more than 10/s past a burst of 20, then 429 RATE_LIMITED with Retry-After; /healthz is never limited', async () => {
+    const edge = await new LedgerHarness().start({
+      LEDGER_EDGE_RATE_PER_SECOND: '10',
+      LEDGER_EDGE_BURST: '20',
+    });
+    try {
+      const started = Date.now();
+      const replies = await Promise.all(
+        Array.from({ length: 30 }, () => call(edge.url, 'GET', '/v1/asset-types', t.reader.token)),
+      );
+      const limited = replies.filter((r) => r.status === 429);
+      const served = replies.filter((r) => r.status === 200);
+      expect(served.length).toBeGreaterThanOrEqual(20);
+      // The bucket refills at 10/s while the 30 requests are in flight.
+      expect(served.length).toBeLessThanOrEqual(
+        20 + Math.ceil(((Date.now() - started) / 1000) * 10),
+      );
+      expect(limited.length).toBe(30 - served.length);
+      expect(limited[0]!.body).toEqual({
+        error: { code: 'RATE_LIMITED', message: expect.any(String) },
+      });
+      expect(Number(limited[0]!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      const probes = await Promise.all(
+        Array.from({ length: 30 }, () => call(edge.url, 'GET', '/healthz', null)),
+      );
+      expect(probes.every((r) => r.status === 200)).toBe(true);
+    } finally {
+      await edge.stop();
+    }
+  });
+
+  it('when a body is 64 KiB it passes the edge; one byte more is 413 PAYLOAD_TOO_LARGE, declared or chunked', async () => {
+    const atLimit = await post(h.url, t.poster.token, bodyOfSize(64 * KIB));
+    expect(atLimit.status).toBe(422);
+    expect(atLimit.body.error.code).toBe('INVALID_DESCRIPTION');
+    const past = await post(h.url, t.poster.token, bodyOfSize(64 * KIB + 1));
+    expect(past.status).toBe(413);
+    expect(past.body.error.code).toBe('PAYLOAD_TOO_LARGE');
+    const chunks = [bodyOfSize(64 * KIB + 1)];
+    const chunked = await fetch(`${h.url}/v1/transactions`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${t.poster.token}`,
+        'content-type': 'application/json',
+        'idempotency-key': `chunked-${Date.now()}`,
+      },
+      body: new ReadableStream({
+        pull(controller) {
+          const next = chunks.shift();
+          if (next === undefined) controller.close();
+          else controller.enqueue(new TextEncoder().encode(next));
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+    expect(chunked.status).toBe(413);
+    const smallChunked = await fetch(`${h.url}/v1/transactions`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${t.poster.token}`,
+        'content-type': 'application/json',
+        'idempotency-key': `chunked-${Date.now()}-2`,
+      },
+      body: new ReadableStream({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode('{"entries":[]}'));
+          controller.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+    expect(((await smallChunked.json()) as { error: { code: string } }).error.code).toBe(
+      'ENTRY_COUNT_OUT_OF_RANGE',
+    );
+  });
+
+  it('when the edge is wider, then the application still refuses past 1 MiB with 413', async () => {
+    const wide = await new LedgerHarness().start({
+      LEDGER_EDGE_BODY_LIMIT_BYTES: String(4 * 1024 * KIB),
+      SHUTDOWN_GRACE_MS: '200',
+    });
+    try {
+      expect((await post(wide.url, t.poster.token, bodyOfSize(1024 * KIB))).body.error.code).toBe(
+        'INVALID_DESCRIPTION',
+      );
+      const past = await post(wide.url, t.poster.token, bodyOfSize(1024 * KIB + 1));
+      expect(past.status).toBe(413);
+      expect(past.body.error.code).toBe('PAYLOAD_TOO_LARGE');
+    } finally {
+      await wide.stop();
+    }
+  });
+
+  it('when JSON nests 64 levels it is parsed; 65 levels are 422 INVALID_JSON_DEPTH before parsing', async () => {
+    const nested = (levels: number) =>
+      `{"metadata":${'['.repeat(levels - 1)}${']'.repeat(levels - 1)}}`;
+    const at = await post(h.url, t.poster.token, nested(64));
+    expect(at.body.error.code).toBe('INVALID_METADATA');
+    const past = await post(h.url, t.poster.token, nested(65));
+    expect(past.status).toBe(422);
+    expect(past.body.error.code).toBe('INVALID_JSON_DEPTH');
+    const malformed = await post(h.url, t.poster.token, '{"entries": [');
+    expect(malformed.status).toBe(422);
+    expect(malformed.body.error.code).toBe('INVALID_REQUEST');
+  });
+
+  it("when a root tenant's monthly call quota is used up, then 429 QUOTA_EXCEEDED with Retry-After, counting its sub-tenants' calls", async () => {
+    const metered = await new LedgerHarness().start({ LEDGER_MONTHLY_CALL_QUOTA: '3' });
+    try {
+      const root = await metered.tenant();
+      const sub = await client(metered.url, root.partner.token).post('/v1/sub-tenants', {
+        name: 'c',
+        kind: 'sandbox',
+        contact_email: 'c@d.ef',
+      });
+      const key = await client(metered.url, root.partner.token).post(
+        `/v1/sub-tenants/${sub.body.sub_tenant_id}/keys`,
+        { role: 'ledger_reader' },
+      );
+      const subReader = client(metered.url, key.body.secret as string);
+      expect((await subReader.get('/v1/asset-types')).status).toBe(200);
+      const over = await client(metered.url, root.reader.token).get('/v1/asset-types');
+      expect(over.status).toBe(429);
+      expect(over.body.error.code).toBe('QUOTA_EXCEEDED');
+      expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect((await subReader.get('/v1/asset-types')).body.error.code).toBe('QUOTA_EXCEEDED');
+      const other = await metered.tenant();
+      expect((await client(metered.url, other.reader.token).get('/v1/asset-types')).status).toBe(
+        200,
+      );
+    } finally {
+      await metered.stop();
+    }
+  });
+
+  it('when metering (Redis) is unreachable, then the call is served and recorded for reconciliation', async () => {
+    const blind = await new LedgerHarness().start({ REDIS_URL: 'redis://127.0.0.1:1' });
+    try {
+      const reply = await client(blind.url, t.reader.token).get('/v1/asset-types');
+      expect(reply.status).toBe(200);
+      const recorded = await withSystem(h.pool, (tx) =>
+        tx.oneFirst(
+          sql.unsafe`SELECT count(*) FROM ledger.unmetered_calls WHERE tenant_id = ${t.tenantId}`,
+        ),
+      );
+      expect(Number(recorded)).toBeGreaterThanOrEqual(1);
+    } finally {
+      await blind.stop();
+    }
+  });
+
+  it('when a statement outlives the database budget, then 503 STATEMENT_TIMEOUT with Retry-After', async () => {
+    const strict = await new LedgerHarness().start({ DATABASE_STATEMENT_TIMEOUT_MS: '200' });
+    try {
+      const reply = await h.pool.transaction(async (tx) => {
+        await tx.query(sql.unsafe`LOCK TABLE ledger.asset_types IN ACCESS EXCLUSIVE MODE`);
+        return client(strict.url, t.reader.token).get('/v1/asset-types');
+      });
+      expect(reply.status).toBe(503);
+      expect(reply.body.error.code).toBe('STATEMENT_TIMEOUT');
+      expect(reply.headers.get('retry-after')).toBe('1');
+    } finally {
+      await strict.stop();
+    }
+  });
+
+  it('when an account stays locked past the lock budget, then the posting gets 409 LOCK_TIMEOUT with Retry-After and writes nothing', async () => {
+    const usd = await h.assetType(t);
+    const cash = await h.account(t, usd, { balance_floor: null });
+    const wallet = await h.account(t, usd, { normal_side: 'credit' });
+    const reply = await withTenant(h.pool, t.tenantId, async (tx) => {
+      await tx.query(
+        sql.unsafe`SELECT 1 FROM ledger.balances WHERE account_id = ${wallet} FOR UPDATE`,
+      );
+      return t.poster.post('/v1/transactions', {
+        entries: [
+          { account_id: cash, direction: 'debit', amount: '1.00' },
+          { account_id: wallet, direction: 'credit', amount: '1.00' },
+        ],
+      });
+    });
+    expect(reply.status).toBe(409);
+    expect(reply.body.error.code).toBe('LOCK_TIMEOUT');
+    expect(reply.headers.get('retry-after')).toBe('1');
+    expect((await t.reader.get(`/v1/accounts/${wallet}/balance`)).body.version).toBe('0');
+  });
+
+  it('when the credential store (database) becomes unreachable, then /healthz says unhealthy and keys get 503 AUTHZ_UNAVAILABLE', async () => {
+    const upstream = new URL(loadConfig().databaseUrl);
+    const sockets = new Set<net.Socket>();
+    const proxy = net.createServer((downstream) => {
+      const up = net.connect(Number(upstream.port || 5432), upstream.hostname);
+      for (const socket of [downstream, up]) {
+        sockets.add(socket);
+        socket.on('error', () => socket.destroy());
+        socket.on('close', () => sockets.delete(socket));
+      }
+      downstream.pipe(up).pipe(downstream);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const proxied = new URL(upstream.toString());
+    proxied.port = String((proxy.address() as net.AddressInfo).port);
+    const cut = await new LedgerHarness().start({ DATABASE_URL: proxied.toString() });
+    try {
+      expect((await client(cut.url, t.reader.token).get('/v1/asset-types')).status).toBe(200);
+      proxy.close();
+      for (const socket of sockets) socket.destroy();
+      const health = await eventually(async () => {
+        const reply = await call(cut.url, 'GET', '/healthz', null);
+        return reply.status === 503 ? reply : undefined;
+      }, 10_000);
+      expect(health.body).toEqual({ status: 'unhealthy', reason: expect.any(String) });
+      const reply = await client(cut.url, t.reader.token).get('/v1/asset-types');
+      expect(reply.status).toBe(503);
+      expect(reply.body.error.code).toBe('AUTHZ_UNAVAILABLE');
+      expect(reply.headers.get('retry-after')).toBe('1');
+    } finally {
+      proxy.close();
+      await cut.stop().catch(() => undefined);
+    }
+  });
+});
