@@ -79,7 +79,7 @@ describe('ledger edge and limits', () => {
         },
       }),
       duplex: 'half',
-    } as RequestInit);
+    });
     expect(chunked.status).toBe(413);
     const smallChunked = await fetch(`${h.url}/v1/transactions`, {
       method: 'POST',
@@ -95,7 +95,7 @@ describe('ledger edge and limits', () => {
         },
       }),
       duplex: 'half',
-    } as RequestInit);
+    });
     expect(((await smallChunked.json()) as { error: { code: string } }).error.code).toBe(
       'ENTRY_COUNT_OUT_OF_RANGE',
     );
