@@ -1,0 +1,281 @@
+/**
+ * Ledger benchmark (not a test): boots the ledger API as its own process against the local
+ * stack, then prints throughput and p50/p99 of
+ *   1. 2-entry postings over HTTP spread over 1,000 accounts,
+ *   2. the same with every posting touching one hot account that has a floor,
+ *   3. balance-as-of on an account with 100,000 entries.
+ * Usage: npm run bench:ledger [-- --seconds 10 --concurrency 32]
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { v7 as uuidv7 } from 'uuid';
+import { loadConfig } from '../api/platform/config';
+import { createDatabasePool, sql, type DatabasePool } from '../db/pool';
+import { withSystem, withTenant } from '../db/ledger/context';
+import { insertTenant } from '../db/ledger/tenants';
+import { issueKey } from '../api/ledger/credentials';
+import { loadStackEnv } from '../test/support/stack-env';
+
+const ACCOUNTS = 1_000;
+const AS_OF_ENTRIES = 100_000;
+const REPO_ROOT = path.resolve(__dirname, '..');
+
+interface Figures {
+  requests: number;
+  errors: number;
+  seconds: number;
+  latenciesMs: number[];
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+function report(name: string, f: Figures): void {
+  const sorted = [...f.latenciesMs].sort((a, b) => a - b);
+  console.log(
+    `${name.padEnd(44)} ${(f.requests / f.seconds).toFixed(0).padStart(6)} req/s  p50 ${percentile(sorted, 50).toFixed(1)} ms  p99 ${percentile(sorted, 99).toFixed(1)} ms  (${f.requests} ok, ${f.errors} failed, ${f.seconds.toFixed(1)} s)`,
+  );
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function bootApi(port: number): Promise<ChildProcess> {
+  const child = spawn(path.join(REPO_ROOT, 'node_modules/.bin/tsx'), ['api/main.ts', 'ledger'], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      LEDGER_PORT: String(port),
+      LOG_LEVEL: 'warn',
+      // One load generator on one address: widen the edge, lift the monthly quota.
+      LEDGER_EDGE_RATE_PER_SECOND: '1000000',
+      LEDGER_EDGE_BURST: '1000000',
+      LEDGER_MONTHLY_CALL_QUOTA: '1000000000',
+      LEDGER_HOLD_SWEEP_SCHEDULE: 'false',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  for (let i = 0; i < 200; i++) {
+    const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return child;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  child.kill();
+  throw new Error('ledger API did not start');
+}
+
+async function run(
+  concurrency: number,
+  seconds: number,
+  request: () => Promise<Response>,
+): Promise<Figures> {
+  const figures: Figures = { requests: 0, errors: 0, seconds, latenciesMs: [] };
+  const deadline = Date.now() + seconds * 1000;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < deadline) {
+        const t0 = performance.now();
+        const response = await request().catch(() => null);
+        const ms = performance.now() - t0;
+        if (response) await response.arrayBuffer();
+        if (response && response.status < 300) {
+          figures.requests++;
+          figures.latenciesMs.push(ms);
+        } else figures.errors++;
+      }
+    }),
+  );
+  figures.seconds = (performance.now() - started) / 1000;
+  return figures;
+}
+
+async function provision(pool: DatabasePool) {
+  const tenantId = uuidv7();
+  await withSystem(pool, (tx) =>
+    insertTenant(tx, {
+      tenantId,
+      parentId: null,
+      name: 'bench',
+      kind: 'sandbox',
+      contactEmail: null,
+    }),
+  );
+  const keys = await withSystem(pool, async (tx) => ({
+    admin: (await issueKey(tx, { tenantId, role: 'ledger_admin', label: 'bench', ttlDays: 1 }))
+      .secret,
+    poster: (await issueKey(tx, { tenantId, role: 'ledger_poster', label: 'bench', ttlDays: 1 }))
+      .secret,
+    reader: (await issueKey(tx, { tenantId, role: 'ledger_reader', label: 'bench', ttlDays: 1 }))
+      .secret,
+  }));
+  return { tenantId, keys };
+}
+
+async function main(): Promise<void> {
+  loadStackEnv();
+  const { values } = parseArgs({
+    options: {
+      seconds: { type: 'string', default: '10' },
+      concurrency: { type: 'string', default: '32' },
+    },
+  });
+  const seconds = Number(values.seconds);
+  const concurrency = Number(values.concurrency);
+  const pool = await createDatabasePool(loadConfig(), {
+    applicationName: 'ledger-bench',
+    maximumPoolSize: 4,
+  });
+  const port = await freePort();
+  const api = await bootApi(port);
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    const { tenantId, keys } = await provision(pool);
+    let keyCounter = 0;
+    const call = (token: string, method: string, route: string, body?: unknown) =>
+      fetch(base + route, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          ...(method === 'GET'
+            ? {}
+            : { 'idempotency-key': `bench-${process.pid}-${++keyCounter}` }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    const asset = (await (
+      await call(keys.admin, 'POST', '/v1/asset-types', { code: 'USD', kind: 'fiat', scale: 2 })
+    ).json()) as { asset_type_id: string };
+    const account = async (extra: Record<string, unknown>) =>
+      (
+        (await (
+          await call(keys.admin, 'POST', '/v1/accounts', {
+            asset_type_id: asset.asset_type_id,
+            normal_side: 'credit',
+            ...extra,
+          })
+        ).json()) as { account_id: string }
+      ).account_id;
+
+    const accounts: string[] = [];
+    for (let i = 0; i < ACCOUNTS; i += 50) {
+      accounts.push(
+        ...(await Promise.all(Array.from({ length: 50 }, () => account({ balance_floor: null })))),
+      );
+    }
+    const pick = () => accounts[Math.floor(Math.random() * accounts.length)]!;
+    const transfer = (from: string, to: string) => ({
+      entries: [
+        { account_id: from, direction: 'debit', amount: '0.01' },
+        { account_id: to, direction: 'credit', amount: '0.01' },
+      ],
+    });
+
+    console.log(
+      `ledger bench: ${concurrency} concurrent clients, ${seconds} s per phase, ${ACCOUNTS} accounts`,
+    );
+    await run(concurrency, 2, () =>
+      call(keys.poster, 'POST', '/v1/transactions', transfer(pick(), pick())),
+    ); // warm-up
+    report(
+      'postings spread over 1,000 accounts',
+      await run(concurrency, seconds, () => {
+        const from = pick();
+        let to = pick();
+        while (to === from) to = pick();
+        return call(keys.poster, 'POST', '/v1/transactions', transfer(from, to));
+      }),
+    );
+
+    const hot = await account({ balance_floor: '0.00' });
+    const funding = await account({ balance_floor: null });
+    const funded = await call(keys.poster, 'POST', '/v1/transactions', {
+      entries: [
+        { account_id: funding, direction: 'debit', amount: '100000000.00' },
+        { account_id: hot, direction: 'credit', amount: '100000000.00' },
+      ],
+    });
+    if (funded.status !== 201) throw new Error(`funding the hot account failed: ${funded.status}`);
+    report(
+      'postings all touching one hot floored account',
+      await run(concurrency, seconds, () =>
+        call(keys.poster, 'POST', '/v1/transactions', transfer(hot, pick())),
+      ),
+    );
+
+    const deep = await account({ balance_floor: null });
+    const other = await account({ balance_floor: null });
+    console.log(`seeding ${AS_OF_ENTRIES} entries on one account for as-of ...`);
+    await seedDeepAccount(pool, tenantId, asset.asset_type_id, deep, other);
+    const oldest = Date.now() - AS_OF_ENTRIES * 1000;
+    const asOf = await run(1, Math.max(3, seconds / 2), () => {
+      const at = new Date(oldest + Math.random() * AS_OF_ENTRIES * 1000 * 1.05).toISOString();
+      return call(
+        keys.reader,
+        'GET',
+        `/v1/accounts/${deep}/balance-as-of?at=${encodeURIComponent(at)}&basis=${Math.random() < 0.5 ? 'effective' : 'recorded'}`,
+      );
+    });
+    report(`balance-as-of on an account with ${AS_OF_ENTRIES} entries`, asOf);
+  } finally {
+    api.kill('SIGTERM');
+    await pool.end();
+  }
+}
+
+/** 100,000 committed 2-leg transactions straight into the journal, one per second back in time. */
+async function seedDeepAccount(
+  pool: DatabasePool,
+  tenantId: string,
+  assetTypeId: string,
+  deep: string,
+  other: string,
+): Promise<void> {
+  await withTenant(pool, tenantId, async (tx) => {
+    await tx.query(sql.unsafe`SELECT set_config('statement_timeout', '600s', true)`);
+    await tx.query(sql.unsafe`
+      WITH series AS (
+        SELECT gen_random_uuid() AS tid, ledger.now_ms() - make_interval(secs => ${AS_OF_ENTRIES} - i) AS at
+        FROM generate_series(1, ${AS_OF_ENTRIES}) AS i),
+      txs AS (
+        INSERT INTO ledger.transactions (transaction_id, tenant_id, state, pending, description, effective_at, created_at, finalized_at)
+        SELECT tid, ${tenantId}, 'committed', false, 'bench seed', at, at, at FROM series
+        RETURNING transaction_id, finalized_at),
+      legs AS (
+        INSERT INTO ledger.entries (entry_id, tenant_id, transaction_id, account_id, asset_type_id, line_no, direction, amount_minor, created_at)
+        SELECT gen_random_uuid(), ${tenantId}, txs.transaction_id, x.account_id, ${assetTypeId}, x.line_no, x.direction, 1, txs.finalized_at
+        FROM txs CROSS JOIN (VALUES (${deep}::uuid, 1, 'credit'), (${other}::uuid, 2, 'debit')) AS x(account_id, line_no, direction)
+        RETURNING entry_id, account_id, direction, created_at)
+      INSERT INTO ledger.committed_legs (entry_id, tenant_id, account_id, effective_at, finalized_at, debit_minor, credit_minor)
+      SELECT entry_id, ${tenantId}, account_id, created_at, created_at,
+             CASE WHEN direction = 'debit' THEN 1 ELSE 0 END, CASE WHEN direction = 'credit' THEN 1 ELSE 0 END
+      FROM legs`);
+    await tx.query(
+      sql.unsafe`UPDATE ledger.balances SET posted_credits = posted_credits + ${AS_OF_ENTRIES}, version = version + 1 WHERE account_id = ${deep}`,
+    );
+    await tx.query(
+      sql.unsafe`UPDATE ledger.balances SET posted_debits = posted_debits + ${AS_OF_ENTRIES}, version = version + 1 WHERE account_id = ${other}`,
+    );
+  });
+  await pool.query(sql.unsafe`VACUUM ANALYZE ledger.committed_legs`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
