@@ -7,6 +7,8 @@ import { ledgerRouter } from './routes';
 import { HoldDispatcher } from './holds';
 import { edgeBodyLimit, edgeRateLimit } from './edge';
 import { monthlyCallMeter } from './metering';
+import { openApiDocument } from './openapi';
+import { LLMS_TXT } from './llms';
 import { withSystem } from '../../db/ledger/context';
 import { rollupAsyncBalances } from '../../db/ledger/accounts';
 
@@ -41,6 +43,14 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
     // Keys are verified against the ledger's own Postgres tables, so the authorization
     // store is reachable exactly when the database is.
     ctx.body = { status: 'ok', auth_client_credential: 'ok' };
+  });
+
+  router.get('/openapi.json', (ctx) => {
+    ctx.body = openApiDocument;
+  });
+  router.get('/llms.txt', (ctx) => {
+    ctx.type = 'text/plain; charset=utf-8';
+    ctx.body = LLMS_TXT;
   });
 
   const { app, metrics } = createApp({
