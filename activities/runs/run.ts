@@ -1,9 +1,12 @@
 import { ulid } from 'ulid';
 import type { DatabasePool } from '../../db/pool';
 import { sql } from '../../db/pool';
+import { Context } from '@temporalio/activity';
+import { runWorkflowId, slotFreedSignal } from '../../workflows/runs/definitions';
 import {
   transitionRun,
   tryTakeSlot,
+  waitingHeads,
   type Transition,
   type TransitionOutcome,
 } from '../../db/runs/runs';
@@ -21,6 +24,28 @@ export function createRunActivities(deps: { pool: DatabasePool }) {
 
     async takeRunSlot(input: { trackId: string; eventId: string; maxConcurrent: number | null }) {
       return tryTakeSlot(deps.pool, input);
+    },
+
+    /**
+     * After a run gave its slot back: signals the tenant's longest-waiting eligible runs, as
+     * many as there are free slots, so they ask for one now. Best effort (a missed signal is
+     * covered by the waiting run's fallback poll).
+     */
+    async wakeWaitingRuns(input: {
+      tenantId: string;
+      maxConcurrent: number | null;
+    }): Promise<number> {
+      const heads = await waitingHeads(deps.pool, input.tenantId, input.maxConcurrent);
+      const client = Context.current().client;
+      await Promise.all(
+        heads.map((trackId) =>
+          client.workflow
+            .getHandle(runWorkflowId(trackId))
+            .signal(slotFreedSignal)
+            .catch(() => undefined),
+        ),
+      );
+      return heads.length;
     },
 
     /** Metered keys: refunds the unused part of the up-front charge, once per run. */

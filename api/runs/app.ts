@@ -17,6 +17,7 @@ import { runsRouter } from './routes';
 import { workersStatus } from './workers';
 import { ensureRetentionSchedule } from './retention';
 import { openApiDocument } from './openapi';
+import { createWorkflowSweeper } from './workflow-starter';
 import { getSelfCheck, startSelfCheck, type SelfCheckRequest } from './self-checks';
 import { selfCheckWorkflowId } from '../../workflows/runs/self-check';
 
@@ -38,6 +39,7 @@ export function createRunsApi(deps: PlatformDeps): ServiceInstance {
     container_runtime: dockerCheck,
   };
   const router = new Router();
+  const sweeper = createWorkflowSweeper(deps);
 
   router.get('/ping', (ctx) => {
     ctx.body = { status: 'ok' };
@@ -97,9 +99,10 @@ export function createRunsApi(deps: PlatformDeps): ServiceInstance {
     // Not awaited: the API serves (and answers its probes) while Temporal is still coming up.
     start: () => {
       if (deps.config.runs.retentionSchedule) void ensureRetentionSchedule(deps);
+      sweeper.start();
       return Promise.resolve();
     },
-    stop: () => Promise.resolve(),
+    stop: () => sweeper.stop(),
   };
 }
 

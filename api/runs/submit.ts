@@ -1,5 +1,4 @@
 import { ulid } from 'ulid';
-import { WorkflowIdReusePolicy } from '@temporalio/client';
 import { AppError } from '../platform/errors';
 import type { PlatformDeps } from '../platform/service';
 import { taskQueues } from '../platform/temporal';
@@ -8,8 +7,8 @@ import { insertAudit } from '../../db/runs/audit';
 import { findQuotas } from '../../db/runs/quotas';
 import { countSubmission, insertRun } from '../../db/runs/runs';
 import type { KeyPrincipal } from '../../db/runs/tenants';
-import { executionSearchAttributes, RUN_STATE } from '../../workflows/platform/search-attributes';
-import { runWorkflowId, type RunWorkflowInput } from '../../workflows/runs/definitions';
+import type { RunWorkflowInput } from '../../workflows/runs/definitions';
+import { startRunWorkflowInBackground } from './workflow-starter';
 import { imageAllowed, parseImageReference } from './image-reference';
 import { clampLimits, effectiveLimits } from './limits';
 import { nextWorkingInstant, parseWorkingHours } from './working-hours';
@@ -73,6 +72,22 @@ export async function submitRun(
   const trackId = ulid();
   const metered = principal.tier?.metered ?? false;
 
+  const input: RunWorkflowInput = {
+    trackId,
+    tenantId: principal.tenantId,
+    image: request.image,
+    command: request.command,
+    env: request.env,
+    cpuLimit: clamped.cpuLimit,
+    memoryLimitMb: clamped.memoryLimitMb,
+    timeoutSeconds: clamped.timeoutSeconds,
+    eligibleStart,
+    expiresAt: request.expiresAt === null ? null : toMillisIso(Date.parse(request.expiresAt)),
+    maxQueueSeconds: quotas.max_queue_seconds,
+    tierConcurrentRuns: principal.tier?.concurrent_runs ?? null,
+    metered,
+    dockerAnyHostQueue: taskQueues(deps.config.taskQueuePrefix).runsDockerAnyHost,
+  };
   const dailyQuotaExceeded = new AppError({
     status: 429,
     code: 'daily_quota_exceeded',
@@ -102,6 +117,8 @@ export async function submitRun(
         timeoutSeconds: clamped.timeoutSeconds,
         clamped: clamped.clamped,
         metered,
+        workflowInput: input,
+        workflowTaskQueue: taskQueues(deps.config.taskQueuePrefix).runs,
       });
       if (metered) {
         await tx.query(sql.unsafe`
@@ -115,23 +132,9 @@ export async function submitRun(
     throw error;
   }
 
-  const input: RunWorkflowInput = {
-    trackId,
-    tenantId: principal.tenantId,
-    image: request.image,
-    command: request.command,
-    env: request.env,
-    cpuLimit: clamped.cpuLimit,
-    memoryLimitMb: clamped.memoryLimitMb,
-    timeoutSeconds: clamped.timeoutSeconds,
-    eligibleStart,
-    expiresAt: request.expiresAt === null ? null : toMillisIso(Date.parse(request.expiresAt)),
-    maxQueueSeconds: quotas.max_queue_seconds,
-    tierConcurrentRuns: principal.tier?.concurrent_runs ?? null,
-    metered,
-    dockerAnyHostQueue: taskQueues(deps.config.taskQueuePrefix).runsDockerAnyHost,
-  };
-  await startRunWorkflow(deps, input);
+  // Not awaited: the run is stored with its workflow input; a failed start is retried by the
+  // sweeper (workflow-starter.ts), so submit latency does not include Temporal.
+  startRunWorkflowInBackground(deps, input);
   return {
     track_id: trackId,
     status: 'scheduled',
@@ -156,36 +159,6 @@ function applyWorkingHours(definition: string | null, startMs: number) {
       message: 'invalid_shift_definition: no working time',
     });
   return { eligibleStart: toMillisIso(Math.ceil(next.getTime())), workingHoursApplied: true };
-}
-
-async function startRunWorkflow(deps: PlatformDeps, input: RunWorkflowInput): Promise<void> {
-  try {
-    await deps.temporal.workflow.start('runWorkflow', {
-      workflowId: runWorkflowId(input.trackId),
-      taskQueue: taskQueues(deps.config.taskQueuePrefix).runs,
-      args: [input],
-      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      typedSearchAttributes: [
-        ...executionSearchAttributes(input.tenantId, 'runs'),
-        { key: RUN_STATE, value: 'scheduled' },
-      ],
-    });
-  } catch (error) {
-    // The run never reached the engine: take it back (row, events, charge and day count).
-    await deps.pool.transaction(async (tx) => {
-      await tx.query(sql.unsafe`DELETE FROM runs.usage_ledger WHERE track_id = ${input.trackId}`);
-      await tx.query(sql.unsafe`DELETE FROM runs.runs WHERE track_id = ${input.trackId}`);
-      await tx.query(sql.unsafe`
-        UPDATE runs.daily_submissions SET count = count - 1
-        WHERE tenant_id = ${input.tenantId} AND day = (now() AT TIME ZONE 'UTC')::date AND count > 0`);
-    });
-    throw new AppError({
-      status: 503,
-      code: 'workflow_engine_unavailable',
-      message: 'workflow engine unavailable',
-      cause: error,
-    });
-  }
 }
 
 async function refuse(

@@ -27,24 +27,18 @@ export async function workersStatus(deps: PlatformDeps): Promise<WorkersStatus> 
 }
 
 async function pollers(deps: PlatformDeps): Promise<number | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), WORKERS_PROBE_TIMEOUT_MS);
-  });
-  const described = deps.temporal.workflowService
-    .describeTaskQueue({
-      namespace: deps.config.temporalNamespace,
-      taskQueue: {
-        name: taskQueues(deps.config.taskQueuePrefix).runsDockerAnyHost,
-        kind: TASK_QUEUE_KIND_NORMAL,
-      },
-      taskQueueType: TASK_QUEUE_TYPE_ACTIVITY,
-    })
+  // A deadline, not a race: the call (and its retries) ends with the probe.
+  return deps.temporal
+    .withDeadline(Date.now() + WORKERS_PROBE_TIMEOUT_MS, () =>
+      deps.temporal.workflowService.describeTaskQueue({
+        namespace: deps.config.temporalNamespace,
+        taskQueue: {
+          name: taskQueues(deps.config.taskQueuePrefix).runsDockerAnyHost,
+          kind: TASK_QUEUE_KIND_NORMAL,
+        },
+        taskQueueType: TASK_QUEUE_TYPE_ACTIVITY,
+      }),
+    )
     .then((reply) => new Set((reply.pollers ?? []).map((p) => p.identity)).size)
     .catch(() => null);
-  try {
-    return await Promise.race([described, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

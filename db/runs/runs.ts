@@ -87,6 +87,9 @@ export interface NewRun {
   timeoutSeconds: number;
   clamped: boolean;
   metered: boolean;
+  /** Kept until the run's workflow is confirmed started (see api/runs/workflow-starter.ts). */
+  workflowInput: unknown;
+  workflowTaskQueue: string;
 }
 
 /** Counts today's (UTC) submission; returns the count including this one. */
@@ -113,11 +116,12 @@ export async function insertRun(tx: DatabaseTransactionConnection, run: NewRun):
   const row = (await tx.one(sql.unsafe`
     INSERT INTO runs.runs (track_id, tenant_id, key_id, image, command, env, name, tags, scheduled_start,
                            eligible_start, expires_at, working_hours_applied, max_queue_seconds, cpu_limit,
-                           memory_limit_mb, timeout_seconds, clamped, metered)
+                           memory_limit_mb, timeout_seconds, clamped, metered, workflow_input, workflow_task_queue)
     VALUES (${run.trackId}, ${run.tenantId}, ${run.keyId}, ${run.image}, ${sql.jsonb(run.command)},
             ${sql.jsonb(run.env)}, ${run.name}, ${sql.array(run.tags, 'text')}, ${run.scheduledStart},
             ${run.eligibleStart}, ${run.expiresAt}, ${run.workingHoursApplied}, ${run.maxQueueSeconds},
-            ${run.cpuLimit}, ${run.memoryLimitMb}, ${run.timeoutSeconds}, ${run.clamped}, ${run.metered})
+            ${run.cpuLimit}, ${run.memoryLimitMb}, ${run.timeoutSeconds}, ${run.clamped}, ${run.metered},
+            ${sql.jsonb(run.workflowInput as never)}, ${run.workflowTaskQueue})
     RETURNING *`)) as unknown as RunRow;
   await insertEvent(tx, {
     trackId: run.trackId,
@@ -291,4 +295,23 @@ export async function tryTakeSlot(
     });
     return 'applied';
   });
+}
+
+/** The tenant's longest-waiting eligible runs, as many as it has free slots. */
+export async function waitingHeads(
+  pool: DatabasePool,
+  tenantId: string,
+  maxConcurrent: number | null,
+): Promise<string[]> {
+  const rows = (await pool.any(sql.unsafe`
+    WITH free AS (
+      SELECT LEAST(q.max_concurrent_runs, ${maxConcurrent ?? 2147483647}::int) - (
+        SELECT count(*) FROM runs.runs r
+        WHERE r.tenant_id = q.tenant_id AND r.state = ANY(${sql.array([...SLOT_STATES], 'text')})) AS slots
+      FROM runs.tenant_quotas q WHERE q.tenant_id = ${tenantId})
+    SELECT track_id FROM runs.runs
+    WHERE tenant_id = ${tenantId} AND state = 'scheduled' AND eligible_start <= now()
+    ORDER BY eligible_start, track_id
+    LIMIT GREATEST(0, (SELECT slots FROM free))`)) as unknown as { track_id: string }[];
+  return rows.map((r) => r.track_id);
 }

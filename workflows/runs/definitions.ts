@@ -1,4 +1,4 @@
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
 /**
  * What the runs API and the run workflow share: ids, input, updates. Pure, so both the
@@ -104,6 +104,12 @@ export const controlUpdates = {
   stop: stopUpdate,
   kill: killUpdate,
 };
+
+/**
+ * Sent to the tenant's longest-waiting runs when a run gives its slot back, so a waiting run
+ * asks for a slot at once instead of at its next fallback poll.
+ */
+export const slotFreedSignal = defineSignal('slotFreed');
 
 /** The run's state as the workflow sees it (for operators in the CLI/Web UI). */
 export const runStateQuery = defineQuery<string>('runState');

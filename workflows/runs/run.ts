@@ -4,6 +4,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  patched,
   proxyActivities,
   setHandler,
   sleep,
@@ -26,6 +27,7 @@ import {
   pauseUpdate,
   resumeUpdate,
   runStateQuery,
+  slotFreedSignal,
   stopUpdate,
   type RunState,
   type RunWorkflowInput,
@@ -38,6 +40,10 @@ export type { RunWorkflowInput };
 
 /** The spec's scheduler tick: a waiting run asks for a slot this often. */
 export const DISPATCH_TICK_MS = 1_000;
+/** With the slotFreed signal, a waiting run polls only this often (in case a signal is missed). */
+export const SLOT_POLL_FALLBACK_MS = 5_000;
+/** patched() ids of the signal-driven dispatch (histories recorded before it replay unchanged). */
+const SLOT_SIGNAL_PATCH = 'slot-freed-signal';
 /** Past this many history events a waiting run continues as new (its wait can be long). */
 export const WAITING_HISTORY_EVENTS_MAX = 5_000;
 
@@ -104,6 +110,18 @@ export async function runWorkflow(
   };
 
   setHandler(runStateQuery, () => state);
+  const wake = { signalled: false };
+  setHandler(slotFreedSignal, () => {
+    wake.signalled = true;
+  });
+  const giveSlotBack = async () => {
+    if (patched(SLOT_SIGNAL_PATCH)) {
+      await db.wakeWaitingRuns({
+        tenantId: input.tenantId,
+        maxConcurrent: input.tierConcurrentRuns,
+      });
+    }
+  };
   const controllable = () =>
     (state === 'running' || state === 'paused') && outcome === null && followFailure === null;
   setHandler(
@@ -172,7 +190,7 @@ export async function runWorkflow(
     },
   );
 
-  const waited = await waitForSlot(input, db);
+  const waited = await waitForSlot(input, db, wake);
   if (waited !== 'queued') {
     await move('failed', 'run.failed', waited, { finished_at: 'now' });
     await refund(input, db, 0);
@@ -211,6 +229,7 @@ export async function runWorkflow(
       { error: failureMessage(error) },
     );
     await docker.removeRunContainer({ trackId: input.trackId });
+    await giveSlotBack();
     await refund(input, db, 0);
     return { state: 'failed', exitCode: null };
   }
@@ -271,19 +290,22 @@ export async function runWorkflow(
     followFailure === null ? {} : { error: followFailure },
   );
   await docker.removeRunContainer({ trackId: input.trackId });
+  await giveSlotBack();
   await refund(input, db, (Date.now() - startedMs) / 1000);
   await condition(allHandlersFinished);
   return { state: settled.state, exitCode: result?.exitCode ?? null };
 }
 
 /**
- * Waits for eligible_start, then asks for a slot every tick until one is free. Ends with
+ * Waits for eligible_start, then asks for a slot until one is free: again whenever a run of
+ * the tenant gives a slot back (slotFreed signal), else every SLOT_POLL_FALLBACK_MS. Ends with
  * `expired` once expires_at passes, `queue_timeout` once max_queue_seconds past
  * eligible_start pass, whichever comes first.
  */
 async function waitForSlot(
   input: RunWorkflowInput,
   db: RunActivities,
+  wake: { signalled: boolean },
 ): Promise<'queued' | 'expired' | 'queue_timeout' | 'gone'> {
   const eligibleMs = Date.parse(input.eligibleStart);
   const expiresMs = input.expiresAt === null ? Infinity : Date.parse(input.expiresAt);
@@ -296,6 +318,7 @@ async function waitForSlot(
       await sleep(Math.min(eligibleMs, expiresMs) - now);
       continue;
     }
+    wake.signalled = false;
     const taken = await db.takeRunSlot({
       trackId: input.trackId,
       eventId: workflowUlid(),
@@ -305,9 +328,14 @@ async function waitForSlot(
     if (taken === 'conflict') return 'gone';
     if (workflowInfo().historyLength > WAITING_HISTORY_EVENTS_MAX)
       await continueAsNew<typeof runWorkflow>(input);
-    await sleep(
-      Math.max(1, Math.min(DISPATCH_TICK_MS, expiresMs - Date.now(), queueDeadlineMs - Date.now())),
+    const signalDriven = patched(SLOT_SIGNAL_PATCH);
+    const pollMs = signalDriven ? SLOT_POLL_FALLBACK_MS : DISPATCH_TICK_MS;
+    const waitMs = Math.max(
+      1,
+      Math.min(pollMs, expiresMs - Date.now(), queueDeadlineMs - Date.now()),
     );
+    if (signalDriven) await condition(() => wake.signalled, waitMs);
+    else await sleep(waitMs);
   }
 }
 

@@ -161,3 +161,39 @@ describe('a run from submit to a terminal state', () => {
     }, 30_000);
   });
 });
+
+describe('a run whose workflow could not be started at submit', () => {
+  let h: Harness;
+  let noTemporal: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+    noTemporal = await startHarness({ TEMPORAL_ADDRESS: '127.0.0.1:1' });
+  });
+  // Closing waits (boundedly) for the start that cannot reach Temporal.
+  afterAll(async () => {
+    await noTemporal?.close();
+    await h?.close();
+  }, 30_000);
+
+  it('when Temporal is unreachable at submit, then the run is still accepted and the sweeper starts it later', async () => {
+    const { key } = await newTenant(h.pool);
+    const submitted = await client(noTemporal.service.url, key).submit({
+      image: IMAGE,
+      command: ['echo', 'late'],
+    });
+    expect(submitted.status).toBe(202);
+    const run = await client(h.service.url, key).waitFor(
+      submitted.body.track_id,
+      ['exited', 'failed'],
+      60_000,
+    );
+    expect(run).toMatchObject({ state: 'exited', exit_code: 0 });
+    expect(run.events.map((e) => e.to_state)).toEqual([
+      'scheduled',
+      'queued',
+      'pulling',
+      'running',
+      'exited',
+    ]);
+  }, 90_000);
+});
