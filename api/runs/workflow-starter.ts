@@ -37,7 +37,11 @@ export async function startRunWorkflow(
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
       deps.logger.warn(
-        { trackId: input.trackId, err: (error as Error).message },
+        {
+          trackId: input.trackId,
+          err: (error as Error).message,
+          cause: String((error as Error).cause),
+        },
         'run workflow not started yet; the sweeper retries',
       );
       return false;

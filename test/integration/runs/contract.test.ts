@@ -189,7 +189,7 @@ describe('the runs OpenAPI document', () => {
     const health = await fetch(`${h.service.url}/health`);
     conforms('GET', '/health', {
       status: health.status,
-      body: (await health.json()),
+      body: await health.json(),
       headers: health.headers,
     });
   });
