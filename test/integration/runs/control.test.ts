@@ -148,6 +148,20 @@ describe('run control, logs and utilization', () => {
     expect(run.events.at(-1)).toMatchObject({ from_state: 'paused', to_state: 'killed' });
   }, 60_000);
 
+  it('when a paused run is stopped, then it is thawed, gets SIGTERM and ends exited from paused', async () => {
+    const api = client(h.service.url, (await newTenant(h.pool)).key);
+    const trackId = await startRunning(api, [
+      'sh',
+      '-c',
+      'trap "echo term; exit 0" TERM; while true; do sleep 0.1; done',
+    ]);
+    expect((await api.call('POST', `/api/v1/runs/${trackId}/pause`)).status).toBe(204);
+    expect((await api.call('POST', `/api/v1/runs/${trackId}/stop`)).status).toBe(204);
+    const run = await api.waitFor(trackId, ['exited', 'failed', 'killed']);
+    expect(run).toMatchObject({ state: 'exited', reason: 'stopped', exit_code: 0 });
+    expect(run.events.at(-1)).toMatchObject({ from_state: 'paused', to_state: 'exited' });
+  }, 60_000);
+
   it('when a control targets a scheduled or finished run, then 409', async () => {
     const api = client(h.service.url, (await newTenant(h.pool)).key);
     const waiting = (await api.submit({ image: IMAGE, scheduled_start: '2999-01-01T00:00:00Z' }))

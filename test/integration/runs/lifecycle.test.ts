@@ -136,6 +136,22 @@ describe('a run from submit to a terminal state', () => {
       });
     }, 60_000);
 
+    it('when the tenant has finished runs, then a waiting run gets a soft estimated_start from their durations', async () => {
+      await api.call('POST', `/api/v1/runs/${blocker}/kill`);
+      await api.waitFor(blocker, ['killed']);
+      blocker = (await api.submit({ image: IMAGE, command: ['sleep', '300'] })).body.track_id;
+      await api.waitFor(blocker, ['running']);
+      const before = Date.now();
+      const waiting = await api.submit({ image: IMAGE, command: ['true'] });
+      const info = (await api.status(waiting.body.track_id)).body.scheduling_info as {
+        queue_position: number;
+        estimated_start: string | null;
+      };
+      expect(info.queue_position).toBe(1);
+      expect(info.estimated_start).not.toBeNull();
+      expect(Date.parse(info.estimated_start!)).toBeGreaterThan(before);
+    }, 60_000);
+
     it('when expires_at passes before a slot frees, then the run fails expired and is never dispatched', async () => {
       const expiresAt = new Date(Date.now() + 1500).toISOString();
       const { body } = await api.submit({ image: IMAGE, command: ['true'], expires_at: expiresAt });
