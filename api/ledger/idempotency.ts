@@ -18,6 +18,9 @@ export const IDEMPOTENCY_LOCK_MS = 30_000;
 export const IDEMPOTENCY_RETRY_AFTER_SECONDS = 1;
 
 export interface IdempotencyState {
+  scope: IdempotencyScope;
+  /** Says the handler recorded the response itself, inside its own database transaction. */
+  markCompleted(): void;
   /** Records the response inside the caller's own database transaction (atomic with the write). */
   complete(tx: Tx, status: number, body: unknown): Promise<void>;
 }
@@ -87,6 +90,10 @@ export function idempotent(pool: DatabasePool, endpoint: string) {
     }
     let completed = false;
     ctx.state.idempotency = {
+      scope,
+      markCompleted: () => {
+        completed = true;
+      },
       complete: async (tx: Tx, status: number, responseBody: unknown) => {
         await completeIdempotencyKey(tx, scope, status, responseBody);
         completed = true;

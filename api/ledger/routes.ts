@@ -175,9 +175,13 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
     async (ctx) => {
       const principal = principalOf(ctx);
       const idempotency = ctx.state.idempotency as IdempotencyState;
-      const created = await createTransaction(pool, principal.tenantId, bodyOf(ctx), (tx, result) =>
-        idempotency.complete(tx, 201, presentCreated(result)),
-      );
+      const created = await createTransaction(pool, principal.tenantId, bodyOf(ctx), {
+        endpoint: idempotency.scope.endpoint,
+        key: idempotency.scope.key,
+        status: 201,
+        render: presentCreated,
+      });
+      idempotency.markCompleted();
       if (created.hold && deps.holdPlaced) deps.holdPlaced(principal, created);
       ctx.status = 201;
       ctx.body = presentCreated(created);

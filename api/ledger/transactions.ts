@@ -1,18 +1,17 @@
 import { v7 as uuidv7 } from 'uuid';
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import type { DatabasePool } from '../../db/pool';
-import { withTenant, type Tx } from '../../db/ledger/context';
+import { withTenant } from '../../db/ledger/context';
 import {
   applyBalanceDeltas,
   findEntries,
   findTransaction,
   finalizeTransaction,
   insertCommittedLegs,
-  insertEntries,
-  insertHoldOutbox,
-  insertTransaction,
+  lockPostingAccounts,
   lockSyncBalances,
   readPostingAccounts,
+  writePosting,
   type EntryRow,
   type LockedBalanceRow,
   type PostingAccountRow,
@@ -233,61 +232,92 @@ export interface CreatedTransaction {
  * account_id order, apply rules 1–4, write the transaction, its legs, the counters and (for a
  * hold) an outbox row; the deferred balance check runs at COMMIT.
  */
+export interface PostingRecord {
+  endpoint: string;
+  key: string;
+  status: number;
+  render: (result: CreatedTransaction) => unknown;
+}
+
+/**
+ * Posts a transaction in one database transaction and three round trips after BEGIN: lock the
+ * sync accounts in account_id order (reading async ones unlocked only when there are any),
+ * apply rules 1–4 in memory, then write everything in one statement (transaction, legs,
+ * counters, hold outbox row, idempotency record); the deferred balance check runs at COMMIT.
+ */
 export async function createTransaction(
   pool: DatabasePool,
   tenantId: string,
   input: TransactionInput,
-  onCommitted?: (tx: Tx, result: CreatedTransaction) => Promise<void>,
+  record?: PostingRecord,
 ): Promise<CreatedTransaction> {
   const parsed = parseTransaction(input, Date.now());
-  const accountIds = [...new Set(parsed.entries.map((e) => e.account_id))];
+  const accountIds = [...new Set(parsed.entries.map((e) => e.account_id))].sort();
   try {
     return await withTenant(pool, tenantId, async (tx) => {
-      const accounts = new Map(
-        (await readPostingAccounts(tx, accountIds)).map((a) => [a.account_id, a]),
+      const locked = await lockPostingAccounts(tx, accountIds);
+      const accounts = new Map<string, PostingAccountRow & { now?: string }>(
+        locked.map((a) => [a.account_id, a]),
       );
+      let now = locked[0]?.now;
+      if (locked.length < accountIds.length) {
+        const rest = await readPostingAccounts(
+          tx,
+          accountIds.filter((id) => !accounts.has(id)),
+        );
+        for (const row of rest) accounts.set(row.account_id, row);
+        now ??= rest[0]?.now;
+      }
       const legs = toLegs(parsed.entries, accounts);
       assertBalanced(legs);
-      const syncIds = accountIds
-        .filter((id) => accounts.get(id)!.balance_tracking === 'sync')
-        .sort();
-      const locked = await lockSyncBalances(tx, syncIds);
       for (const id of accountIds) {
-        const status = locked.find((l) => l.account_id === id)?.status ?? accounts.get(id)!.status;
+        const status = accounts.get(id)!.status;
         if (status !== 'active') throw accountNotActive(id, status);
       }
       const deltas = deltasOf(legs, parsed.pending);
       const states: SyncAccountState[] = locked.map((row) => ({
         ...countersOf(row),
         accountId: row.account_id,
-        normalSide: accounts.get(row.account_id)!.normal_side,
+        normalSide: row.normal_side,
         floorMinor: row.floor_minor === null ? null : BigInt(row.floor_minor),
       }));
       const availableAfter = checkFloors(states, deltas);
 
       const transactionId = uuidv7();
-      const row = await insertTransaction(tx, { transactionId, tenantId, ...parsed });
-      const newEntries = legs.map((leg, i) => ({ ...leg, entryId: uuidv7(), lineNo: i + 1 }));
-      await insertEntries(tx, tenantId, transactionId, newEntries, !parsed.pending);
-      await applyBalanceDeltas(
-        tx,
-        syncIds
-          .map((accountId) => ({ accountId, ...(deltas.get(accountId) as Counters) }))
-          .map(toDelta),
-      );
-      if (parsed.pending) await insertHoldOutbox(tx, tenantId, transactionId, parsed.expiresAtMs!);
+      const createdAt = now!;
       const result: CreatedTransaction = {
         transaction_id: transactionId,
-        state: row.state,
-        created_at: row.created_at,
-        accounts: syncIds.map((id) => ({
+        state: parsed.pending ? 'pending' : 'committed',
+        created_at: createdAt,
+        accounts: locked.map(({ account_id: id, scale }) => ({
           account_id: id,
           available_after_minor: availableAfter.get(id)!.toString(),
-          available_after: minorToDecimal(availableAfter.get(id)!, accounts.get(id)!.scale),
+          available_after: minorToDecimal(availableAfter.get(id)!, scale),
         })),
       };
+      await writePosting(tx, {
+        transactionId,
+        tenantId,
+        pending: parsed.pending,
+        description: parsed.description,
+        externalId: parsed.externalId,
+        metadata: parsed.metadata,
+        createdAt,
+        effectiveAt:
+          parsed.effectiveAtMs === null ? createdAt : new Date(parsed.effectiveAtMs).toISOString(),
+        expiresAt: parsed.expiresAtMs === null ? null : new Date(parsed.expiresAtMs).toISOString(),
+        entries: legs.map((leg, i) => ({ ...leg, entryId: uuidv7(), lineNo: i + 1 })),
+        deltas: locked.map(({ account_id: accountId }) =>
+          toDelta({ accountId, ...deltas.get(accountId)! }),
+        ),
+        idempotency: record && {
+          endpoint: record.endpoint,
+          key: record.key,
+          status: record.status,
+          body: record.render(result),
+        },
+      });
       if (parsed.pending) result.hold = { expiresAtMs: parsed.expiresAtMs! };
-      if (onCommitted) await onCommitted(tx, result);
       return result;
     });
   } catch (error) {
