@@ -2,7 +2,6 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import type { DatabasePool } from '../../db/pool';
 import type { Tx } from '../../db/ledger/context';
-import { withAuthLookup } from '../../db/ledger/context';
 import { findCredential, insertKey, type KeyRow, type LedgerRole } from '../../db/ledger/tenants';
 import { AppError } from '../platform/errors';
 
@@ -79,7 +78,7 @@ export async function authenticate(
   if (!parsed) throw unauthenticated('malformed credential');
   let credential;
   try {
-    credential = await withAuthLookup(pool, (tx) => findCredential(tx, parsed.keyId));
+    credential = await findCredential(pool, parsed.keyId);
   } catch (error) {
     throw new AppError({
       status: 503,

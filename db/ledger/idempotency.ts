@@ -1,5 +1,5 @@
 import { sql, type DatabasePool } from '../pool';
-import { withTenant, type Tx } from './context';
+import { mapDatabaseError, withTenant, type Tx } from './context';
 
 export interface IdempotencyScope {
   tenantId: string;
@@ -23,30 +23,27 @@ export async function claimIdempotencyKey(
   requestSha256: Buffer,
   lockMs: number,
 ): Promise<ClaimResult> {
-  return withTenant(pool, scope.tenantId, async (tx) => {
-    const claimed: unknown = await tx.maybeOneFirst(sql.unsafe`
-      INSERT INTO ledger.idempotency_keys AS k (tenant_id, endpoint, key, request_sha256, state, locked_until)
-      VALUES (${scope.tenantId}, ${scope.endpoint}, ${scope.key}, ${sql.binary(requestSha256)}, 'in_flight',
-              now() + make_interval(secs => ${lockMs / 1000}))
-      ON CONFLICT (tenant_id, endpoint, key) DO UPDATE SET locked_until = EXCLUDED.locked_until
-        WHERE k.state = 'in_flight' AND k.locked_until < now() AND k.request_sha256 = EXCLUDED.request_sha256
-      RETURNING true`);
-    if (claimed) return { kind: 'claimed' };
-    const existing = (await tx.one(sql.unsafe`
-      SELECT request_sha256, state, response_status, response_body FROM ledger.idempotency_keys
-      WHERE tenant_id = ${scope.tenantId} AND endpoint = ${scope.endpoint} AND key = ${scope.key}`)) as {
-      request_sha256: Buffer | string;
-      state: string;
-      response_status: number | null;
-      response_body: unknown;
-    };
-    const stored = Buffer.isBuffer(existing.request_sha256)
-      ? existing.request_sha256
-      : Buffer.from(String(existing.request_sha256).slice(2), 'hex');
-    if (!stored.equals(requestSha256)) return { kind: 'mismatch' };
-    if (existing.state === 'in_flight') return { kind: 'in_flight' };
-    return { kind: 'replay', status: existing.response_status!, body: existing.response_body };
-  });
+  let row: {
+    claimed: boolean;
+    request_sha256: Buffer | string;
+    state: string;
+    response_status: number | null;
+    response_body: unknown;
+  };
+  try {
+    row = (await pool.one(sql.unsafe`
+      SELECT * FROM ledger.claim_idempotency_key(${scope.tenantId}::uuid, ${scope.endpoint}, ${scope.key},
+                                                 ${sql.binary(requestSha256)}, ${lockMs}::int)`)) as typeof row;
+  } catch (error) {
+    throw mapDatabaseError(error);
+  }
+  if (row.claimed) return { kind: 'claimed' };
+  const stored = Buffer.isBuffer(row.request_sha256)
+    ? row.request_sha256
+    : Buffer.from(String(row.request_sha256).slice(2), 'hex');
+  if (!stored.equals(requestSha256)) return { kind: 'mismatch' };
+  if (row.state === 'in_flight') return { kind: 'in_flight' };
+  return { kind: 'replay', status: row.response_status!, body: row.response_body };
 }
 
 export async function completeIdempotencyKey(

@@ -1,4 +1,4 @@
-import { sql } from '../pool';
+import { sql, type DatabasePool } from '../pool';
 import type { Tx } from './context';
 
 export type TenantStatus = 'active' | 'suspended';
@@ -131,15 +131,15 @@ export interface Credential {
   parent_status: TenantStatus | null;
 }
 
-/** The key with its tenant and the tenant's parent, in one round trip. */
-export async function findCredential(tx: Tx, keyId: string): Promise<Credential | null> {
-  return (await tx.maybeOne(sql.unsafe`
-    SELECT k.key_id, k.tenant_id, k.role, k.secret_sha256,
-           (k.expires_at IS NOT NULL AND k.expires_at <= now()) AS expired,
-           (k.revoked_at IS NOT NULL) AS revoked,
-           t.status AS tenant_status, t.parent_id, p.status AS parent_status
-    FROM ledger.api_keys k
-    LEFT JOIN ledger.tenants t ON t.tenant_id = k.tenant_id
-    LEFT JOIN ledger.tenants p ON p.tenant_id = t.parent_id
-    WHERE k.key_id = ${keyId}`)) as Credential | null;
+/**
+ * The key with its tenant and the tenant's parent: one statement, no explicit transaction
+ * (ledger.find_credential sets and clears its own row-level-security context).
+ */
+export async function findCredential(
+  pool: DatabasePool,
+  keyId: string,
+): Promise<Credential | null> {
+  return (await pool.maybeOne(
+    sql.unsafe`SELECT * FROM ledger.find_credential(${keyId}::uuid)`,
+  )) as Credential | null;
 }
