@@ -21,7 +21,7 @@ export async function createDatabasePool(
 ): Promise<DatabasePool> {
   const url = new URL(config.databaseUrl);
   url.searchParams.set('application_name', options.applicationName);
-  return createPool(url.toString(), {
+  const pool = await createPool(url.toString(), {
     typeParsers,
     maximumPoolSize: options.maximumPoolSize ?? config.databasePoolSize,
     statementTimeout: config.databaseStatementTimeoutMs,
@@ -31,4 +31,9 @@ export async function createDatabasePool(
     captureStackTrace: false,
     resetConnection: async () => {},
   });
+  // slonik emits every query error on the pool as well as throwing it to the caller; with no
+  // listener Node would turn a routine unique violation into ERR_UNHANDLED_ERROR. Callers
+  // handle the thrown error, so the event needs no action.
+  pool.on('error', () => {});
+  return pool;
 }

@@ -5,8 +5,6 @@ import type { WorkerDeps } from './workers';
 
 /** The ledger service's task queue: hold expiry workflows, the sweep, and their Postgres activities. */
 export function ledgerWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
-  // slonik also emits query errors on the pool; without a listener Node would throw them.
-  if (deps.pool.listenerCount('error') === 0) deps.pool.on('error', () => undefined);
   return [
     {
       taskQueue: taskQueues(deps.config.taskQueuePrefix).ledger,

@@ -24,14 +24,6 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
   let rollup: NodeJS.Timeout | undefined;
   const holds = new HoldDispatcher(deps);
   const ledgerConfig = deps.config.ledger;
-  // slonik emits every query error on the pool's EventEmitter as well as throwing it; with no
-  // listener, Node turns a routine unique violation into ERR_UNHANDLED_ERROR. The thrown error
-  // is what the ledger handles, so the event is only noted at debug level.
-  if (deps.pool.listenerCount('error') === 0) {
-    deps.pool.on('error', (error: Error) =>
-      deps.logger.debug({ err: error.message }, 'database query error'),
-    );
-  }
   const router = new Router();
   router.get('/healthz', (ctx) => {
     const { database } = monitor.snapshot();
