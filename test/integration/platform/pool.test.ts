@@ -28,7 +28,7 @@ describe('the database pool', () => {
   });
 
   it('keeps int8 and numeric exact and returns instants as ISO-8601 UTC strings', async () => {
-    const row = await pool.one(sql.unsafe`
+    const row: unknown = await pool.one(sql.unsafe`
       SELECT 9007199254740993::int8 AS big, 12345678901234567890.123::numeric AS dec,
              '2026-11-21 20:01:02.123456+05:30'::timestamptz AS at`);
     expect(row).toEqual({
