@@ -1,7 +1,23 @@
 import type Docker from 'dockerode';
+import { ApplicationFailure } from '@temporalio/activity';
 
 /** Label that ties a container to the platform resource it serves, e.g. "self-check/01J…". */
 export const OWNER_LABEL = 'platform.owner';
+
+/**
+ * Pulls an image for an activity. A pull that fails (no such image or tag, registry refusing)
+ * will not succeed on retry, so it ends the activity as a non-retryable `ImageNotFound`.
+ */
+export async function pullImageOrFail(docker: Docker, image: string): Promise<void> {
+  try {
+    await pullImage(docker, image);
+  } catch (error) {
+    throw ApplicationFailure.nonRetryable(
+      `cannot pull ${image}: ${(error as Error).message}`,
+      'ImageNotFound',
+    );
+  }
+}
 
 /** Pulls an image from its registry (a real pull each time; the layers are cached). */
 export async function pullImage(docker: Docker, image: string): Promise<void> {

@@ -4,7 +4,7 @@ import type { DatabasePool } from '../../db/pool';
 import type { Redis } from '../../db/redis';
 import { insertUtilizationSample } from '../../db/runs/utilization';
 import type { Docker } from '../docker/client';
-import { OWNER_LABEL, findOwnedContainer, pullImage } from '../docker/containers';
+import { OWNER_LABEL, findOwnedContainer, pullImageOrFail } from '../docker/containers';
 import { sampleOf, type DockerStats } from '../docker/stats';
 import { LogCapture } from './log-capture';
 import {
@@ -50,14 +50,7 @@ export function createRunDockerActivities(deps: {
 
   return {
     async pullRunImage(input: { image: string }): Promise<void> {
-      try {
-        await pullImage(docker, input.image);
-      } catch (error) {
-        throw ApplicationFailure.nonRetryable(
-          `cannot pull ${input.image}: ${(error as Error).message}`,
-          'ImageNotFound',
-        );
-      }
+      await pullImageOrFail(docker, input.image);
     },
 
     /** Creates and starts the run's container, or finds the one an earlier attempt made. */

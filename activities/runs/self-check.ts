@@ -1,8 +1,13 @@
-import { Context, ApplicationFailure } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import type { DatabasePool } from '../../db/pool';
 import { finishSelfCheck, markSelfCheckRunning } from '../../db/runs/self-checks';
 import type { Docker } from '../docker/client';
-import { OWNER_LABEL, demultiplexLogs, findOwnedContainer, pullImage } from '../docker/containers';
+import {
+  OWNER_LABEL,
+  demultiplexLogs,
+  findOwnedContainer,
+  pullImageOrFail,
+} from '../docker/containers';
 
 export interface SelfCheckInput {
   checkId: string;
@@ -82,14 +87,7 @@ export function createSelfCheckDockerActivities(deps: { docker: Docker }) {
 export type SelfCheckDockerActivities = ReturnType<typeof createSelfCheckDockerActivities>;
 
 async function createAndStart(docker: Docker, owner: string, input: SelfCheckInput) {
-  try {
-    await pullImage(docker, input.image);
-  } catch (error) {
-    throw ApplicationFailure.nonRetryable(
-      `cannot pull ${input.image}: ${(error as Error).message}`,
-      'ImageNotFound',
-    );
-  }
+  await pullImageOrFail(docker, input.image);
   const container = await docker.createContainer({
     Image: input.image,
     Cmd: input.command.length > 0 ? input.command : undefined,
