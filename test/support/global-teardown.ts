@@ -1,11 +1,22 @@
 import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { DATA_DIR } from './stack-env';
 
 export default async function globalTeardown(): Promise<void> {
   const worker = (globalThis as { __testWorker?: ChildProcess }).__testWorker;
-  if (!worker || worker.exitCode !== null) return;
-  const exited = new Promise((resolve) => worker.once('exit', resolve));
-  worker.kill('SIGTERM');
-  const timeout = setTimeout(() => worker.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(timeout);
+  if (worker && worker.exitCode === null) {
+    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    worker.kill('SIGTERM');
+    const timeout = setTimeout(() => worker.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timeout);
+  }
+  // What still keeps this process alive once every test is done: a test that leaks a socket,
+  // timer or server shows up here (scripts/test passes --forceExit so a leak cannot hang CI).
+  const resources = process.getActiveResourcesInfo();
+  fs.writeFileSync(
+    path.join(DATA_DIR, 'logs', 'jest-active-resources.log'),
+    resources.join('\n') + '\n',
+  );
 }

@@ -72,14 +72,15 @@ describe('self-check path through every layer', () => {
     });
     expect(leftovers).toEqual([]);
 
+    // The row is finished by the workflow's last activity, a moment before the workflow itself.
     const handle = temporal.workflow.getHandle(accepted.workflow_id);
+    expect(await handle.result()).toMatchObject({ exitCode: 3, workerId: config.workerId });
     const description = await handle.describe();
     expect(description.status.name).toBe('COMPLETED');
     expect(description.searchAttributes).toMatchObject({
       TenantId: ['platform'],
       Service: ['runs'],
     });
-    expect(await handle.result()).toMatchObject({ exitCode: 3, workerId: config.workerId });
   });
 
   it('when the container exits 0, then the check succeeds', async () => {
