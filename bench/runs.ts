@@ -19,13 +19,13 @@ import { runAdmin } from '../api/runs/cli';
 import { createDatabasePool, sql } from '../db/pool';
 import { migrateAll } from '../db/migrate';
 import { loadStackEnv } from '../test/support/stack-env';
+import { WORKER_READY_TIMEOUT_MS, startWorkerProcess } from '../test/support/worker-process';
 
 const LATENCY_RUNS = Number(process.env.BENCH_LATENCY_RUNS ?? 40);
 const THROUGHPUT_RUNS = Number(process.env.BENCH_THROUGHPUT_RUNS ?? 150);
 const SUBMIT_RATE_PER_SECOND = Number(process.env.BENCH_SUBMIT_RATE ?? 100);
 const SUBMIT_DURATION_SECONDS = Number(process.env.BENCH_SUBMIT_SECONDS ?? 10);
 const CONCURRENT_RUNS = Number(process.env.BENCH_CONCURRENT_RUNS ?? 20);
-const WORKER_READY_TIMEOUT_MS = 180_000;
 
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -59,31 +59,6 @@ async function startApi(
   }
 }
 
-function startWorker(env: NodeJS.ProcessEnv, logFile: string): Promise<ChildProcess> {
-  const root = path.resolve(__dirname, '..');
-  const log = fs.openSync(logFile, 'a');
-  const worker = spawn(path.join(root, 'node_modules', '.bin', 'tsx'), ['worker/main.ts'], {
-    cwd: root,
-    env: { ...process.env, ...env, LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', log],
-    detached: true,
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`worker not ready; see ${logFile}`)),
-      WORKER_READY_TIMEOUT_MS,
-    );
-    worker.stdout!.on('data', (chunk: Buffer) => {
-      fs.appendFileSync(logFile, chunk);
-      if (chunk.toString().includes('worker polling')) {
-        clearTimeout(timer);
-        resolve(worker);
-      }
-    });
-    worker.on('exit', (code) => reject(new Error(`worker exited with ${code}; see ${logFile}`)));
-  });
-}
-
 async function main(): Promise<void> {
   loadStackEnv();
   const id = `bench-${ulid().toLowerCase().slice(-8)}`;
@@ -100,7 +75,7 @@ async function main(): Promise<void> {
   await migrateAll(config.databaseUrl, logger);
   const logFile = path.resolve('.data', 'logs', `${id}-worker.log`);
   fs.mkdirSync(path.dirname(logFile), { recursive: true });
-  const worker = await startWorker(env, logFile);
+  const worker = await startWorkerProcess(env, logFile, { detached: true });
   const port = 20_000 + Math.floor(Math.random() * 20_000);
   const api = await startApi(env, path.resolve('.data', 'logs', `${id}-api.log`), port);
   const pool = await createDatabasePool(config, {

@@ -1,40 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ulid } from 'ulid';
 import { createDocker } from '../../../activities/docker/client';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
-import { DATA_DIR, REPO_ROOT } from '../../support/stack-env';
+import { DATA_DIR } from '../../support/stack-env';
+import { WORKER_READY_TIMEOUT_MS, startWorkerProcess } from '../../support/worker-process';
 import { eventually } from '../../support/services';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
-
-const WORKER_READY_TIMEOUT_MS = 180_000;
-
-/** This test's own worker process (own task queues), in its own process group so kill -9 takes all of it. */
-function startWorker(env: NodeJS.ProcessEnv, logFile: string): Promise<ChildProcess> {
-  const log = fs.openSync(logFile, 'a');
-  const worker = spawn(path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx'), ['worker/main.ts'], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, ...env, LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', log],
-    detached: true,
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`worker not ready; see ${logFile}`)),
-      WORKER_READY_TIMEOUT_MS,
-    );
-    worker.on('exit', (code) => reject(new Error(`worker exited with ${code}; see ${logFile}`)));
-    worker.stdout!.on('data', (chunk: Buffer) => {
-      fs.appendFileSync(logFile, chunk);
-      if (chunk.toString().includes('worker polling')) {
-        clearTimeout(timer);
-        worker.removeAllListeners('exit');
-        resolve(worker);
-      }
-    });
-  });
-}
 
 function killHard(worker: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
@@ -50,8 +23,7 @@ describe('a worker killed while its run is running', () => {
   let h: Harness;
   let worker: ChildProcess | undefined;
   beforeAll(async () => {
-    fs.mkdirSync(path.dirname(logFile), { recursive: true });
-    worker = await startWorker(env, logFile);
+    worker = await startWorkerProcess(env, logFile, { detached: true });
     h = await startHarness(env);
   }, WORKER_READY_TIMEOUT_MS);
   afterAll(async () => {
@@ -87,7 +59,7 @@ describe('a worker killed while its run is running', () => {
       return page.body.lines.length >= 2 ? true : undefined;
     });
     await killHard(worker!);
-    worker = await startWorker(env, logFile);
+    worker = await startWorkerProcess(env, logFile, { detached: true });
     expect((await containers()).map((c) => c.Id)).toEqual([container!.Id]);
 
     const run = await api.waitFor(
