@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import Joi from 'joi';
 import { createApp } from '../platform/http/app';
 import { validate, type ValidatedState } from '../platform/http/validate';
-import { isPrivateAddress } from '../platform/http/private-network';
+import { privateNetworkOnly } from '../platform/http/private-network';
 import {
   checkAll,
   postgresCheck,
@@ -10,7 +10,6 @@ import {
   withinTimeout,
   type BackendCheck,
 } from '../platform/health';
-import { AppError } from '../platform/errors';
 import type { PlatformDeps, ServiceInstance } from '../platform/service';
 import { runsEnvelope } from './envelope';
 import { runsRouter } from './routes';
@@ -54,33 +53,33 @@ export function createRunsApi(deps: PlatformDeps): ServiceInstance {
   router.get('/openapi.json', (ctx) => {
     ctx.body = openApiDocument;
   });
-  router.get('/metrics', async (ctx) => {
-    if (!isPrivateAddress(ctx.req.socket.remoteAddress)) {
-      throw new AppError({
-        status: 403,
-        code: 'forbidden',
-        message: 'metrics are served to private networks only',
-      });
-    }
+  router.get('/metrics', privateNetworkOnly('metrics'), async (ctx) => {
     ctx.type = metrics.contentType;
     ctx.body = await metrics.metrics();
   });
 
-  router.post('/api/v1/self-checks', validate({ body: selfCheckBody }), async (ctx) => {
-    const body = (ctx.state.validated as ValidatedState).body as {
-      image: string;
-      command: string[];
-      timeout_seconds: number;
-    };
-    const request: SelfCheckRequest = {
-      image: body.image,
-      command: body.command,
-      timeoutSeconds: body.timeout_seconds,
-    };
-    ctx.status = 202;
-    ctx.body = presentSelfCheck(await startSelfCheck(deps, request));
-  });
-  router.get('/api/v1/self-checks/:checkId', async (ctx) => {
+  // Self-checks run a container on a worker host: an operator diagnostic, not a tenant API.
+  const operatorOnly = privateNetworkOnly('self-checks');
+  router.post(
+    '/api/v1/self-checks',
+    operatorOnly,
+    validate({ body: selfCheckBody }),
+    async (ctx) => {
+      const body = (ctx.state.validated as ValidatedState).body as {
+        image: string;
+        command: string[];
+        timeout_seconds: number;
+      };
+      const request: SelfCheckRequest = {
+        image: body.image,
+        command: body.command,
+        timeoutSeconds: body.timeout_seconds,
+      };
+      ctx.status = 202;
+      ctx.body = presentSelfCheck(await startSelfCheck(deps, request));
+    },
+  );
+  router.get('/api/v1/self-checks/:checkId', operatorOnly, async (ctx) => {
     ctx.body = presentSelfCheck(await getSelfCheck(deps, ctx.params.checkId!));
   });
 

@@ -1,4 +1,5 @@
-import { isPrivateAddress } from '../../api/platform/http/private-network';
+import type { Context } from 'koa';
+import { isPrivateAddress, privateNetworkOnly } from '../../api/platform/http/private-network';
 
 describe('isPrivateAddress', () => {
   it.each([
@@ -21,4 +22,25 @@ describe('isPrivateAddress', () => {
     'not-an-ip',
     undefined,
   ])('refuses %s', (address) => expect(isPrivateAddress(address)).toBe(false));
+});
+
+describe('privateNetworkOnly', () => {
+  const guard = privateNetworkOnly('diagnostics');
+  const from = (remoteAddress: string) =>
+    ({ req: { socket: { remoteAddress } } }) as unknown as Context;
+
+  it('lets a private caller through to the route', async () => {
+    const next = jest.fn(() => Promise.resolve());
+    await guard(from('10.0.0.7'), next);
+    expect(next).toHaveBeenCalledTimes(1);
+  });
+
+  it('refuses a public caller with 403 before the route runs', async () => {
+    const next = jest.fn(() => Promise.resolve());
+    await expect(guard(from('8.8.8.8'), next)).rejects.toMatchObject({
+      status: 403,
+      message: 'diagnostics are served to private networks only',
+    });
+    expect(next).not.toHaveBeenCalled();
+  });
 });

@@ -1,4 +1,6 @@
 import net from 'node:net';
+import type { Context, Next } from 'koa';
+import { AppError } from '../errors';
 
 const privateV4 = new net.BlockList();
 privateV4.addSubnet('127.0.0.0', 8, 'ipv4');
@@ -19,4 +21,21 @@ export function isPrivateAddress(address: string | undefined): boolean {
   if (family === 4) return privateV4.check(address, 'ipv4');
   if (family === 6) return privateV4.check(address, 'ipv6');
   return false;
+}
+
+/**
+ * Serves a route to loopback and private networks only (operator endpoints: metrics,
+ * diagnostics); anyone else gets 403 in the service's envelope.
+ */
+export function privateNetworkOnly(what: string) {
+  return async function refuseOutsiders(ctx: Context, next: Next): Promise<void> {
+    if (!isPrivateAddress(ctx.req.socket.remoteAddress)) {
+      throw new AppError({
+        status: 403,
+        code: 'forbidden',
+        message: `${what} are served to private networks only`,
+      });
+    }
+    await next();
+  };
 }
