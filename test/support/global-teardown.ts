@@ -6,12 +6,16 @@ import { DATA_DIR } from './stack-env';
 export default async function globalTeardown(): Promise<void> {
   const worker = (globalThis as { __testWorker?: ChildProcess }).__testWorker;
   if (worker && worker.exitCode === null) {
-    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    // 'close', not 'exit': tsx's own child holds the stdout pipe until it has exited too.
+    const exited = new Promise((resolve) => worker.once('close', resolve));
     worker.kill('SIGTERM');
     const timeout = setTimeout(() => worker.kill('SIGKILL'), 15_000);
     await exited;
     clearTimeout(timeout);
   }
+  // The exited worker's process handle is released a moment after 'close'; without this pause
+  // it would be listed below as a leak it is not.
+  await new Promise((resolve) => setTimeout(resolve, 200));
   // What still keeps this process alive once every test is done: a test that leaks a socket,
   // timer or server shows up here (scripts/test passes --forceExit so a leak cannot hang CI).
   const resources = process.getActiveResourcesInfo();
