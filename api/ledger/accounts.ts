@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from 'uuid';
 import { sql, type DatabasePool } from '../../db/pool';
-import { withTenant } from '../../db/ledger/context';
+import { withTenant, type Tx } from '../../db/ledger/context';
 import {
   findAccount,
   findAssetType,
@@ -224,7 +224,55 @@ export async function getBalance(pool: DatabasePool, tenantId: string, accountId
   });
 }
 
-/** Rule 6: committed legs only, by effective_at or finalized_at, summed from the journal. */
+const MINUTE_MS = 60_000;
+const DAY_MS = 86_400_000;
+const floorTo = (ms: number, width: number) => Math.floor(ms / width) * width;
+
+/**
+ * Debits, credits and leg count of an account's committed legs whose instant (effective_at or
+ * finalized_at by `basis`) is at or before `atMs`. A sync account's answer is read from its
+ * pre-aggregated buckets (migration 0003): whole UTC days before the instant's day, whole minutes
+ * of that day before the instant's minute, and the legs of that minute up to the instant from
+ * committed_legs itself. The three ranges partition (-inf, at], so the sum equals the plain sum
+ * over the journal. Async accounts have no buckets (they are never locked): plain sum.
+ */
+async function sumCommittedLegs(
+  tx: Tx,
+  accountId: string,
+  tracking: Tracking,
+  basis: 'effective' | 'recorded',
+  atMs: number,
+): Promise<{ debits: string; credits: string; entry_count: string }> {
+  const column =
+    basis === 'effective' ? sql.identifier(['effective_at']) : sql.identifier(['finalized_at']);
+  const at = new Date(atMs).toISOString();
+  if (tracking === 'async') {
+    return (await tx.one(sql.unsafe`
+      SELECT coalesce(sum(debit_minor), 0) AS debits, coalesce(sum(credit_minor), 0) AS credits, count(*) AS entry_count
+      FROM ledger.committed_legs WHERE account_id = ${accountId} AND ${column} <= ${at}::timestamptz`)) as {
+      debits: string;
+      credits: string;
+      entry_count: string;
+    };
+  }
+  const day = new Date(floorTo(atMs, DAY_MS)).toISOString();
+  const minute = new Date(floorTo(atMs, MINUTE_MS)).toISOString();
+  return (await tx.one(sql.unsafe`
+    SELECT coalesce(sum(d), 0) AS debits, coalesce(sum(c), 0) AS credits, coalesce(sum(n), 0) AS entry_count
+    FROM (
+      SELECT debit_minor AS d, credit_minor AS c, leg_count AS n FROM ledger.leg_buckets
+      WHERE account_id = ${accountId} AND basis = ${basis} AND width = 'day' AND bucket_start < ${day}::timestamptz
+      UNION ALL
+      SELECT debit_minor, credit_minor, leg_count FROM ledger.leg_buckets
+      WHERE account_id = ${accountId} AND basis = ${basis} AND width = 'minute'
+        AND bucket_start >= ${day}::timestamptz AND bucket_start < ${minute}::timestamptz
+      UNION ALL
+      SELECT debit_minor, credit_minor, 1 FROM ledger.committed_legs
+      WHERE account_id = ${accountId} AND ${column} >= ${minute}::timestamptz AND ${column} <= ${at}::timestamptz
+    ) s`)) as { debits: string; credits: string; entry_count: string };
+}
+
+/** Rule 6: committed legs only, by effective_at or finalized_at, derived from the journal. */
 export async function getBalanceAsOf(
   pool: DatabasePool,
   tenantId: string,
@@ -246,15 +294,7 @@ export async function getBalanceAsOf(
   return withTenant(pool, tenantId, async (tx) => {
     const account = await findAccount(tx, accountId);
     if (!account) throw notFound();
-    const column =
-      basis === 'effective' ? sql.identifier(['effective_at']) : sql.identifier(['finalized_at']);
-    const sums = (await tx.one(sql.unsafe`
-      SELECT coalesce(sum(debit_minor), 0) AS debits, coalesce(sum(credit_minor), 0) AS credits, count(*) AS entry_count
-      FROM ledger.committed_legs WHERE account_id = ${accountId} AND ${column} <= ${at}::timestamptz`)) as {
-      debits: string;
-      credits: string;
-      entry_count: string;
-    };
+    const sums = await sumCommittedLegs(tx, accountId, account.balance_tracking, basis, atMs);
     const c = {
       postedDebits: BigInt(sums.debits),
       postedCredits: BigInt(sums.credits),

@@ -16,6 +16,8 @@ type Op =
       cents: number;
       pending: boolean;
       settle: 'commit' | 'void' | 'none';
+      /** effective_at this many ms before now (backdated, over minute and day boundaries). */
+      backdateMs: number | null;
     }
   | { kind: 'duplicate'; to: number; cents: number; copies: number };
 
@@ -27,6 +29,7 @@ const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
     cents: fc.integer({ min: 1, max: 4_000 }),
     pending: fc.boolean(),
     settle: fc.constantFrom('commit' as const, 'void' as const, 'none' as const),
+    backdateMs: fc.option(fc.integer({ min: 0, max: 3 * 86_400_000 }), { nil: null }),
   }),
   fc.record({
     kind: fc.constant('duplicate' as const),
@@ -93,6 +96,8 @@ describe('ledger invariants under concurrency (fast-check)', () => {
             { account_id: wallets[op.to], direction: 'credit', amount: amount(op.cents) },
           ],
         };
+        if (op.backdateMs !== null)
+          body.effective_at = new Date(Date.now() - op.backdateMs).toISOString();
         if (op.pending)
           Object.assign(body, {
             pending: true,
@@ -137,9 +142,61 @@ describe('ledger invariants under concurrency (fast-check)', () => {
         ).toBe('1');
       }
     });
+    await asOfMatchesJournal(t, [cash, ...wallets]);
   }
 
-  it('when parallel clients post random transfers and holds, then floors hold, debits equal credits, balances equal the journal, and one key gives one transaction', async () => {
+  /**
+   * Balance-as-of (served from pre-aggregated buckets) equals the plain sum over the journal
+   * (committed transactions' legs) at every instant that matters: each leg's own instant, one
+   * millisecond either side, the minute and day boundaries around it, and before everything.
+   */
+  async function asOfMatchesJournal(t: TenantClients, accounts: string[]) {
+    for (const accountId of accounts) {
+      for (const basis of ['effective', 'recorded'] as const) {
+        const column = basis === 'effective' ? 't.effective_at' : 't.finalized_at';
+        const instants = new Set<number>([0, Date.now() + 86_400_000]);
+        const legs = await withTenant(h.pool, t.tenantId, (tx) =>
+          tx.anyFirst(sql.unsafe`
+            SELECT ${sql.identifier(column.split('.'))} FROM ledger.entries e JOIN ledger.transactions t USING (transaction_id)
+            WHERE e.account_id = ${accountId} AND t.state = 'committed'`),
+        );
+        for (const value of legs) {
+          const ms = Date.parse(value as string);
+          const minute = Math.floor(ms / 60_000) * 60_000;
+          const day = Math.floor(ms / 86_400_000) * 86_400_000;
+          for (const at of [ms - 1, ms, ms + 1, minute - 1, minute, minute + 60_000, day - 1, day])
+            instants.add(at);
+        }
+        // A sample keeps the HTTP calls bounded; the boundaries of a few legs are enough per run.
+        const sample = [...instants].sort(() => Math.random() - 0.5).slice(0, 25);
+        for (const atMs of sample) {
+          const at = new Date(atMs).toISOString();
+          const expected = await withTenant(h.pool, t.tenantId, (tx) =>
+            tx.one(sql.unsafe`
+              SELECT coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'debit'), 0) AS debits,
+                     coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'credit'), 0) AS credits,
+                     count(*) AS n
+              FROM ledger.entries e JOIN ledger.transactions t USING (transaction_id)
+              WHERE e.account_id = ${accountId} AND t.state = 'committed'
+                AND ${sql.identifier(column.split('.'))} <= ${at}::timestamptz`),
+          );
+          const reply = await t.reader.get(
+            `/v1/accounts/${accountId}/balance-as-of?at=${encodeURIComponent(at)}&basis=${basis}`,
+          );
+          expect(reply.status).toBe(200);
+          expect({
+            at,
+            basis,
+            debits: reply.body.posted.debits_minor,
+            credits: reply.body.posted.credits_minor,
+            n: String(reply.body.entry_count),
+          }).toEqual({ at, basis, ...expected });
+        }
+      }
+    }
+  }
+
+  it('when parallel clients post random transfers and holds, then floors hold, debits equal credits, balances and as-of balances equal the journal, and one key gives one transaction', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(opArbitrary, { minLength: 10, maxLength: 40 }), async (ops) => {
         await scenario(await h.tenant(), ops);
