@@ -179,7 +179,6 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
         endpoint: idempotency.scope.endpoint,
         key: idempotency.scope.key,
         status: 201,
-        render: presentCreated,
       });
       idempotency.markCompleted();
       if (created.hold && deps.holdPlaced) deps.holdPlaced(principal, created);

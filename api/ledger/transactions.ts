@@ -1,33 +1,25 @@
 import { v7 as uuidv7 } from 'uuid';
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import type { DatabasePool } from '../../db/pool';
-import { withTenant } from '../../db/ledger/context';
+import { LOCK_TIMEOUT_MS, mapDatabaseError, withTenant } from '../../db/ledger/context';
 import {
   applyBalanceDeltas,
   findEntries,
   findTransaction,
   finalizeTransaction,
   insertCommittedLegs,
-  lockPostingAccounts,
   lockSyncBalances,
+  postTransaction,
   readPostingAccounts,
-  writePosting,
   type EntryRow,
-  type LockedBalanceRow,
-  type PostingAccountRow,
+  type PostedBody,
+  type PostingRefusal,
   type TransactionRow,
   type TransactionState,
 } from '../../db/ledger/transactions';
 import { AppError } from '../platform/errors';
-import { decimalToMinor, minorToDecimal } from './money';
-import {
-  assertBalanced,
-  checkFloors,
-  deltasOf,
-  type Counters,
-  type Leg,
-  type SyncAccountState,
-} from './posting';
+import { minorToDecimal } from './money';
+import { deltasOf, type Counters, type Leg } from './posting';
 import { parseInstantWithOffset } from './time';
 import { checkMetadata, checkText, invalid, isUuid, LIMITS } from './validation';
 
@@ -185,65 +177,46 @@ export function parseTransaction(input: TransactionInput, nowMs: number): Parsed
   };
 }
 
-function toLegs(entries: EntryInput[], accounts: Map<string, PostingAccountRow>): Leg[] {
-  const missing = [
-    ...new Set(entries.filter((e) => !accounts.has(e.account_id)).map((e) => e.account_id)),
-  ];
-  if (missing.length > 0) {
-    throw new AppError({
-      status: 422,
-      code: 'REFERENCE_NOT_FOUND',
-      message: `unknown account: ${missing.join(', ')}`,
-      details: { account_ids: missing },
-    });
-  }
-  return entries.map((e, i) => {
-    const account = accounts.get(e.account_id)!;
-    const amountMinor = decimalToMinor(e.amount, account.scale);
-    if (amountMinor <= 0n)
-      throw invalid('INVALID_AMOUNT', `entries[${i}].amount must be greater than zero`);
-    return {
-      accountId: e.account_id,
-      assetTypeId: account.asset_type_id,
-      direction: e.direction,
-      amountMinor,
-    };
-  });
-}
-
-const countersOf = (row: LockedBalanceRow): Counters => ({
-  postedDebits: BigInt(row.posted_debits),
-  postedCredits: BigInt(row.posted_credits),
-  pendingDebits: BigInt(row.pending_debits),
-  pendingCredits: BigInt(row.pending_credits),
-});
-
-export interface CreatedTransaction {
-  transaction_id: string;
-  state: TransactionState;
-  created_at: string;
-  accounts: { account_id: string; available_after_minor: string; available_after: string }[];
+export interface CreatedTransaction extends PostedBody {
   /** For the hold dispatcher: set when the transaction is pending. */
   hold?: { expiresAtMs: number };
 }
 
-/**
- * Posts a transaction in one database transaction: read the accounts, lock the sync ones in
- * account_id order, apply rules 1–4, write the transaction, its legs, the counters and (for a
- * hold) an outbox row; the deferred balance check runs at COMMIT.
- */
+/** Where the posting's response is recorded, in the posting's own statement. */
 export interface PostingRecord {
   endpoint: string;
   key: string;
   status: number;
-  render: (result: CreatedTransaction) => unknown;
+}
+
+const REFUSAL_STATUS: Record<string, number> = {
+  REFERENCE_NOT_FOUND: 422,
+  INVALID_AMOUNT: 422,
+  INVALID_AMOUNT_SCALE: 422,
+  UNBALANCED_TRANSACTION: 422,
+  INSUFFICIENT_AVAILABLE: 422,
+  ACCOUNT_NOT_ACTIVE: 409,
+};
+
+function refusal(r: PostingRefusal): AppError {
+  const details = r.details as { status?: string } | undefined;
+  return new AppError({
+    status: REFUSAL_STATUS[r.code] ?? 500,
+    code: r.code,
+    message: r.message,
+    details: r.details,
+    // A frozen account thaws (transient); a closed one stays closed.
+    headers:
+      r.code === 'ACCOUNT_NOT_ACTIVE' && details?.status === 'frozen' ? { 'Retry-After': '5' } : {},
+  });
 }
 
 /**
- * Posts a transaction in one database transaction and three round trips after BEGIN: lock the
- * sync accounts in account_id order (reading async ones unlocked only when there are any),
- * apply rules 1–4 in memory, then write everything in one statement (transaction, legs,
- * counters, hold outbox row, idempotency record); the deferred balance check runs at COMMIT.
+ * Posts a transaction in one round trip: ledger.post_transaction (migration 0004) sets the
+ * tenant context, locks the sync accounts in account_id order, applies rules 1-4 (the rules of
+ * posting.ts, in SQL so that they run under the locks without a round trip back to Node), and
+ * writes the transaction, legs, committed legs, counters, hold outbox row and idempotency record
+ * in its own implicit transaction; the deferred balance check runs at its commit.
  */
 export async function createTransaction(
   pool: DatabasePool,
@@ -252,73 +225,33 @@ export async function createTransaction(
   record?: PostingRecord,
 ): Promise<CreatedTransaction> {
   const parsed = parseTransaction(input, Date.now());
-  const accountIds = [...new Set(parsed.entries.map((e) => e.account_id))].sort();
+  if (!tenantId) {
+    throw new AppError({
+      status: 409,
+      code: 'TENANT_CONTEXT_REQUIRED',
+      message: 'tenant context missing',
+    });
+  }
+  let outcome: Awaited<ReturnType<typeof postTransaction>>;
   try {
-    return await withTenant(pool, tenantId, async (tx) => {
-      const locked = await lockPostingAccounts(tx, accountIds);
-      const accounts = new Map<string, PostingAccountRow & { now?: string }>(
-        locked.map((a) => [a.account_id, a]),
-      );
-      let now = locked[0]?.now;
-      if (locked.length < accountIds.length) {
-        const rest = await readPostingAccounts(
-          tx,
-          accountIds.filter((id) => !accounts.has(id)),
-        );
-        for (const row of rest) accounts.set(row.account_id, row);
-        now ??= rest[0]?.now;
-      }
-      const legs = toLegs(parsed.entries, accounts);
-      assertBalanced(legs);
-      for (const id of accountIds) {
-        const status = accounts.get(id)!.status;
-        if (status !== 'active') throw accountNotActive(id, status);
-      }
-      const deltas = deltasOf(legs, parsed.pending);
-      const states: SyncAccountState[] = locked.map((row) => ({
-        ...countersOf(row),
-        accountId: row.account_id,
-        normalSide: row.normal_side,
-        floorMinor: row.floor_minor === null ? null : BigInt(row.floor_minor),
-      }));
-      const availableAfter = checkFloors(states, deltas);
-
-      const transactionId = uuidv7();
-      const createdAt = now!;
-      const result: CreatedTransaction = {
-        transaction_id: transactionId,
-        state: parsed.pending ? 'pending' : 'committed',
-        created_at: createdAt,
-        accounts: locked.map(({ account_id: id, scale }) => ({
-          account_id: id,
-          available_after_minor: availableAfter.get(id)!.toString(),
-          available_after: minorToDecimal(availableAfter.get(id)!, scale),
-        })),
-      };
-      await writePosting(tx, {
-        transactionId,
-        tenantId,
-        pending: parsed.pending,
-        description: parsed.description,
-        externalId: parsed.externalId,
-        metadata: parsed.metadata,
-        createdAt,
-        effectiveAt:
-          parsed.effectiveAtMs === null ? createdAt : new Date(parsed.effectiveAtMs).toISOString(),
-        expiresAt: parsed.expiresAtMs === null ? null : new Date(parsed.expiresAtMs).toISOString(),
-        entries: legs.map((leg, i) => ({ ...leg, entryId: uuidv7(), lineNo: i + 1 })),
-        deltas: locked.map(({ account_id: accountId }) =>
-          toDelta({ accountId, ...deltas.get(accountId)! }),
-        ),
-        idempotency: record && {
-          endpoint: record.endpoint,
-          key: record.key,
-          status: record.status,
-          body: record.render(result),
-        },
-      });
-      if (parsed.pending) result.hold = { expiresAtMs: parsed.expiresAtMs! };
-      return result;
+    outcome = await postTransaction(pool, {
+      tenantId,
+      lockTimeout: `${LOCK_TIMEOUT_MS}ms`,
+      transactionId: uuidv7(),
+      pending: parsed.pending,
+      description: parsed.description,
+      externalId: parsed.externalId,
+      metadata: parsed.metadata,
+      effectiveAt:
+        parsed.effectiveAtMs === null ? null : new Date(parsed.effectiveAtMs).toISOString(),
+      expiresAt: parsed.expiresAtMs === null ? null : new Date(parsed.expiresAtMs).toISOString(),
+      entries: parsed.entries.map((e) => ({
+        entryId: uuidv7(),
+        accountId: e.account_id,
+        direction: e.direction,
+        amount: e.amount,
+      })),
+      idempotency: record,
     });
   } catch (error) {
     if (
@@ -333,17 +266,13 @@ export async function createTransaction(
         cause: error,
       });
     }
-    throw error;
+    throw mapDatabaseError(error);
   }
+  if ('error' in outcome) throw refusal(outcome.error);
+  const created: CreatedTransaction = { ...outcome.body };
+  if (parsed.pending) created.hold = { expiresAtMs: parsed.expiresAtMs! };
+  return created;
 }
-
-const toDelta = (d: Counters & { accountId: string }) => ({
-  accountId: d.accountId,
-  postedDebits: d.postedDebits,
-  postedCredits: d.postedCredits,
-  pendingDebits: d.pendingDebits,
-  pendingCredits: d.pendingCredits,
-});
 
 const negate = (c: Counters): Counters => ({
   postedDebits: -c.postedDebits,

@@ -1,4 +1,4 @@
-import { sql } from '../pool';
+import { sql, type DatabasePool } from '../pool';
 import type { Tx } from './context';
 import type { AccountStatus, Side, Tracking } from './accounts';
 
@@ -159,111 +159,63 @@ export async function finalizeTransaction(
     RETURNING finalized_at`)) as string | null;
 }
 
-export interface LockedPostingAccountRow extends PostingAccountRow {
-  posted_debits: string;
-  posted_credits: string;
-  pending_debits: string;
-  pending_credits: string;
-  /** The transaction's clock (ledger.now_ms()), the posting's created_at. */
-  now: string;
-}
-
-/**
- * One round trip: the sync accounts among `accountIds` with their counters, locked (accounts and
- * balance rows) in account_id order, the one lock order of the ledger.
- */
-export async function lockPostingAccounts(
-  tx: Tx,
-  accountIds: string[],
-): Promise<LockedPostingAccountRow[]> {
-  return (await tx.any(sql.unsafe`
-    SELECT a.account_id, a.asset_type_id, a.normal_side, a.status, a.balance_tracking, a.floor_minor, t.scale,
-           b.posted_debits, b.posted_credits, b.pending_debits, b.pending_credits, ledger.now_ms() AS now
-    FROM ledger.accounts a JOIN ledger.asset_types t USING (asset_type_id) JOIN ledger.balances b USING (account_id)
-    WHERE a.account_id = ANY(${sql.array(accountIds, 'uuid')}) AND a.balance_tracking = 'sync'
-    ORDER BY a.account_id
-    FOR UPDATE OF a, b`)) as LockedPostingAccountRow[];
-}
-
-export interface PostingWrite {
-  transactionId: string;
+export interface PostingCall {
   tenantId: string;
+  lockTimeout: string;
+  transactionId: string;
   pending: boolean;
   description: string | null;
   externalId: string | null;
   metadata: unknown;
-  createdAt: string;
-  effectiveAt: string;
+  /** Null: the posting's own clock (created_at). */
+  effectiveAt: string | null;
   expiresAt: string | null;
-  entries: NewEntry[];
-  deltas: BalanceDelta[];
-  /** The idempotency record completed in the same statement (atomic with the posting). */
-  idempotency?: { endpoint: string; key: string; status: number; body: unknown };
+  entries: { entryId: string; accountId: string; direction: Side; amount: string }[];
+  /** The claimed idempotency key completed in the same statement (atomic with the posting). */
+  idempotency?: { endpoint: string; key: string; status: number };
+}
+
+export interface PostingRefusal {
+  code: string;
+  message: string;
+  details?: unknown;
+}
+
+export interface PostedBody {
+  transaction_id: string;
+  state: TransactionState;
+  created_at: string;
+  accounts: { account_id: string; available_after_minor: string; available_after: string }[];
 }
 
 /**
- * The whole write of a posting in one statement: transaction, legs, committed legs (for a
- * posted one), counters, hold outbox row (for a hold), idempotency record.
+ * The whole posting in one statement, its own implicit transaction (ledger.post_transaction,
+ * migration 0004): context, locks, rules 1-4, writes and the idempotency record. Returns the
+ * 201 body it recorded, or the refusal (nothing written).
  */
-export async function writePosting(tx: Tx, w: PostingWrite): Promise<void> {
-  const legTuples = w.entries.map((e) => [
-    e.entryId,
-    e.accountId,
-    e.assetTypeId,
-    e.lineNo,
-    e.direction,
-    e.amountMinor.toString(),
-  ]);
-  const deltaTuples = w.deltas.map((d) => [
-    d.accountId,
-    d.postedDebits.toString(),
-    d.postedCredits.toString(),
-    d.pendingDebits.toString(),
-    d.pendingCredits.toString(),
-  ]);
-  const state = w.pending ? 'pending' : 'committed';
-  const idem = w.idempotency;
-  await tx.query(sql.unsafe`
-    WITH txn AS (
-      INSERT INTO ledger.transactions (transaction_id, tenant_id, state, pending, description, external_id, metadata,
-                                       effective_at, expires_at, created_at, finalized_at)
-      VALUES (${w.transactionId}, ${w.tenantId}, ${state}, ${w.pending}, ${w.description}, ${w.externalId},
-              ${sql.jsonb(w.metadata as never)}, ${w.effectiveAt}::timestamptz, ${w.expiresAt}::timestamptz,
-              ${w.createdAt}::timestamptz, ${w.pending ? null : w.createdAt}::timestamptz)
-      RETURNING transaction_id, effective_at, finalized_at),
-    legs AS (
-      INSERT INTO ledger.entries (entry_id, tenant_id, transaction_id, account_id, asset_type_id, line_no, direction, amount_minor, created_at)
-      SELECT e.entry_id, ${w.tenantId}, txn.transaction_id, e.account_id, e.asset_type_id, e.line_no, e.direction, e.amount_minor,
-             ${w.createdAt}::timestamptz
-      FROM ${sql.unnest(legTuples, ['uuid', 'uuid', 'uuid', 'int2', 'text', 'numeric'])}
-        AS e(entry_id, account_id, asset_type_id, line_no, direction, amount_minor)
-      CROSS JOIN txn
-      RETURNING entry_id, account_id, direction, amount_minor),
-    committed AS (
-      INSERT INTO ledger.committed_legs (entry_id, tenant_id, account_id, effective_at, finalized_at, debit_minor, credit_minor)
-      SELECT l.entry_id, ${w.tenantId}, l.account_id, txn.effective_at, txn.finalized_at,
-             CASE WHEN l.direction = 'debit' THEN l.amount_minor ELSE 0 END,
-             CASE WHEN l.direction = 'credit' THEN l.amount_minor ELSE 0 END
-      FROM legs l CROSS JOIN txn WHERE txn.finalized_at IS NOT NULL
-      RETURNING 1),
-    moved AS (
-      UPDATE ledger.balances b
-      SET posted_debits = b.posted_debits + d.pd, posted_credits = b.posted_credits + d.pc,
-          pending_debits = b.pending_debits + d.hd, pending_credits = b.pending_credits + d.hc,
-          version = b.version + 1
-      FROM ${sql.unnest(deltaTuples, ['uuid', 'numeric', 'numeric', 'numeric', 'numeric'])} AS d(account_id, pd, pc, hd, hc)
-      WHERE b.account_id = d.account_id
-      RETURNING 1),
-    outbox AS (
-      INSERT INTO ledger.hold_outbox (transaction_id, tenant_id, expires_at)
-      SELECT transaction_id, ${w.tenantId}, ${w.expiresAt}::timestamptz FROM txn WHERE ${w.pending}
-      RETURNING 1),
-    idempotency AS (
-      UPDATE ledger.idempotency_keys
-      SET state = 'completed', response_status = ${idem?.status ?? null}, response_body = ${idem ? sql.jsonb(idem.body as never) : null}
-      WHERE ${idem !== undefined} AND tenant_id = ${w.tenantId} AND endpoint = ${idem?.endpoint ?? ''} AND key = ${idem?.key ?? ''}
-      RETURNING 1)
-    SELECT (SELECT count(*) FROM legs) AS legs, (SELECT count(*) FROM moved) AS moved,
-           (SELECT count(*) FROM committed) AS committed, (SELECT count(*) FROM outbox) AS outbox,
-           (SELECT count(*) FROM idempotency) AS idempotency`);
+export async function postTransaction(
+  pool: DatabasePool,
+  c: PostingCall,
+): Promise<{ body: PostedBody } | { error: PostingRefusal }> {
+  const idem = c.idempotency;
+  return (await pool.oneFirst(sql.unsafe`
+    SELECT ledger.post_transaction(
+      ${c.tenantId}::uuid, ${c.lockTimeout}, ${c.transactionId}::uuid, ${c.pending}, ${c.description}, ${c.externalId},
+      ${sql.jsonb(c.metadata as never)}, ${c.effectiveAt}::timestamptz, ${c.expiresAt}::timestamptz,
+      ${sql.array(
+        c.entries.map((e) => e.entryId),
+        'uuid',
+      )}, ${sql.array(
+        c.entries.map((e) => e.accountId),
+        'uuid',
+      )},
+      ${sql.array(
+        c.entries.map((e) => e.direction),
+        'text',
+      )}, ${sql.array(
+        c.entries.map((e) => e.amount),
+        'text',
+      )},
+      ${idem?.endpoint ?? null}, ${idem?.key ?? null}, ${idem?.status ?? null}::smallint)`)) as
+    { body: PostedBody } | { error: PostingRefusal };
 }
