@@ -4,10 +4,12 @@
  *   1. 2-entry postings over HTTP spread over 1,000 accounts,
  *   2. the same with every posting touching one hot account that has a floor,
  *   3. balance-as-of on an account with 100,000 entries.
- * Usage: npm run bench:ledger [-- --seconds 10 --concurrency 32]
+ * Usage: npm run bench:ledger [-- --seconds 10 --concurrency 32 --profile-api /tmp/prof]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { v7 as uuidv7 } from 'uuid';
@@ -27,6 +29,42 @@ interface Figures {
   errors: number;
   seconds: number;
   latenciesMs: number[];
+  /** CPU spent per successful request by the API process, its Postgres backends, this process. */
+  cpuMsPerRequest?: { api: number; postgres: number; loadGenerator: number };
+}
+
+/** CPU time (user + system) of a Linux process in ms, or 0 where /proc cannot tell. */
+function processCpuMs(pid: number): number {
+  try {
+    const fields = fs
+      .readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /, '')
+      .split(' ');
+    // utime and stime are fields 14 and 15 of stat, in clock ticks (100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+/** Where the CPU of a phase goes: the API process, its Postgres backends, the load generator. */
+class CpuMeter {
+  constructor(
+    private readonly apiPid: number,
+    private readonly pool: DatabasePool,
+  ) {}
+
+  async sample(): Promise<{ api: number; postgres: number; loadGenerator: number }> {
+    const backends = (await this.pool.anyFirst(
+      sql.unsafe`SELECT pid FROM pg_stat_activity WHERE application_name = 'ledger-api'`,
+    )) as number[];
+    const usage = process.cpuUsage();
+    return {
+      api: processCpuMs(this.apiPid),
+      postgres: backends.reduce((sum, pid) => sum + processCpuMs(pid), 0),
+      loadGenerator: (usage.user + usage.system) / 1000,
+    };
+  }
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -36,8 +74,12 @@ function percentile(sorted: number[], p: number): number {
 
 function report(name: string, f: Figures): void {
   const sorted = [...f.latenciesMs].sort((a, b) => a - b);
+  const cpu = f.cpuMsPerRequest;
   console.log(
-    `${name.padEnd(44)} ${(f.requests / f.seconds).toFixed(0).padStart(6)} req/s  p50 ${percentile(sorted, 50).toFixed(1)} ms  p99 ${percentile(sorted, 99).toFixed(1)} ms  (${f.requests} ok, ${f.errors} failed, ${f.seconds.toFixed(1)} s)`,
+    `${name.padEnd(44)} ${(f.requests / f.seconds).toFixed(0).padStart(6)} req/s  p50 ${percentile(sorted, 50).toFixed(1)} ms  p99 ${percentile(sorted, 99).toFixed(1)} ms  (${f.requests} ok, ${f.errors} failed, ${f.seconds.toFixed(1)} s)` +
+      (cpu
+        ? `\n${''.padEnd(44)} CPU per request: API ${cpu.api.toFixed(2)} ms, Postgres ${cpu.postgres.toFixed(2)} ms, load generator ${cpu.loadGenerator.toFixed(2)} ms; load average ${os.loadavg()[0]!.toFixed(2)}`
+        : ''),
   );
 }
 
@@ -51,8 +93,10 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function bootApi(port: number): Promise<ChildProcess> {
-  const child = spawn(path.join(REPO_ROOT, 'node_modules/.bin/tsx'), ['api/main.ts', 'ledger'], {
+async function bootApi(port: number, profileDir?: string): Promise<ChildProcess> {
+  // node --import tsx (not the tsx binary) so that V8 flags reach the API process itself.
+  const profile = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'api/main.ts', 'ledger'], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,
@@ -82,8 +126,10 @@ async function run(
   concurrency: number,
   seconds: number,
   request: () => Promise<Response>,
+  meter?: CpuMeter,
 ): Promise<Figures> {
   const figures: Figures = { requests: 0, errors: 0, seconds, latenciesMs: [] };
+  const before = await meter?.sample();
   const deadline = Date.now() + seconds * 1000;
   const started = performance.now();
   await Promise.all(
@@ -101,6 +147,16 @@ async function run(
     }),
   );
   figures.seconds = (performance.now() - started) / 1000;
+  if (meter && before) {
+    const after = await meter.sample();
+    const per = (a: number, b: number) => (a - b) / Math.max(1, figures.requests);
+    figures.cpuMsPerRequest = {
+      api: per(after.api, before.api),
+      // Backends that appeared during the phase count from zero (their whole life is in it).
+      postgres: per(after.postgres, Math.min(before.postgres, after.postgres)),
+      loadGenerator: per(after.loadGenerator, before.loadGenerator),
+    };
+  }
   return figures;
 }
 
@@ -132,6 +188,8 @@ async function main(): Promise<void> {
     options: {
       seconds: { type: 'string', default: '10' },
       concurrency: { type: 'string', default: '32' },
+      // Writes a V8 CPU profile of the API process there when it stops (chrome://inspect).
+      'profile-api': { type: 'string' },
     },
   });
   const seconds = Number(values.seconds);
@@ -141,8 +199,9 @@ async function main(): Promise<void> {
     maximumPoolSize: 4,
   });
   const port = await freePort();
-  const api = await bootApi(port);
+  const api = await bootApi(port, values['profile-api']);
   const base = `http://127.0.0.1:${port}`;
+  const meter = new CpuMeter(api.pid!, pool);
   try {
     const { tenantId, keys } = await provision(pool);
     let keyCounter = 0;
@@ -194,12 +253,17 @@ async function main(): Promise<void> {
     ); // warm-up
     report(
       'postings spread over 1,000 accounts',
-      await run(concurrency, seconds, () => {
-        const from = pick();
-        let to = pick();
-        while (to === from) to = pick();
-        return call(keys.poster, 'POST', '/v1/transactions', transfer(from, to));
-      }),
+      await run(
+        concurrency,
+        seconds,
+        () => {
+          const from = pick();
+          let to = pick();
+          while (to === from) to = pick();
+          return call(keys.poster, 'POST', '/v1/transactions', transfer(from, to));
+        },
+        meter,
+      ),
     );
 
     const hot = await account({ balance_floor: '0.00' });
@@ -213,8 +277,11 @@ async function main(): Promise<void> {
     if (funded.status !== 201) throw new Error(`funding the hot account failed: ${funded.status}`);
     report(
       'postings all touching one hot floored account',
-      await run(concurrency, seconds, () =>
-        call(keys.poster, 'POST', '/v1/transactions', transfer(hot, pick())),
+      await run(
+        concurrency,
+        seconds,
+        () => call(keys.poster, 'POST', '/v1/transactions', transfer(hot, pick())),
+        meter,
       ),
     );
 
@@ -223,14 +290,19 @@ async function main(): Promise<void> {
     console.log(`seeding ${AS_OF_ENTRIES} entries on one account for as-of ...`);
     await seedDeepAccount(pool, tenantId, asset.asset_type_id, deep, other);
     const oldest = Date.now() - AS_OF_ENTRIES * 1000;
-    const asOf = await run(1, Math.max(3, seconds / 2), () => {
-      const at = new Date(oldest + Math.random() * AS_OF_ENTRIES * 1000 * 1.05).toISOString();
-      return call(
-        keys.reader,
-        'GET',
-        `/v1/accounts/${deep}/balance-as-of?at=${encodeURIComponent(at)}&basis=${Math.random() < 0.5 ? 'effective' : 'recorded'}`,
-      );
-    });
+    const asOf = await run(
+      1,
+      Math.max(3, seconds / 2),
+      () => {
+        const at = new Date(oldest + Math.random() * AS_OF_ENTRIES * 1000 * 1.05).toISOString();
+        return call(
+          keys.reader,
+          'GET',
+          `/v1/accounts/${deep}/balance-as-of?at=${encodeURIComponent(at)}&basis=${Math.random() < 0.5 ? 'effective' : 'recorded'}`,
+        );
+      },
+      meter,
+    );
     report(`balance-as-of on an account with ${AS_OF_ENTRIES} entries`, asOf);
   } finally {
     api.kill('SIGTERM');
