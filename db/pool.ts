@@ -8,6 +8,11 @@ export { sql } from 'slonik';
 export interface PoolOptions {
   applicationName: string;
   maximumPoolSize?: number;
+  /**
+   * How often slonik re-runs a transaction or a lone query that failed with a transaction
+   * rollback error (40001 serialization failure, 40P01 deadlock) before throwing it; default 5.
+   */
+  retryLimit?: number;
 }
 
 /**
@@ -30,6 +35,9 @@ export async function createDatabasePool(
     connectionRetryLimit: 1,
     captureStackTrace: false,
     resetConnection: async () => {},
+    ...(options.retryLimit === undefined
+      ? {}
+      : { transactionRetryLimit: options.retryLimit, queryRetryLimit: options.retryLimit }),
   });
   // slonik emits every query error on the pool as well as throwing it to the caller; with no
   // listener Node would turn a routine unique violation into ERR_UNHANDLED_ERROR. Callers
