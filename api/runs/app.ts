@@ -16,7 +16,7 @@ import { runsRouter } from './routes';
 import { workersStatus } from './workers';
 import { ensureRetentionSchedule } from './retention';
 import { openApiDocument } from './openapi';
-import { createWorkflowSweeper } from './workflow-starter';
+import { createWorkflowStarter } from './workflow-starter';
 import { getSelfCheck, startSelfCheck, type SelfCheckRequest } from './self-checks';
 import { selfCheckWorkflowId } from '../../workflows/runs/self-check';
 
@@ -38,7 +38,7 @@ export function createRunsApi(deps: PlatformDeps): ServiceInstance {
     container_runtime: dockerCheck,
   };
   const router = new Router();
-  const sweeper = createWorkflowSweeper(deps);
+  const starter = createWorkflowStarter(deps);
 
   router.get('/ping', (ctx) => {
     ctx.body = { status: 'ok' };
@@ -88,7 +88,7 @@ export function createRunsApi(deps: PlatformDeps): ServiceInstance {
     logger: deps.logger,
     envelope: runsEnvelope,
     body: { limitBytes: RUNS_BODY_LIMIT_BYTES, maxDepth: RUNS_JSON_DEPTH_MAX },
-    routers: [router, runsRouter(deps)],
+    routers: [router, runsRouter(deps, starter)],
     quietPaths: ['/ping', '/health', '/metrics', '/openapi.json'],
   });
   return {
@@ -98,10 +98,10 @@ export function createRunsApi(deps: PlatformDeps): ServiceInstance {
     // Not awaited: the API serves (and answers its probes) while Temporal is still coming up.
     start: () => {
       if (deps.config.runs.retentionSchedule) void ensureRetentionSchedule(deps);
-      sweeper.start();
+      starter.start();
       return Promise.resolve();
     },
-    stop: () => sweeper.stop(),
+    stop: () => starter.stop(),
   };
 }
 

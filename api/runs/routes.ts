@@ -11,6 +11,7 @@ import { getRunResult, getRunStatus, getUtilization, listTenantRuns } from './re
 import { LOGS_LIMIT_DEFAULT, LOGS_LIMIT_MAX, readRunLogs } from './logs';
 import type { LogStream } from './log-store';
 import { submitRun, type SubmitRequest } from './submit';
+import type { WorkflowStarter } from './workflow-starter';
 import { controlRun, deleteRun } from './control';
 import { getQuotas, getUsage, listAuditRecords, putQuotas, QUOTA_BODY } from './tenant';
 import type { ControlAction } from '../../workflows/runs/definitions';
@@ -108,7 +109,7 @@ const validated = <T>(ctx: Context, part: keyof ValidatedState): T =>
   (ctx.state.validated as ValidatedState)[part] as T;
 
 /** Every /api/v1 route of the runs half: bearer key, per-tenant rate limit, permission. */
-export function runsRouter(deps: PlatformDeps): Router {
+export function runsRouter(deps: PlatformDeps, starter: WorkflowStarter): Router {
   const router = new Router({ prefix: '/api/v1' });
   const can = (
     ...p: Parameters<typeof requirePermission> extends [unknown, ...infer R] ? R : never
@@ -147,7 +148,7 @@ export function runsRouter(deps: PlatformDeps): Router {
         tags: body.tags as string[],
       };
       ctx.status = 202;
-      ctx.body = await submitRun(deps, principalOf(ctx), request);
+      ctx.body = await submitRun(deps, starter, principalOf(ctx), request);
     },
   );
 

@@ -2,13 +2,11 @@ import { ulid } from 'ulid';
 import { AppError } from '../platform/errors';
 import type { PlatformDeps } from '../platform/service';
 import { taskQueues } from '../platform/temporal';
-import { sql } from '../../db/pool';
 import { insertAudit } from '../../db/runs/audit';
-import { findQuotas } from '../../db/runs/quotas';
-import { countSubmission, insertRun } from '../../db/runs/runs';
+import { insertSubmittedRun } from '../../db/runs/runs';
 import type { KeyPrincipal } from '../../db/runs/tenants';
 import type { RunWorkflowInput } from '../../workflows/runs/definitions';
-import { startRunWorkflowInBackground } from './workflow-starter';
+import type { WorkflowStarter } from './workflow-starter';
 import { imageAllowed, parseImageReference } from './image-reference';
 import { clampLimits, effectiveLimits } from './limits';
 import { nextWorkingInstant, parseWorkingHours } from './working-hours';
@@ -42,6 +40,7 @@ const toMillisIso = (ms: number): string => new Date(ms).toISOString();
  */
 export async function submitRun(
   deps: PlatformDeps,
+  starter: WorkflowStarter,
   principal: KeyPrincipal,
   request: SubmitRequest,
 ): Promise<SubmitResponse> {
@@ -60,7 +59,8 @@ export async function submitRun(
   if (request.expiresAt !== null && Date.parse(request.expiresAt) <= nowMs) {
     throw new AppError({ status: 400, code: 'expires_at_in_past', message: 'expires_at_in_past' });
   }
-  const quotas = await findQuotas(deps.pool, principal.tenantId);
+  // Read with the key by authenticate() (one statement for both).
+  const quotas = principal.quotas;
   const limits = effectiveLimits(quotas, principal.tier);
   const clamped = clampLimits(request, limits);
   const scheduledMs = request.scheduledStart === null ? null : Date.parse(request.scheduledStart);
@@ -88,53 +88,48 @@ export async function submitRun(
     metered,
     dockerAnyHostQueue: taskQueues(deps.config.taskQueuePrefix).runsDockerAnyHost,
   };
-  const dailyQuotaExceeded = new AppError({
-    status: 429,
-    code: 'daily_quota_exceeded',
-    message: 'daily_quota_exceeded',
-  });
-  try {
-    await deps.pool.transaction(async (tx) => {
-      // Thrown, not returned: the count of a refused submission must roll back with it.
-      if ((await countSubmission(tx, principal.tenantId)) > limits.daily_runs)
-        throw dailyQuotaExceeded;
-      await insertRun(tx, {
-        trackId,
-        tenantId: principal.tenantId,
-        keyId: principal.keyId,
-        image: request.image,
-        command: request.command,
-        env: request.env,
-        name: request.name,
-        tags: request.tags,
-        scheduledStart: request.scheduledStart === null ? null : toMillisIso(scheduledMs!),
-        eligibleStart,
-        expiresAt: request.expiresAt === null ? null : toMillisIso(Date.parse(request.expiresAt)),
-        workingHoursApplied,
-        maxQueueSeconds: quotas.max_queue_seconds,
-        cpuLimit: String(clamped.cpuLimit),
-        memoryLimitMb: clamped.memoryLimitMb,
-        timeoutSeconds: clamped.timeoutSeconds,
-        clamped: clamped.clamped,
-        metered,
-        workflowInput: input,
-        workflowTaskQueue: taskQueues(deps.config.taskQueuePrefix).runs,
-      });
-      if (metered) {
-        await tx.query(sql.unsafe`
-        INSERT INTO runs.usage_ledger (entry_id, tenant_id, key_id, track_id, kind, seconds)
-        VALUES (${ulid()}, ${principal.tenantId}, ${principal.keyId}, ${trackId}, 'charge', ${clamped.timeoutSeconds})`);
-      }
-    });
-  } catch (error) {
-    if (error !== dailyQuotaExceeded) throw error;
+  // One statement: the day's count, the row, its first event and a metered charge (see
+  // insertSubmittedRun); nothing is written when the day's limit is reached.
+  const stored = await insertSubmittedRun(
+    deps.pool,
+    {
+      trackId,
+      tenantId: principal.tenantId,
+      keyId: principal.keyId,
+      image: request.image,
+      command: request.command,
+      env: request.env,
+      name: request.name,
+      tags: request.tags,
+      scheduledStart: request.scheduledStart === null ? null : toMillisIso(scheduledMs!),
+      eligibleStart,
+      expiresAt: request.expiresAt === null ? null : toMillisIso(Date.parse(request.expiresAt)),
+      workingHoursApplied,
+      maxQueueSeconds: quotas.max_queue_seconds,
+      cpuLimit: String(clamped.cpuLimit),
+      memoryLimitMb: clamped.memoryLimitMb,
+      timeoutSeconds: clamped.timeoutSeconds,
+      clamped: clamped.clamped,
+      metered,
+      workflowInput: input,
+      workflowTaskQueue: taskQueues(deps.config.taskQueuePrefix).runs,
+    },
+    limits.daily_runs,
+    metered ? { entryId: ulid(), seconds: clamped.timeoutSeconds } : null,
+  );
+  if (!stored) {
     await refuse(deps, principal, 'daily_quota_exceeded', { max_daily_runs: limits.daily_runs });
-    throw error;
+    throw new AppError({
+      status: 429,
+      code: 'daily_quota_exceeded',
+      message: 'daily_quota_exceeded',
+    });
   }
 
-  // Not awaited: the run is stored with its workflow input; a failed start is retried by the
-  // sweeper (workflow-starter.ts), so submit latency does not include Temporal.
-  startRunWorkflowInBackground(deps, input);
+  // Not awaited: the run is stored with its workflow input; the starter's queue starts the
+  // workflow and its sweeper retries a failed start (workflow-starter.ts), so submit latency
+  // does not include Temporal.
+  starter.startInBackground(input);
   return {
     track_id: trackId,
     status: 'scheduled',

@@ -10,115 +10,163 @@ export const WORKFLOW_SWEEP_INTERVAL_MS = 2_000;
 /** A run younger than this is still being started by the process that stored it. */
 export const WORKFLOW_SWEEP_GRACE_SECONDS = 3;
 export const WORKFLOW_SWEEP_BATCH = 100;
-
-/**
- * Starts a stored run's workflow (id run/<track_id>, so a second start is refused by Temporal,
- * never duplicated) and clears the run's pending workflow input once Temporal has it.
- * Failures are left for the sweeper.
- */
-export async function startRunWorkflow(
-  deps: PlatformDeps,
-  input: RunWorkflowInput,
-): Promise<boolean> {
-  try {
-    // A bounded call: an unreachable Temporal must not leave retries running past stop().
-    await deps.temporal.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-      deps.temporal.workflow.start('runWorkflow', {
-        workflowId: runWorkflowId(input.trackId),
-        taskQueue: taskQueues(deps.config.taskQueuePrefix).runs,
-        args: [input],
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        typedSearchAttributes: [
-          ...executionSearchAttributes(input.tenantId, 'runs'),
-          { key: RUN_STATE, value: 'scheduled' },
-        ],
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
-      deps.logger.warn(
-        {
-          trackId: input.trackId,
-          err: (error as Error).message,
-          cause: String((error as Error).cause),
-        },
-        'run workflow not started yet; the sweeper retries',
-      );
-      return false;
-    }
-  }
-  await deps.pool
-    .query(sql.unsafe`UPDATE runs.runs SET workflow_input = NULL WHERE track_id = ${input.trackId}`)
-    .catch((error: unknown) =>
-      deps.logger.warn({ err: (error as Error).message }, 'run workflow start not recorded'),
-    );
-  return true;
-}
-
 /** Longest a workflow start may take (retries included) before the sweeper takes over. */
 export const START_DEADLINE_MS = 5_000;
-
-/** Starts in flight per service instance, so stop() can let them finish before Temporal closes. */
-const inFlight = new WeakMap<PlatformDeps, Set<Promise<boolean>>>();
 /** How long stop() waits for starts in flight (the sweeper of the next process covers the rest). */
 export const START_DRAIN_MAX_MS = 10_000;
-
-/** Starts the workflow without holding the request; see startRunWorkflow. */
-export function startRunWorkflowInBackground(deps: PlatformDeps, input: RunWorkflowInput): void {
-  const pending = inFlight.get(deps) ?? new Set<Promise<boolean>>();
-  inFlight.set(deps, pending);
-  const start = startRunWorkflow(deps, input).finally(() => pending.delete(start));
-  pending.add(start);
-}
-
-async function drainStarts(deps: PlatformDeps): Promise<void> {
-  const pending = [...(inFlight.get(deps) ?? [])];
-  if (pending.length === 0) return;
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    Promise.allSettled(pending),
-    new Promise((resolve) => {
-      timer = setTimeout(resolve, START_DRAIN_MAX_MS);
-    }),
-  ]);
-  clearTimeout(timer);
-}
+/**
+ * Workflow starts in flight per API process. Temporal takes starts at its own pace (the local
+ * dev server on SQLite: ~50/s, one after another); more parallel calls only make each slower,
+ * time out and burn the API's CPU, so the rest wait in the queue below.
+ */
+export const START_CONCURRENCY = 8;
+/** Past this many waiting starts, new ones are left to the sweeper (the row has the input). */
+export const START_QUEUE_MAX = 5_000;
+/** Confirmed starts are cleared from their rows in one UPDATE this often. */
+export const CONFIRM_FLUSH_MS = 200;
 
 /**
- * The outbox side of submit: every few seconds, starts the workflows of runs (of this process's
- * task queue) whose start was never confirmed, e.g. because the API process died after the
- * commit or Temporal was unreachable.
+ * Starts run workflows off the request path, in the API process: submit stores the run with
+ * its workflow input (the outbox) and hands it here; a bounded queue starts the workflows
+ * (id run/<track_id>, so a second start is refused by Temporal, never duplicated) and clears
+ * the input of confirmed ones in batches. A sweeper starts any run whose start was never
+ * confirmed (API died after the commit, Temporal unreachable, queue full).
  */
-export function createWorkflowSweeper(deps: PlatformDeps) {
-  let timer: NodeJS.Timeout | undefined;
-  let current: Promise<void> | null = null;
-  const sweep = (): Promise<void> => {
-    current ??= sweepOnce().finally(() => {
-      current = null;
-    });
-    return current;
+export function createWorkflowStarter(deps: PlatformDeps) {
+  const queue: RunWorkflowInput[] = [];
+  /** Track ids queued or in flight here: the sweeper leaves them alone. */
+  const pending = new Set<string>();
+  const inFlight = new Set<Promise<void>>();
+  let confirmed: string[] = [];
+  let flushTimer: NodeJS.Timeout | undefined;
+  let flushing: Promise<void> = Promise.resolve();
+  let sweepTimer: NodeJS.Timeout | undefined;
+  let sweeping: Promise<void> | null = null;
+  let stopped = false;
+  const runsQueue = taskQueues(deps.config.taskQueuePrefix).runs;
+
+  /** Starts one workflow; true when Temporal has it (started now or before). */
+  const startOne = async (input: RunWorkflowInput): Promise<boolean> => {
+    try {
+      // A bounded call: an unreachable Temporal must not leave retries running past stop().
+      await deps.temporal.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+        deps.temporal.workflow.start('runWorkflow', {
+          workflowId: runWorkflowId(input.trackId),
+          taskQueue: runsQueue,
+          args: [input],
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          typedSearchAttributes: [
+            ...executionSearchAttributes(input.tenantId, 'runs'),
+            { key: RUN_STATE, value: 'scheduled' },
+          ],
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
+        deps.logger.warn(
+          {
+            trackId: input.trackId,
+            err: (error as Error).message,
+            cause: String((error as Error).cause),
+          },
+          'run workflow not started yet; the sweeper retries',
+        );
+        return false;
+      }
+    }
+    confirm(input.trackId);
+    return true;
   };
+
+  const confirm = (trackId: string) => {
+    confirmed.push(trackId);
+    flushTimer ??= setTimeout(() => void flush(), CONFIRM_FLUSH_MS);
+  };
+  /** Clears the workflow input of every confirmed run in one statement. */
+  const flush = (): Promise<void> => {
+    clearTimeout(flushTimer);
+    flushTimer = undefined;
+    const ids = confirmed;
+    confirmed = [];
+    if (ids.length === 0) return flushing;
+    flushing = flushing.then(() =>
+      deps.pool
+        .query(
+          sql.unsafe`UPDATE runs.runs SET workflow_input = NULL WHERE track_id = ANY(${sql.array(ids, 'text')})`,
+        )
+        .then(
+          () => undefined,
+          // Not fatal: the sweeper starts them again and Temporal answers "already started".
+          (error: unknown) =>
+            deps.logger.warn({ err: (error as Error).message }, 'run workflow starts not recorded'),
+        ),
+    );
+    return flushing;
+  };
+
+  const pump = () => {
+    while (!stopped && inFlight.size < START_CONCURRENCY && queue.length > 0) {
+      const input = queue.shift()!;
+      const started: Promise<void> = startOne(input)
+        .catch(() => false)
+        .then(() => {
+          pending.delete(input.trackId);
+          inFlight.delete(started);
+          pump();
+        });
+      inFlight.add(started);
+    }
+  };
+
+  const enqueue = (input: RunWorkflowInput): void => {
+    if (stopped || pending.has(input.trackId) || queue.length >= START_QUEUE_MAX) return;
+    pending.add(input.trackId);
+    queue.push(input);
+    pump();
+  };
+
   const sweepOnce = async () => {
     try {
-      const pending = (await deps.pool.anyFirst(sql.unsafe`
+      const rows = (await deps.pool.anyFirst(sql.unsafe`
         SELECT workflow_input FROM runs.runs
-        WHERE workflow_input IS NOT NULL AND workflow_task_queue = ${taskQueues(deps.config.taskQueuePrefix).runs}
+        WHERE workflow_input IS NOT NULL AND workflow_task_queue = ${runsQueue}
           AND submitted_at < now() - make_interval(secs => ${WORKFLOW_SWEEP_GRACE_SECONDS})
         ORDER BY submitted_at LIMIT ${WORKFLOW_SWEEP_BATCH}`)) as RunWorkflowInput[];
-      for (const input of pending) await startRunWorkflow(deps, input);
+      for (const input of rows) enqueue(input);
     } catch (error) {
       deps.logger.warn({ err: (error as Error).message }, 'workflow sweep failed');
     }
   };
+
+  const sweep = (): Promise<void> => {
+    sweeping ??= sweepOnce().finally(() => {
+      sweeping = null;
+    });
+    return sweeping;
+  };
+
   return {
-    start(): void {
-      timer = setInterval(() => void sweep(), WORKFLOW_SWEEP_INTERVAL_MS);
-      timer.unref();
-    },
-    async stop(): Promise<void> {
-      clearInterval(timer);
-      await Promise.all([current, drainStarts(deps)]);
-    },
+    /** Queues the start without holding the request (see the module comment). */
+    startInBackground: enqueue,
     sweep,
+    start(): void {
+      sweepTimer = setInterval(() => void sweep(), WORKFLOW_SWEEP_INTERVAL_MS);
+      sweepTimer.unref();
+    },
+    /** Lets the starts in flight finish (boundedly) and records them; the queue is left. */
+    async stop(): Promise<void> {
+      stopped = true;
+      clearInterval(sweepTimer);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled([...inFlight, sweeping]),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, START_DRAIN_MAX_MS);
+        }),
+      ]);
+      clearTimeout(timer);
+      await flush();
+    },
   };
 }
+export type WorkflowStarter = ReturnType<typeof createWorkflowStarter>;

@@ -1,5 +1,4 @@
 import { ulid } from 'ulid';
-import type { DatabaseTransactionConnection } from 'slonik';
 import { sql, type DatabasePool } from '../pool';
 
 export {
@@ -92,16 +91,46 @@ export interface NewRun {
   workflowTaskQueue: string;
 }
 
-/** Counts today's (UTC) submission; returns the count including this one. */
-export async function countSubmission(
-  tx: DatabaseTransactionConnection,
-  tenantId: string,
-): Promise<number> {
-  return (await tx.oneFirst(sql.unsafe`
-    INSERT INTO runs.daily_submissions (tenant_id, day, count)
-    VALUES (${tenantId}, (now() AT TIME ZONE 'UTC')::date, 1)
-    ON CONFLICT (tenant_id, day) DO UPDATE SET count = runs.daily_submissions.count + 1
-    RETURNING count`)) as number;
+/**
+ * Stores a submitted run in ONE statement (one round trip, its own transaction): counts it
+ * against the tenant's UTC day only while the count is under `dailyLimit`, and, only if it was
+ * counted, inserts the run row, its first event (run.scheduled) and, for a metered key, the
+ * up-front charge. Returns false when the day's limit was already reached (nothing written).
+ */
+export async function insertSubmittedRun(
+  db: Pick<DatabasePool, 'oneFirst'>,
+  run: NewRun,
+  dailyLimit: number,
+  charge: { entryId: string; seconds: number } | null,
+): Promise<boolean> {
+  const eventPayload = { eligible_start: run.eligibleStart, clamped: run.clamped };
+  const stored = (await db.oneFirst(sql.unsafe`
+    WITH counted AS (
+      INSERT INTO runs.daily_submissions AS d (tenant_id, day, count)
+      SELECT ${run.tenantId}, (now() AT TIME ZONE 'UTC')::date, 1 WHERE ${dailyLimit}::int >= 1
+      ON CONFLICT (tenant_id, day) DO UPDATE SET count = d.count + 1 WHERE d.count < ${dailyLimit}::int
+      RETURNING 1),
+    run AS (
+      INSERT INTO runs.runs (track_id, tenant_id, key_id, image, command, env, name, tags, scheduled_start,
+                             eligible_start, expires_at, working_hours_applied, max_queue_seconds, cpu_limit,
+                             memory_limit_mb, timeout_seconds, clamped, metered, workflow_input, workflow_task_queue)
+      SELECT ${run.trackId}, ${run.tenantId}, ${run.keyId}, ${run.image}, ${sql.jsonb(run.command)},
+             ${sql.jsonb(run.env)}, ${run.name}, ${sql.array(run.tags, 'text')}, ${run.scheduledStart}::timestamptz,
+             ${run.eligibleStart}::timestamptz, ${run.expiresAt}::timestamptz, ${run.workingHoursApplied},
+             ${run.maxQueueSeconds}, ${run.cpuLimit}::numeric, ${run.memoryLimitMb}, ${run.timeoutSeconds},
+             ${run.clamped}, ${run.metered}, ${sql.jsonb(run.workflowInput as never)}, ${run.workflowTaskQueue}
+      FROM counted
+      RETURNING track_id, tenant_id),
+    event AS (
+      INSERT INTO runs.run_events (event_id, track_id, tenant_id, from_state, to_state, event_type, reason, payload)
+      SELECT ${ulid()}, track_id, tenant_id, NULL, 'scheduled', 'run.scheduled', NULL, ${sql.jsonb(eventPayload)}
+      FROM run),
+    charge AS (
+      INSERT INTO runs.usage_ledger (entry_id, tenant_id, key_id, track_id, kind, seconds)
+      SELECT ${charge?.entryId ?? null}, tenant_id, ${run.keyId}, track_id, 'charge', ${charge?.seconds ?? 0}
+      FROM run WHERE ${charge !== null})
+    SELECT count(*)::int FROM run`)) as number;
+  return stored === 1;
 }
 
 export async function submissionsToday(db: Queryable, tenantId: string): Promise<number> {
@@ -109,30 +138,6 @@ export async function submissionsToday(db: Queryable, tenantId: string): Promise
     SELECT count FROM runs.daily_submissions
     WHERE tenant_id = ${tenantId} AND day = (now() AT TIME ZONE 'UTC')::date`);
   return (count as { count: number } | null)?.count ?? 0;
-}
-
-/** The run row and its first event (run.scheduled), in the caller's transaction. */
-export async function insertRun(tx: DatabaseTransactionConnection, run: NewRun): Promise<RunRow> {
-  const row = (await tx.one(sql.unsafe`
-    INSERT INTO runs.runs (track_id, tenant_id, key_id, image, command, env, name, tags, scheduled_start,
-                           eligible_start, expires_at, working_hours_applied, max_queue_seconds, cpu_limit,
-                           memory_limit_mb, timeout_seconds, clamped, metered, workflow_input, workflow_task_queue)
-    VALUES (${run.trackId}, ${run.tenantId}, ${run.keyId}, ${run.image}, ${sql.jsonb(run.command)},
-            ${sql.jsonb(run.env)}, ${run.name}, ${sql.array(run.tags, 'text')}, ${run.scheduledStart},
-            ${run.eligibleStart}, ${run.expiresAt}, ${run.workingHoursApplied}, ${run.maxQueueSeconds},
-            ${run.cpuLimit}, ${run.memoryLimitMb}, ${run.timeoutSeconds}, ${run.clamped}, ${run.metered},
-            ${sql.jsonb(run.workflowInput as never)}, ${run.workflowTaskQueue})
-    RETURNING *`)) as unknown as RunRow;
-  await insertEvent(tx, {
-    trackId: run.trackId,
-    tenantId: run.tenantId,
-    from: null,
-    to: 'scheduled',
-    eventType: 'run.scheduled',
-    reason: null,
-    payload: { eligible_start: run.eligibleStart, clamped: run.clamped },
-  });
-  return row;
 }
 
 export async function insertEvent(

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { ulid } from 'ulid';
 import { sql, type DatabasePool } from '../pool';
 import type { Permission } from '../../api/runs/permissions';
+import { QUOTA_FIELDS, type TenantQuotasRow } from './quotas';
 
 type Queryable = Pick<DatabasePool, 'query' | 'maybeOne' | 'one' | 'any'>;
 
@@ -31,6 +32,11 @@ export interface KeyPrincipal {
   permissions: Permission[];
   expiresAt: string | null;
   tier: TierRow | null;
+  /**
+   * The tenant's quotas as read with the key (same statement), so a submit needs no second
+   * lookup. Read fresh on every request: a PUT of the quotas binds the very next request.
+   */
+  quotas: TenantQuotasRow;
 }
 
 export const TIER_LIMIT_FIELDS = [
@@ -109,8 +115,10 @@ export async function findPrincipal(db: Queryable, key: string): Promise<KeyPrin
     SELECT k.key_id, k.tenant_id, k.expires_at,
            COALESCE((SELECT array_agg(p.permission ORDER BY p.permission)
                      FROM runs.api_key_permissions p WHERE p.key_id = k.key_id), '{}') AS permissions,
-           CASE WHEN t.tier IS NULL THEN NULL ELSE to_jsonb(t) END AS tier
+           CASE WHEN t.tier IS NULL THEN NULL ELSE to_jsonb(t) END AS tier,
+           ${QUOTA_OBJECT} AS quotas
     FROM runs.api_keys k LEFT JOIN runs.tiers t ON t.tier = k.tier
+    JOIN runs.tenant_quotas q ON q.tenant_id = k.tenant_id
     WHERE k.key_sha256 = ${keySha256(key)} AND k.revoked_at IS NULL
       AND (k.expires_at IS NULL OR k.expires_at > now())`)) as {
     key_id: string;
@@ -124,6 +132,7 @@ export async function findPrincipal(db: Queryable, key: string): Promise<KeyPrin
           updated_at: string;
         })
       | null;
+    quotas: TenantQuotasRow;
   } | null;
   if (!row) return null;
   return {
@@ -132,8 +141,19 @@ export async function findPrincipal(db: Queryable, key: string): Promise<KeyPrin
     expiresAt: row.expires_at,
     permissions: row.permissions,
     tier: row.tier ? normaliseTier(row.tier) : null,
+    quotas: row.quotas,
   };
 }
+
+/** The quota columns as one JSON object; numeric max_cpu_cores as text (decimal strings). */
+const QUOTA_OBJECT = sql.fragment`jsonb_build_object(${sql.join(
+  QUOTA_FIELDS.map((f) =>
+    f === 'max_cpu_cores'
+      ? sql.fragment`${f}::text, q.max_cpu_cores::text`
+      : sql.fragment`${f}::text, q.${sql.identifier([f])}`,
+  ),
+  sql.fragment`, `,
+)})`;
 
 /** to_jsonb turns numeric into a JSON number; keep the decimal-string convention of the pool. */
 function normaliseTier(tier: Record<string, unknown>): TierRow {
