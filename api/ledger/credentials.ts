@@ -2,7 +2,15 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import type { DatabasePool } from '../../db/pool';
 import type { Tx } from '../../db/ledger/context';
-import { findCredential, insertKey, type KeyRow, type LedgerRole } from '../../db/ledger/tenants';
+import {
+  findCredential,
+  findCredentialAndClaim,
+  insertKey,
+  type ClaimRow,
+  type Credential,
+  type KeyRow,
+  type LedgerRole,
+} from '../../db/ledger/tenants';
 import { AppError } from '../platform/errors';
 
 /** Bytes of randomness in a key secret (256 bits). */
@@ -64,32 +72,28 @@ function asBuffer(value: unknown): Buffer {
   return Buffer.alloc(0);
 }
 
-/**
- * Resolves a bearer header to a principal, or throws the spec's 401/403/503. The key store is
- * the ledger's own Postgres: when it cannot be asked, the answer is 503 AUTHZ_UNAVAILABLE.
- */
-export async function authenticate(
-  pool: DatabasePool,
-  authorization: string | undefined,
-): Promise<Principal> {
+/** The key id and secret of a bearer header, or the spec's 401. */
+export function bearerOf(authorization: string | undefined): { keyId: string; secret: string } {
   const bearer = /^Bearer ([^\s]+)$/i.exec(authorization ?? '');
   if (!bearer) throw unauthenticated('missing or malformed bearer credential');
   const parsed = parseToken(bearer[1]!);
   if (!parsed) throw unauthenticated('malformed credential');
-  let credential;
-  try {
-    credential = await findCredential(pool, parsed.keyId);
-  } catch (error) {
-    throw new AppError({
-      status: 503,
-      code: 'AUTHZ_UNAVAILABLE',
-      message: 'authorization store unreachable; retry',
-      headers: { 'Retry-After': '1' },
-      cause: error,
-    });
-  }
+  return parsed;
+}
+
+const authzUnavailable = (cause: unknown) =>
+  new AppError({
+    status: 503,
+    code: 'AUTHZ_UNAVAILABLE',
+    message: 'authorization store unreachable; retry',
+    headers: { 'Retry-After': '1' },
+    cause,
+  });
+
+/** Judges a stored credential against the presented secret: a principal, or the spec's 401/403. */
+export function judgeCredential(credential: Credential | null, secret: string): Principal {
   const stored = credential ? asBuffer(credential.secret_sha256) : Buffer.alloc(32);
-  const presented = sha256(parsed.secret);
+  const presented = sha256(secret);
   const matches = stored.length === presented.length && timingSafeEqual(stored, presented);
   if (!credential || !matches || credential.revoked)
     throw unauthenticated('unknown or revoked credential');
@@ -115,6 +119,46 @@ export async function authenticate(
     rootTenantId: credential.parent_id ?? credential.tenant_id,
     isSubTenant: credential.parent_id !== null,
   };
+}
+
+/**
+ * Resolves a bearer header to a principal, or throws the spec's 401/403/503. The key store is
+ * the ledger's own Postgres: when it cannot be asked, the answer is 503 AUTHZ_UNAVAILABLE.
+ */
+export async function authenticate(
+  pool: DatabasePool,
+  authorization: string | undefined,
+): Promise<Principal> {
+  const parsed = bearerOf(authorization);
+  let credential;
+  try {
+    credential = await findCredential(pool, parsed.keyId);
+  } catch (error) {
+    throw authzUnavailable(error);
+  }
+  return judgeCredential(credential, parsed.secret);
+}
+
+/**
+ * authenticate() for a mutating request, with its idempotency claim in the same round trip
+ * (findCredentialAndClaim): the claim is made only when the credential authenticates with
+ * `role`, so every refusal comes out in the same order as authenticate() then the claim.
+ */
+export async function authenticateAndClaim(
+  pool: DatabasePool,
+  authorization: string | undefined,
+  role: LedgerRole,
+  claim: { endpoint: string; key: string; requestSha256: Buffer; lockMs: number } | null,
+): Promise<{ principal: Principal; claim: ClaimRow | null }> {
+  const parsed = bearerOf(authorization);
+  let row;
+  try {
+    row = await findCredentialAndClaim(pool, parsed.keyId, sha256(parsed.secret), role, claim);
+  } catch (error) {
+    throw authzUnavailable(error);
+  }
+  const principal = judgeCredential(row, parsed.secret);
+  return { principal, claim: row && row.claimed !== null ? row : null };
 }
 
 export function requireRole(principal: Principal, role: LedgerRole): void {

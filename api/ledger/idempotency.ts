@@ -6,6 +6,7 @@ import {
   claimIdempotencyKey,
   completeIdempotencyKey,
   releaseIdempotencyKey,
+  type ClaimResult,
   type IdempotencyScope,
 } from '../../db/ledger/idempotency';
 import { AppError, isAppError } from '../platform/errors';
@@ -30,91 +31,111 @@ function isFinal(error: AppError): boolean {
   return error.status < 500 && error.status !== 429 && error.headers['Retry-After'] === undefined;
 }
 
+function keyHeaderError(key: string): AppError | null {
+  if (key === '')
+    return new AppError({
+      status: 400,
+      code: 'MISSING_IDEMPOTENCY_KEY',
+      message: 'mutating requests need an Idempotency-Key header',
+    });
+  if (key.length > LIMITS.idempotencyKeyCharsMax) {
+    return new AppError({
+      status: 422,
+      code: 'INVALID_REQUEST',
+      message: `Idempotency-Key is 1 to ${LIMITS.idempotencyKeyCharsMax} chars`,
+      details: [
+        {
+          field: 'Idempotency-Key',
+          location: 'headers',
+          message: `at most ${LIMITS.idempotencyKeyCharsMax} chars`,
+          type: 'string.max',
+        },
+      ],
+    });
+  }
+  return null;
+}
+
+/** The request's Idempotency-Key when it is usable (1 to 255 chars), else null; never throws. */
+export const usableKeyOf = (ctx: Context): string | null => {
+  const key = ctx.get('Idempotency-Key');
+  return keyHeaderError(key) ? null : key;
+};
+
+/** The hash an idempotency record keeps: the concrete path and the canonical JSON body. */
+export const requestHashOf = (ctx: Context): Buffer =>
+  sha256(
+    `${ctx.path}\n${ctx.request.body === undefined ? '' : (canonicalize(ctx.request.body) ?? '')}`,
+  );
+
 /**
  * Required `Idempotency-Key` on a mutating route, scoped per tenant and endpoint (method +
  * route template). The request hash covers the concrete path and the canonical JSON body.
+ * `claimed` is the claim already made for this request in the authentication round trip
+ * (authenticateAndClaim), or null to claim here.
  */
-export function idempotent(pool: DatabasePool, endpoint: string) {
-  return async function idempotency(ctx: Context, next: Next): Promise<void> {
-    const principal = ctx.state.principal as Principal;
-    const key = ctx.get('Idempotency-Key');
-    if (key === '')
-      throw new AppError({
-        status: 400,
-        code: 'MISSING_IDEMPOTENCY_KEY',
-        message: 'mutating requests need an Idempotency-Key header',
-      });
-    if (key.length > LIMITS.idempotencyKeyCharsMax) {
-      throw new AppError({
-        status: 422,
-        code: 'INVALID_REQUEST',
-        message: `Idempotency-Key is 1 to ${LIMITS.idempotencyKeyCharsMax} chars`,
-        details: [
-          {
-            field: 'Idempotency-Key',
-            location: 'headers',
-            message: `at most ${LIMITS.idempotencyKeyCharsMax} chars`,
-            type: 'string.max',
-          },
-        ],
-      });
-    }
-    const scope: IdempotencyScope = { tenantId: principal.tenantId, endpoint, key };
-    const body = ctx.request.body === undefined ? '' : (canonicalize(ctx.request.body) ?? '');
-    const claim = await claimIdempotencyKey(
-      pool,
-      scope,
-      sha256(`${ctx.path}\n${body}`),
-      IDEMPOTENCY_LOCK_MS,
-    );
-    if (claim.kind === 'mismatch') {
-      throw new AppError({
-        status: 422,
-        code: 'IDEMPOTENCY_KEY_MISMATCH',
-        message: 'this Idempotency-Key was used with a different request',
-      });
-    }
-    if (claim.kind === 'in_flight') {
-      throw new AppError({
-        status: 409,
-        code: 'IDEMPOTENCY_IN_FLIGHT',
-        message: 'a request with this Idempotency-Key is in progress',
-        headers: { 'Retry-After': String(IDEMPOTENCY_RETRY_AFTER_SECONDS) },
-      });
-    }
-    if (claim.kind === 'replay') {
-      ctx.status = claim.status;
-      ctx.body = claim.body;
-      ctx.set('Idempotent-Replayed', 'true');
-      return;
-    }
-    let completed = false;
-    ctx.state.idempotency = {
-      scope,
-      markCompleted: () => {
-        completed = true;
-      },
-      complete: async (tx: Tx, status: number, responseBody: unknown) => {
-        await completeIdempotencyKey(tx, scope, status, responseBody);
-        completed = true;
-      },
-    } satisfies IdempotencyState;
-    try {
-      await next();
-    } catch (error) {
-      if (isAppError(error) && isFinal(error)) {
-        const rendered = ledgerEnvelope(error);
-        await withTenant(pool, scope.tenantId, (tx) =>
-          completeIdempotencyKey(tx, scope, rendered.status, rendered.body),
-        );
-      } else {
-        await releaseIdempotencyKey(pool, scope).catch(() => undefined);
-      }
-      throw error;
-    }
-    if (!completed)
+export async function runIdempotent(
+  pool: DatabasePool,
+  ctx: Context,
+  next: Next,
+  endpoint: string,
+  requestSha256: Buffer,
+  claimed: ClaimResult | null,
+): Promise<void> {
+  const principal = ctx.state.principal as Principal;
+  const key = ctx.get('Idempotency-Key');
+  const headerError = keyHeaderError(key);
+  if (headerError) throw headerError;
+  const scope: IdempotencyScope = { tenantId: principal.tenantId, endpoint, key };
+  const claim =
+    claimed ?? (await claimIdempotencyKey(pool, scope, requestSha256, IDEMPOTENCY_LOCK_MS));
+  if (claim.kind === 'mismatch') {
+    throw new AppError({
+      status: 422,
+      code: 'IDEMPOTENCY_KEY_MISMATCH',
+      message: 'this Idempotency-Key was used with a different request',
+    });
+  }
+  if (claim.kind === 'in_flight') {
+    throw new AppError({
+      status: 409,
+      code: 'IDEMPOTENCY_IN_FLIGHT',
+      message: 'a request with this Idempotency-Key is in progress',
+      headers: { 'Retry-After': String(IDEMPOTENCY_RETRY_AFTER_SECONDS) },
+    });
+  }
+  if (claim.kind === 'replay') {
+    ctx.status = claim.status;
+    ctx.body = claim.body;
+    ctx.set('Idempotent-Replayed', 'true');
+    return;
+  }
+  let completed = false;
+  ctx.state.idempotency = {
+    scope,
+    markCompleted: () => {
+      completed = true;
+    },
+    complete: async (tx: Tx, status: number, responseBody: unknown) => {
+      await completeIdempotencyKey(tx, scope, status, responseBody);
+      completed = true;
+    },
+  } satisfies IdempotencyState;
+  try {
+    await next();
+  } catch (error) {
+    if (isAppError(error) && isFinal(error)) {
+      const rendered = ledgerEnvelope(error);
       await withTenant(pool, scope.tenantId, (tx) =>
-        completeIdempotencyKey(tx, scope, ctx.status, ctx.body),
+        completeIdempotencyKey(tx, scope, rendered.status, rendered.body),
       );
-  };
+    } else {
+      await releaseIdempotencyKey(pool, scope).catch(() => undefined);
+    }
+    throw error;
+  }
+  if (!completed)
+    await withTenant(pool, scope.tenantId, (tx) =>
+      completeIdempotencyKey(tx, scope, ctx.status, ctx.body),
+    );
 }

@@ -5,8 +5,15 @@ import type { DatabasePool } from '../../db/pool';
 import type { LedgerRole } from '../../db/ledger/tenants';
 import { validate, type ValidatedState } from '../platform/http/validate';
 import { AppError } from '../platform/errors';
-import { authenticate, requireRole, type Principal } from './credentials';
-import { idempotent, type IdempotencyState } from './idempotency';
+import { authenticate, authenticateAndClaim, requireRole, type Principal } from './credentials';
+import {
+  IDEMPOTENCY_LOCK_MS,
+  requestHashOf,
+  runIdempotent,
+  usableKeyOf,
+  type IdempotencyState,
+} from './idempotency';
+import { claimOutcome, releaseIdempotencyKey } from '../../db/ledger/idempotency';
 import { createAssetType, getAssetTypes, patchAssetType } from './asset-types';
 import {
   createAccount,
@@ -94,12 +101,45 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
       requireRole(principal, role);
       await next();
     };
-  const once = (method: string, path: string) => idempotent(pool, `${method} ${path}`);
+  /**
+   * auth(role) and the Idempotency-Key claim of a mutating route in one database round trip: the
+   * claim is made with the key lookup when the credential authenticates with the role; refusals
+   * come out in the order of auth → meter → role → key header → claim, as separate steps would.
+   */
+  const authOnce = (role: LedgerRole, method: string, path: string): Middleware =>
+    async function authorizeOnce(ctx: Context, next: Next) {
+      const endpoint = `${method} ${path}`;
+      const key = usableKeyOf(ctx);
+      const requestSha256 = requestHashOf(ctx);
+      const { principal, claim } = await authenticateAndClaim(
+        pool,
+        ctx.get('Authorization') || undefined,
+        role,
+        key === null ? null : { endpoint, key, requestSha256, lockMs: IDEMPOTENCY_LOCK_MS },
+      );
+      ctx.state.principal = principal;
+      const outcome = claim && claimOutcome(claim, requestSha256);
+      if (deps.meter) {
+        try {
+          await deps.meter(principal, ctx);
+        } catch (error) {
+          // Over quota (429, transient): the key this request claimed is given back.
+          if (outcome?.kind === 'claimed')
+            await releaseIdempotencyKey(pool, {
+              tenantId: principal.tenantId,
+              endpoint,
+              key: key!,
+            }).catch(() => undefined);
+          throw error;
+        }
+      }
+      requireRole(principal, role);
+      await runIdempotent(pool, ctx, next, endpoint, requestSha256, outcome);
+    };
 
   router.post(
     '/v1/asset-types',
-    auth('ledger_admin'),
-    once('POST', '/v1/asset-types'),
+    authOnce('ledger_admin', 'POST', '/v1/asset-types'),
     validate({ body: assetTypeBody }),
     async (ctx) => {
       const body = bodyOf<{ code: string; kind: string; scale: number; description?: string }>(ctx);
@@ -113,8 +153,7 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
   });
   router.patch(
     '/v1/asset-types/:id',
-    auth('ledger_admin'),
-    once('PATCH', '/v1/asset-types/{id}'),
+    authOnce('ledger_admin', 'PATCH', '/v1/asset-types/{id}'),
     validate({ body: assetTypePatch }),
     async (ctx) => {
       ctx.body = await patchAssetType(pool, principalOf(ctx).tenantId, ctx.params.id!, bodyOf(ctx));
@@ -123,8 +162,7 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
 
   router.post(
     '/v1/accounts',
-    auth('ledger_admin'),
-    once('POST', '/v1/accounts'),
+    authOnce('ledger_admin', 'POST', '/v1/accounts'),
     validate({ body: accountBody }),
     async (ctx) => {
       ctx.status = 201;
@@ -139,8 +177,7 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
   });
   router.patch(
     '/v1/accounts/:id',
-    auth('ledger_admin'),
-    once('PATCH', '/v1/accounts/{id}'),
+    authOnce('ledger_admin', 'PATCH', '/v1/accounts/{id}'),
     validate({ body: accountPatch }),
     async (ctx) => {
       ctx.body = await patchAccount(
@@ -169,8 +206,7 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
 
   router.post(
     '/v1/transactions',
-    auth('ledger_poster'),
-    once('POST', '/v1/transactions'),
+    authOnce('ledger_poster', 'POST', '/v1/transactions'),
     validate({ body: objectBody }),
     async (ctx) => {
       const principal = principalOf(ctx);
@@ -192,8 +228,7 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
   for (const action of ['commit', 'void'] as const) {
     router.post(
       `/v1/transactions/:id/${action}`,
-      auth('ledger_poster'),
-      once('POST', `/v1/transactions/{id}/${action}`),
+      authOnce('ledger_poster', 'POST', `/v1/transactions/{id}/${action}`),
       async (ctx) => {
         const settled = await settleTransaction(
           pool,
@@ -209,8 +244,7 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
 
   router.post(
     '/v1/sub-tenants',
-    auth('ledger_partner'),
-    once('POST', '/v1/sub-tenants'),
+    authOnce('ledger_partner', 'POST', '/v1/sub-tenants'),
     validate({ body: objectBody }),
     async (ctx) => {
       ctx.status = 201;
@@ -222,8 +256,7 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
   });
   router.patch(
     '/v1/sub-tenants/:id',
-    auth('ledger_partner'),
-    once('PATCH', '/v1/sub-tenants/{id}'),
+    authOnce('ledger_partner', 'PATCH', '/v1/sub-tenants/{id}'),
     validate({ body: objectBody }),
     async (ctx) => {
       ctx.body = await patchSubTenant(pool, principalOf(ctx), ctx.params.id!, bodyOf(ctx));
@@ -231,8 +264,7 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
   );
   router.post(
     '/v1/sub-tenants/:id/keys',
-    auth('ledger_partner'),
-    once('POST', '/v1/sub-tenants/{id}/keys'),
+    authOnce('ledger_partner', 'POST', '/v1/sub-tenants/{id}/keys'),
     validate({ body: objectBody }),
     async (ctx) => {
       ctx.status = 201;
@@ -244,8 +276,7 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
   });
   router.delete(
     '/v1/sub-tenants/:id/keys/:keyId',
-    auth('ledger_partner'),
-    once('DELETE', '/v1/sub-tenants/{id}/keys/{key_id}'),
+    authOnce('ledger_partner', 'DELETE', '/v1/sub-tenants/{id}/keys/{key_id}'),
     async (ctx) => {
       ctx.body = await revokeSubTenantKey(
         pool,

@@ -37,6 +37,20 @@ export async function claimIdempotencyKey(
   } catch (error) {
     throw mapDatabaseError(error);
   }
+  return claimOutcome(row, requestSha256);
+}
+
+/** What a claim row means for this request: claimed, replay, in flight, or another request's key. */
+export function claimOutcome(
+  row: {
+    claimed: boolean | null;
+    request_sha256: Buffer | string | null;
+    state: string | null;
+    response_status: number | null;
+    response_body: unknown;
+  },
+  requestSha256: Buffer,
+): ClaimResult {
   if (row.claimed) return { kind: 'claimed' };
   const stored = Buffer.isBuffer(row.request_sha256)
     ? row.request_sha256

@@ -143,3 +143,30 @@ export async function findCredential(
     sql.unsafe`SELECT * FROM ledger.find_credential(${keyId}::uuid)`,
   )) as Credential | null;
 }
+
+export interface ClaimRow {
+  /** Null when no claim was attempted (the credential cannot pass, or no usable key header). */
+  claimed: boolean | null;
+  request_sha256: Buffer | string | null;
+  state: string | null;
+  response_status: number | null;
+  response_body: unknown;
+}
+
+/**
+ * A mutating request's key lookup and idempotency claim in one statement
+ * (ledger.authenticate_and_claim, migration 0006): the key is claimed only for a credential that
+ * authenticates with `role`; the credential row is returned for the caller to judge.
+ */
+export async function findCredentialAndClaim(
+  pool: DatabasePool,
+  keyId: string,
+  secretSha256: Buffer,
+  role: LedgerRole,
+  claim: { endpoint: string; key: string; requestSha256: Buffer; lockMs: number } | null,
+): Promise<(Credential & ClaimRow) | null> {
+  return (await pool.maybeOne(sql.unsafe`
+    SELECT * FROM ledger.authenticate_and_claim(${keyId}::uuid, ${sql.binary(secretSha256)}, ${role},
+      ${claim?.endpoint ?? null}, ${claim?.key ?? null}, ${claim ? sql.binary(claim.requestSha256) : null},
+      ${claim?.lockMs ?? null}::int)`)) as (Credential & ClaimRow) | null;
+}

@@ -136,6 +136,20 @@ describe('ledger idempotency', () => {
     expect((await t.poster.post('/v1/transactions', spend, transientKey)).status).toBe(201);
   });
 
+  it('when a request is refused before its key is judged (wrong role, unknown secret), then the key stays unclaimed and the right request with it posts', async () => {
+    const a = await wallet();
+    const key = newKey();
+    const wrongRole = await t.reader.post('/v1/transactions', deposit(a, '1.00'), key);
+    expect(wrongRole.body.error.code).toBe('FORBIDDEN');
+    const forged = `${t.poster.token.slice(0, -43)}${'A'.repeat(43)}`;
+    const unknown = await call(h.url, 'POST', '/v1/transactions', forged, deposit(a, '1.00'), key);
+    expect(unknown.body.error.code).toBe('UNAUTHENTICATED');
+    const posted = await t.poster.post('/v1/transactions', deposit(a, '1.00'), key);
+    expect(posted.status).toBe(201);
+    expect(posted.headers.get('idempotent-replayed')).toBeNull();
+    expect(await transactionsOf(a)).toBe('1');
+  });
+
   it('when many identical requests race with one key, then exactly one transaction exists; the others replay it or get 409 IDEMPOTENCY_IN_FLIGHT with Retry-After', async () => {
     const a = await wallet();
     const key = newKey();
