@@ -36,6 +36,7 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
       activities: createHostClaimActivities({
         workerId: config.workerId,
         taskQueuePrefix: config.taskQueuePrefix,
+        pool: deps.pool,
       }),
     },
     {

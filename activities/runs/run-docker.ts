@@ -7,6 +7,8 @@ import type { Docker } from '../docker/client';
 import { OWNER_LABEL, findOwnedContainer, pullImageOrFail } from '../docker/containers';
 import { sampleOf, type DockerStats } from '../docker/stats';
 import { LogCapture } from './log-capture';
+import { refundUnusedSeconds, wakeWaitingRuns } from './run';
+import { transitionRun, type Transition, type TransitionOutcome } from '../../db/runs/runs';
 import {
   TRACK_ID_LABEL,
   runContainerOwner,
@@ -33,6 +35,13 @@ const isHttpStatus = (error: unknown, ...codes: number[]) =>
   codes.includes((error as { statusCode?: number }).statusCode ?? 0);
 
 /**
+ * A pull of the same reference finished this recently on this host counts for a run that
+ * asks now: the runs that share it ran the image the registry served moments ago. Concurrent
+ * runs of one image share one pull (single flight) instead of queueing N pulls in dockerd.
+ */
+export const PULL_FRESH_MS = 2_000;
+
+/**
  * Docker activities of one run, on the task queue of the host whose daemon they call. Each is
  * idempotent: the container is found by its owner label, never made twice.
  */
@@ -47,6 +56,76 @@ export function createRunDockerActivities(deps: {
     const info = await findOwnedContainer(docker, runContainerOwner(trackId));
     return info ? docker.getContainer(info.Id) : null;
   };
+  const pulls = new Map<string, { promise: Promise<void>; doneAt: number | null }>();
+  /** pullImageOrFail, shared by runs of one reference (see PULL_FRESH_MS). */
+  const pullShared = (image: string): Promise<void> => {
+    const known = pulls.get(image);
+    if (known && (known.doneAt === null || Date.now() - known.doneAt < PULL_FRESH_MS))
+      return known.promise;
+    const entry: { promise: Promise<void>; doneAt: number | null } = {
+      promise: pullImageOrFail(docker, image).then(
+        () => {
+          entry.doneAt = Date.now();
+        },
+        (error: unknown) => {
+          pulls.delete(image);
+          throw error;
+        },
+      ),
+      doneAt: null,
+    };
+    pulls.set(image, entry);
+    return entry.promise;
+  };
+
+  const startContainer = async (input: RunWorkflowInput): Promise<{ containerId: string }> => {
+    let container = await owned(input.trackId);
+    if (!container) {
+      try {
+        container = await docker.createContainer({
+          Image: input.image,
+          Cmd: input.command.length > 0 ? input.command : undefined,
+          Env: Object.entries(input.env).map(([k, v]) => `${k}=${v}`),
+          Labels: {
+            [OWNER_LABEL]: runContainerOwner(input.trackId),
+            [TRACK_ID_LABEL]: input.trackId,
+            [TENANT_LABEL]: input.tenantId,
+          },
+          HostConfig: {
+            Memory: input.memoryLimitMb * BYTES_PER_MB,
+            MemorySwap: input.memoryLimitMb * BYTES_PER_MB,
+            NanoCpus: Math.round(input.cpuLimit * 1e9),
+          },
+        });
+      } catch (error) {
+        if (isHttpStatus(error, 409)) container = await owned(input.trackId);
+        else if (isHttpStatus(error, 400, 404))
+          throw ApplicationFailure.nonRetryable((error as Error).message, 'StartFailed');
+        else throw error;
+      }
+    }
+    const state = (await container!.inspect()).State;
+    if (state.Status === 'created') {
+      try {
+        await container!.start();
+      } catch (error) {
+        if (!isHttpStatus(error, 304)) {
+          throw ApplicationFailure.nonRetryable(
+            `cannot start container: ${(error as Error).message}`,
+            'StartFailed',
+          );
+        }
+      }
+    }
+    return { containerId: container!.id };
+  };
+  const removeContainer = async (trackId: string): Promise<void> => {
+    const container = await owned(trackId);
+    if (!container) return;
+    await container.remove({ force: true }).catch((error: unknown) => {
+      if (!isHttpStatus(error, 404, 409)) throw error;
+    });
+  };
 
   return {
     async pullRunImage(input: { image: string }): Promise<void> {
@@ -54,46 +133,50 @@ export function createRunDockerActivities(deps: {
     },
 
     /** Creates and starts the run's container, or finds the one an earlier attempt made. */
-    async startRunContainer(input: RunWorkflowInput): Promise<{ containerId: string }> {
-      let container = await owned(input.trackId);
-      if (!container) {
-        try {
-          container = await docker.createContainer({
-            Image: input.image,
-            Cmd: input.command.length > 0 ? input.command : undefined,
-            Env: Object.entries(input.env).map(([k, v]) => `${k}=${v}`),
-            Labels: {
-              [OWNER_LABEL]: runContainerOwner(input.trackId),
-              [TRACK_ID_LABEL]: input.trackId,
-              [TENANT_LABEL]: input.tenantId,
-            },
-            HostConfig: {
-              Memory: input.memoryLimitMb * BYTES_PER_MB,
-              MemorySwap: input.memoryLimitMb * BYTES_PER_MB,
-              NanoCpus: Math.round(input.cpuLimit * 1e9),
-            },
-          });
-        } catch (error) {
-          if (isHttpStatus(error, 409)) container = await owned(input.trackId);
-          else if (isHttpStatus(error, 400, 404))
-            throw ApplicationFailure.nonRetryable((error as Error).message, 'StartFailed');
-          else throw error;
-        }
-      }
-      const state = (await container!.inspect()).State;
-      if (state.Status === 'created') {
-        try {
-          await container!.start();
-        } catch (error) {
-          if (!isHttpStatus(error, 304)) {
-            throw ApplicationFailure.nonRetryable(
-              `cannot start container: ${(error as Error).message}`,
-              'StartFailed',
-            );
-          }
-        }
-      }
-      return { containerId: container!.id };
+    startRunContainer: startContainer,
+
+    /**
+     * pulling → running in one activity: pull (shared, see PULL_FRESH_MS), create and start
+     * the container, then the transition with its container id and started_at. Idempotent:
+     * the container is found by label and the transition keyed by the workflow's event id.
+     * A pull or start failure is thrown before the transition (the run is still pulling).
+     */
+    async launchRunContainer(input: {
+      run: RunWorkflowInput;
+      transition: Omit<Transition, 'fields'>;
+    }): Promise<{ containerId: string }> {
+      await pullShared(input.run.image);
+      const { containerId } = await startContainer(input.run);
+      await transitionRun(deps.pool, {
+        ...input.transition,
+        fields: { container_id: containerId, started_at: 'now' },
+      });
+      return { containerId };
+    },
+
+    /**
+     * The end of a run in one activity: its terminal transition, the container removed, the
+     * slot's waiting runs woken and a metered key's unused seconds refunded. Each step is
+     * idempotent, so a retry repeats only what did not happen.
+     */
+    async finishRun(input: {
+      transition: Transition;
+      tenantId: string;
+      maxConcurrent: number | null;
+      refundUsedSeconds: number | null;
+    }): Promise<TransitionOutcome> {
+      const outcome = await transitionRun(deps.pool, input.transition);
+      await removeContainer(input.transition.trackId);
+      if (input.refundUsedSeconds !== null)
+        await refundUnusedSeconds(deps.pool, {
+          trackId: input.transition.trackId,
+          usedSeconds: input.refundUsedSeconds,
+        });
+      await wakeWaitingRuns(deps.pool, {
+        tenantId: input.tenantId,
+        maxConcurrent: input.maxConcurrent,
+      }).catch(() => 0);
+      return outcome;
     },
 
     /**
@@ -173,11 +256,7 @@ export function createRunDockerActivities(deps: {
     },
 
     async removeRunContainer(input: { trackId: string }): Promise<void> {
-      const container = await owned(input.trackId);
-      if (!container) return;
-      await container.remove({ force: true }).catch((error: unknown) => {
-        if (!isHttpStatus(error, 404, 409)) throw error;
-      });
+      await removeContainer(input.trackId);
     },
   };
 

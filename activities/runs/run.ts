@@ -35,27 +35,56 @@ export function createRunActivities(deps: { pool: DatabasePool }) {
       tenantId: string;
       maxConcurrent: number | null;
     }): Promise<number> {
-      const heads = await waitingHeads(deps.pool, input.tenantId, input.maxConcurrent);
-      const client = Context.current().client;
-      await Promise.all(
-        heads.map((trackId) =>
-          client.workflow
-            .getHandle(runWorkflowId(trackId))
-            .signal(slotFreedSignal)
-            .catch(() => undefined),
-        ),
-      );
-      return heads.length;
+      return wakeWaitingRuns(deps.pool, input);
     },
 
     /** Metered keys: refunds the unused part of the up-front charge, once per run. */
     async refundUnusedSeconds(input: { trackId: string; usedSeconds: number }): Promise<void> {
-      await deps.pool.query(sql.unsafe`
-        INSERT INTO runs.usage_ledger (entry_id, tenant_id, key_id, track_id, kind, seconds)
-        SELECT ${ulid()}, tenant_id, key_id, track_id, 'refund', GREATEST(0, seconds - ${Math.ceil(input.usedSeconds)})
-        FROM runs.usage_ledger WHERE track_id = ${input.trackId} AND kind = 'charge'
-        ON CONFLICT (track_id, kind) DO NOTHING`);
+      await refundUnusedSeconds(deps.pool, input);
     },
   };
+}
+
+/**
+ * A head signalled this recently (by this worker) is not signalled again: it is on its way to
+ * take the slot, and runs that finish meanwhile would otherwise signal the same heads over and
+ * over (a storm of signals, each a Temporal write and a workflow task, seen in the bench).
+ */
+export const WAKE_RESIGNAL_AFTER_MS = 1_000;
+const recentlySignalled = new Map<string, number>();
+
+/** See the wakeWaitingRuns activity; also called by finishRun (run-docker.ts). */
+export async function wakeWaitingRuns(
+  pool: DatabasePool,
+  input: { tenantId: string; maxConcurrent: number | null },
+): Promise<number> {
+  const heads = await waitingHeads(pool, input.tenantId, input.maxConcurrent);
+  const now = Date.now();
+  for (const [trackId, at] of recentlySignalled)
+    if (now - at >= WAKE_RESIGNAL_AFTER_MS) recentlySignalled.delete(trackId);
+  const fresh = heads.filter((trackId) => !recentlySignalled.has(trackId));
+  for (const trackId of fresh) recentlySignalled.set(trackId, now);
+  const client = Context.current().client;
+  await Promise.all(
+    fresh.map((trackId) =>
+      client.workflow
+        .getHandle(runWorkflowId(trackId))
+        .signal(slotFreedSignal)
+        .catch(() => undefined),
+    ),
+  );
+  return fresh.length;
+}
+
+/** Idempotent: one refund row per run (unique on track_id, kind). */
+export async function refundUnusedSeconds(
+  pool: DatabasePool,
+  input: { trackId: string; usedSeconds: number },
+): Promise<void> {
+  await pool.query(sql.unsafe`
+    INSERT INTO runs.usage_ledger (entry_id, tenant_id, key_id, track_id, kind, seconds)
+    SELECT ${ulid()}, tenant_id, key_id, track_id, 'refund', GREATEST(0, seconds - ${Math.ceil(input.usedSeconds)})
+    FROM runs.usage_ledger WHERE track_id = ${input.trackId} AND kind = 'charge'
+    ON CONFLICT (track_id, kind) DO NOTHING`);
 }
 export type RunActivities = ReturnType<typeof createRunActivities>;

@@ -4,7 +4,7 @@ import { AppError } from '../platform/errors';
 import type { PlatformDeps } from '../platform/service';
 import { sql } from '../../db/pool';
 import { insertAudit } from '../../db/runs/audit';
-import { isTerminal } from '../../db/runs/runs';
+import { isTerminal, type RunState } from '../../db/runs/runs';
 import type { KeyPrincipal } from '../../db/runs/tenants';
 import {
   CONFLICT_MESSAGES,
@@ -28,16 +28,38 @@ export async function controlRun(
 ) {
   await loadRun(deps, principal.tenantId, trackId);
   const handle = deps.temporal.workflow.getHandle(runWorkflowId(trackId));
-  try {
-    await handle.executeUpdate(controlUpdates[action]);
-  } catch (error) {
-    const conflict = conflictOf(error, action);
-    if (conflict === null) throw error;
-    await audit(deps, principal, action, trackId, 'refused', { reason: conflict });
-    throw new AppError({ status: 409, code: conflict, message: conflict, cause: error });
+  const deadline = Date.now() + CONTROL_CATCH_UP_MS;
+  for (;;) {
+    try {
+      await handle.executeUpdate(controlUpdates[action]);
+      break;
+    } catch (error) {
+      const conflict = conflictOf(error, action);
+      if (conflict === null) throw error;
+      // The row can be one workflow task ahead of the workflow: the activity that recorded
+      // `running` (or `paused`) has committed, and the workflow learns of it on its next task.
+      // A control the row allows is retried briefly instead of refused.
+      const row = await loadRun(deps, principal.tenantId, trackId);
+      if (ALLOWED_FROM[action].includes(row.state) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, CONTROL_RETRY_MS));
+        continue;
+      }
+      await audit(deps, principal, action, trackId, 'refused', { reason: conflict });
+      throw new AppError({ status: 409, code: conflict, message: conflict, cause: error });
+    }
   }
   await audit(deps, principal, action, trackId, 'ok', {});
 }
+
+/** How long a control the row allows may wait for the workflow to catch up (see controlRun). */
+export const CONTROL_CATCH_UP_MS = 3_000;
+const CONTROL_RETRY_MS = 100;
+const ALLOWED_FROM: Record<ControlAction, readonly RunState[]> = {
+  pause: ['running'],
+  resume: ['paused'],
+  stop: ['running', 'paused'],
+  kill: ['running', 'paused'],
+};
 
 function conflictOf(error: unknown, action: ControlAction): string | null {
   if (error instanceof WorkflowUpdateFailedError) {

@@ -491,7 +491,11 @@ export const openApiDocument = {
     concurrency_slot:
       'A run takes a slot at dispatch (scheduled → queued) and holds it through pulling, running and paused until terminal. A run deferred with scheduled_start does not hold a slot while it waits: the state table (enforced at dispatch) wins over the guidance, so deferred runs never block runs that are due.',
     dispatch:
-      'FIFO per tenant by (eligible_start, track_id); a waiting run asks for a slot every second.',
+      "FIFO per tenant by (eligible_start, track_id). A run asks for a slot when it becomes eligible; while it waits, a run of its tenant that gives its slot back signals the longest-waiting runs (as many as there are free slots), so a freed slot is taken within about a second (the spec's 1-second tick), and each waiting run also asks on its own every 30 s in case a signal was lost (after a raise of max_concurrent_runs, for example).",
+    image_pull:
+      'A run in pulling pulls its image from the registry. Runs of the same reference on the same host share one pull: a pull in flight, or one finished less than 2 s ago, serves them all, so every run still runs the image the registry served at most 2 s before it entered pulling.',
+    control_catch_up:
+      "The run row can be one workflow task ahead of the run's workflow (its activity has recorded running or paused, the workflow learns it on its next task). A control that the row allows but the workflow refuses is retried for up to 3 s before the 409.",
     image_reference:
       'host[:port]/path with a tag and/or a digest; a first path component without "." or ":" (a Docker Hub namespace) and an implicit latest are refused with 400 invalid_image:<ref>.',
     delete_run:

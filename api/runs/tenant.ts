@@ -3,7 +3,8 @@ import type { PlatformDeps } from '../platform/service';
 import { sql } from '../../db/pool';
 import { insertAudit, listAudit } from '../../db/runs/audit';
 import { findQuotas, updateQuotas, type TenantQuotasRow } from '../../db/runs/quotas';
-import { submissionsToday } from '../../db/runs/runs';
+import { submissionsToday, waitingHeads } from '../../db/runs/runs';
+import { runWorkflowId, slotFreedSignal } from '../../workflows/runs/definitions';
 import type { KeyPrincipal } from '../../db/runs/tenants';
 import { effectiveLimits } from './limits';
 import { AppError } from '../platform/errors';
@@ -78,9 +79,28 @@ export async function putQuotas(
       outcome: 'ok',
       detail: { changes, before: presentQuotas(before) },
     });
-    return after;
+    return { before, after };
   });
-  return presentQuotas(updated);
+  // More slots: wake the runs waiting for one now, not at their fallback poll (best effort).
+  if (updated.after.max_concurrent_runs > updated.before.max_concurrent_runs)
+    void wakeWaiting(deps, principal.tenantId);
+  return presentQuotas(updated.after);
+}
+
+async function wakeWaiting(deps: PlatformDeps, tenantId: string): Promise<void> {
+  try {
+    const heads = await waitingHeads(deps.pool, tenantId, null);
+    await Promise.all(
+      heads.map((trackId) =>
+        deps.temporal.workflow
+          .getHandle(runWorkflowId(trackId))
+          .signal(slotFreedSignal)
+          .catch(() => undefined),
+      ),
+    );
+  } catch (error) {
+    deps.logger.warn({ err: (error as Error).message }, 'waking waiting runs failed');
+  }
 }
 
 const nextUtcMidnight = (): string => {

@@ -31,6 +31,7 @@ import {
   stopUpdate,
   type RunState,
   type RunWorkflowInput,
+  type Transition,
   type TransitionFields,
 } from './definitions';
 import { workflowUlid } from './ids';
@@ -44,6 +45,19 @@ export const DISPATCH_TICK_MS = 1_000;
 export const SLOT_POLL_FALLBACK_MS = 5_000;
 /** patched() ids of the signal-driven dispatch (histories recorded before it replay unchanged). */
 const SLOT_SIGNAL_PATCH = 'slot-freed-signal';
+/**
+ * patched() id of the run in five activities instead of ten: the claim records `pulling`,
+ * one host activity pulls, starts and records `running`, one host activity records the end,
+ * removes the container, wakes waiting runs and refunds. Each Temporal round trip is a
+ * persistence write and two task dispatches, which bound completed runs per second.
+ */
+const MERGED_ACTIVITIES_PATCH = 'run-activities-merged';
+/**
+ * With MERGED_ACTIVITIES_PATCH, a waiting run relies on the slotFreed signal and polls only
+ * this often: a poll is a timer, two workflow tasks and an activity, and a tenant with a
+ * long queue paid that for every waiting run every 5 s (it was most of Temporal's work).
+ */
+export const SLOT_POLL_SIGNALLED_MS = 30_000;
 /** Past this many history events a waiting run continues as new (its wait can be long). */
 export const WAITING_HISTORY_EVENTS_MAX = 5_000;
 
@@ -107,6 +121,39 @@ export async function runWorkflow(
     });
     state = to;
     if (to !== from) upsertSearchAttributes([{ key: RUN_STATE, value: to }]);
+  };
+  /** A state change for an activity that records it itself (the merged activities). */
+  const transitionTo = (
+    to: RunState,
+    eventType: string,
+    reason: string | null,
+    fields: TransitionFields = {},
+    payload = {},
+  ): Transition => ({
+    trackId: input.trackId,
+    eventId: workflowUlid(),
+    from: state,
+    to,
+    eventType,
+    reason,
+    payload,
+    fields,
+  });
+  /** What move() does after its activity, once such an activity has recorded `to`. */
+  const applied = (to: RunState) => {
+    const from = state;
+    state = to;
+    if (to !== from) upsertSearchAttributes([{ key: RUN_STATE, value: to }]);
+  };
+  /** The terminal change, container removal, slot hand-back and refund: one host activity. */
+  const finish = async (t: Transition, usedSeconds: number) => {
+    await docker!.finishRun({
+      transition: t,
+      tenantId: input.tenantId,
+      maxConcurrent: input.tierConcurrentRuns,
+      refundUsedSeconds: input.metered ? usedSeconds : null,
+    });
+    applied(t.to);
   };
 
   setHandler(runStateQuery, () => state);
@@ -199,12 +246,16 @@ export async function runWorkflow(
   state = 'queued';
   upsertSearchAttributes([{ key: RUN_STATE, value: 'queued' }]);
 
-  const { claimDockerHost } = proxyActivities<HostClaimActivities>({
+  const merged = patched(MERGED_ACTIVITIES_PATCH);
+  const { claimDockerHost, claimDockerHostForRun } = proxyActivities<HostClaimActivities>({
     ...claimHostProfile,
     taskQueue: input.dockerAnyHostQueue,
   });
-  const host = await claimDockerHost();
-  await move('pulling', 'run.pulling', null, { worker_id: host.workerId });
+  const host = merged
+    ? await claimDockerHostForRun({ transition: transitionTo('pulling', 'run.pulling', null) })
+    : await claimDockerHost();
+  if (merged) applied('pulling');
+  else await move('pulling', 'run.pulling', null, { worker_id: host.workerId });
   docker = proxyActivities<RunDockerActivities>({
     ...dockerCallProfile,
     taskQueue: host.taskQueue,
@@ -216,15 +267,40 @@ export async function runWorkflow(
 
   let containerId: string;
   try {
-    await docker.pullRunImage({ image: input.image });
-    containerId = (await docker.startRunContainer(input)).containerId;
+    if (merged) {
+      containerId = (
+        await docker.launchRunContainer({
+          run: input,
+          transition: transitionTo('running', 'run.running', null),
+        })
+      ).containerId;
+    } else {
+      await docker.pullRunImage({ image: input.image });
+      containerId = (await docker.startRunContainer(input)).containerId;
+    }
   } catch (error) {
     if (!(error instanceof ActivityFailure)) throw error;
     const type = error.cause instanceof ApplicationFailure ? error.cause.type : null;
+    const reason = type === 'ImageNotFound' ? 'image_pull_failed' : 'start_failed';
+    if (merged) {
+      await finish(
+        transitionTo(
+          'failed',
+          'run.failed',
+          reason,
+          { finished_at: 'now' },
+          {
+            error: failureMessage(error),
+          },
+        ),
+        0,
+      );
+      return { state: 'failed', exitCode: null };
+    }
     await move(
       'failed',
       'run.failed',
-      type === 'ImageNotFound' ? 'image_pull_failed' : 'start_failed',
+      reason,
       { finished_at: 'now' },
       { error: failureMessage(error) },
     );
@@ -233,7 +309,8 @@ export async function runWorkflow(
     await refund(input, db, 0);
     return { state: 'failed', exitCode: null };
   }
-  await move('running', 'run.running', null, { container_id: containerId, started_at: 'now' });
+  if (merged) applied('running');
+  else await move('running', 'run.running', null, { container_id: containerId, started_at: 'now' });
   startedMs = Date.now();
 
   void follower
@@ -270,28 +347,43 @@ export async function runWorkflow(
       : result.exitCode === 0
         ? { state: 'exited', reason: 'completed' }
         : { state: 'failed', reason: 'nonzero_exit' });
-  await move(
-    settled.state,
-    `run.${settled.state}`,
-    settled.reason,
-    {
-      finished_at: 'now',
-      exit_code: result?.exitCode ?? null,
-      ...(result
-        ? {
-            stdout_file: result.stdoutFile,
-            stderr_file: result.stderrFile,
-            stdout_bytes: String(result.stdoutBytes),
-            stderr_bytes: String(result.stderrBytes),
-            result_summary: result.resultSummary,
-          }
-        : {}),
-    },
-    followFailure === null ? {} : { error: followFailure },
-  );
-  await docker.removeRunContainer({ trackId: input.trackId });
-  await giveSlotBack();
-  await refund(input, db, (Date.now() - startedMs) / 1000);
+  const terminalFields: TransitionFields = {
+    finished_at: 'now',
+    exit_code: result?.exitCode ?? null,
+    ...(result
+      ? {
+          stdout_file: result.stdoutFile,
+          stderr_file: result.stderrFile,
+          stdout_bytes: String(result.stdoutBytes),
+          stderr_bytes: String(result.stderrBytes),
+          result_summary: result.resultSummary,
+        }
+      : {}),
+  };
+  const terminalPayload = followFailure === null ? {} : { error: followFailure };
+  if (merged) {
+    await finish(
+      transitionTo(
+        settled.state,
+        `run.${settled.state}`,
+        settled.reason,
+        terminalFields,
+        terminalPayload,
+      ),
+      (Date.now() - startedMs) / 1000,
+    );
+  } else {
+    await move(
+      settled.state,
+      `run.${settled.state}`,
+      settled.reason,
+      terminalFields,
+      terminalPayload,
+    );
+    await docker.removeRunContainer({ trackId: input.trackId });
+    await giveSlotBack();
+    await refund(input, db, (Date.now() - startedMs) / 1000);
+  }
   await condition(allHandlersFinished);
   return { state: settled.state, exitCode: result?.exitCode ?? null };
 }
@@ -329,7 +421,11 @@ async function waitForSlot(
     if (workflowInfo().historyLength > WAITING_HISTORY_EVENTS_MAX)
       await continueAsNew<typeof runWorkflow>(input);
     const signalDriven = patched(SLOT_SIGNAL_PATCH);
-    const pollMs = signalDriven ? SLOT_POLL_FALLBACK_MS : DISPATCH_TICK_MS;
+    const pollMs = !signalDriven
+      ? DISPATCH_TICK_MS
+      : patched(MERGED_ACTIVITIES_PATCH)
+        ? SLOT_POLL_SIGNALLED_MS
+        : SLOT_POLL_FALLBACK_MS;
     const waitMs = Math.max(
       1,
       Math.min(pollMs, expiresMs - Date.now(), queueDeadlineMs - Date.now()),
