@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from 'uuid';
 import { sql, type DatabasePool } from '../../db/pool';
-import { withTenant, type Tx } from '../../db/ledger/context';
+import { mapDatabaseError, withTenant } from '../../db/ledger/context';
 import {
   findAccount,
   findAssetType,
@@ -224,54 +224,6 @@ export async function getBalance(pool: DatabasePool, tenantId: string, accountId
   });
 }
 
-const MINUTE_MS = 60_000;
-const DAY_MS = 86_400_000;
-const floorTo = (ms: number, width: number) => Math.floor(ms / width) * width;
-
-/**
- * Debits, credits and leg count of an account's committed legs whose instant (effective_at or
- * finalized_at by `basis`) is at or before `atMs`. A sync account's answer is read from its
- * pre-aggregated buckets (migration 0003): whole UTC days before the instant's day, whole minutes
- * of that day before the instant's minute, and the legs of that minute up to the instant from
- * committed_legs itself. The three ranges partition (-inf, at], so the sum equals the plain sum
- * over the journal. Async accounts have no buckets (they are never locked): plain sum.
- */
-async function sumCommittedLegs(
-  tx: Tx,
-  accountId: string,
-  tracking: Tracking,
-  basis: 'effective' | 'recorded',
-  atMs: number,
-): Promise<{ debits: string; credits: string; entry_count: string }> {
-  const column =
-    basis === 'effective' ? sql.identifier(['effective_at']) : sql.identifier(['finalized_at']);
-  const at = new Date(atMs).toISOString();
-  if (tracking === 'async') {
-    return (await tx.one(sql.unsafe`
-      SELECT coalesce(sum(debit_minor), 0) AS debits, coalesce(sum(credit_minor), 0) AS credits, count(*) AS entry_count
-      FROM ledger.committed_legs WHERE account_id = ${accountId} AND ${column} <= ${at}::timestamptz`)) as {
-      debits: string;
-      credits: string;
-      entry_count: string;
-    };
-  }
-  const day = new Date(floorTo(atMs, DAY_MS)).toISOString();
-  const minute = new Date(floorTo(atMs, MINUTE_MS)).toISOString();
-  return (await tx.one(sql.unsafe`
-    SELECT coalesce(sum(d), 0) AS debits, coalesce(sum(c), 0) AS credits, coalesce(sum(n), 0) AS entry_count
-    FROM (
-      SELECT debit_minor AS d, credit_minor AS c, leg_count AS n FROM ledger.leg_buckets
-      WHERE account_id = ${accountId} AND basis = ${basis} AND width = 'day' AND bucket_start < ${day}::timestamptz
-      UNION ALL
-      SELECT debit_minor, credit_minor, leg_count FROM ledger.leg_buckets
-      WHERE account_id = ${accountId} AND basis = ${basis} AND width = 'minute'
-        AND bucket_start >= ${day}::timestamptz AND bucket_start < ${minute}::timestamptz
-      UNION ALL
-      SELECT debit_minor, credit_minor, 1 FROM ledger.committed_legs
-      WHERE account_id = ${accountId} AND ${column} >= ${minute}::timestamptz AND ${column} <= ${at}::timestamptz
-    ) s`)) as { debits: string; credits: string; entry_count: string };
-}
-
 /** Rule 6: committed legs only, by effective_at or finalized_at, derived from the journal. */
 export async function getBalanceAsOf(
   pool: DatabasePool,
@@ -291,30 +243,49 @@ export async function getBalanceAsOf(
     throw invalid('INVALID_AS_OF', 'basis must be effective or recorded');
   if (!isUuid(accountId)) throw notFound();
   const at = new Date(atMs).toISOString();
-  return withTenant(pool, tenantId, async (tx) => {
-    const account = await findAccount(tx, accountId);
-    if (!account) throw notFound();
-    const sums = await sumCommittedLegs(tx, accountId, account.balance_tracking, basis, atMs);
-    const c = {
-      postedDebits: BigInt(sums.debits),
-      postedCredits: BigInt(sums.credits),
-      pendingDebits: 0n,
-      pendingCredits: 0n,
-    };
-    const balance = postedBalance(account.normal_side, c);
-    return {
-      account_id: accountId,
-      as_of: at,
-      basis,
-      posted: side(c.postedDebits, c.postedCredits, account.scale),
-      balance: minorToDecimal(balance, account.scale),
-      balance_minor: balance.toString(),
-      scale: account.scale,
-      entry_count: Number(sums.entry_count),
-      balance_tracking: account.balance_tracking,
-      derived_from: 'journal',
-    };
-  });
+  if (!tenantId) {
+    throw new AppError({
+      status: 409,
+      code: 'TENANT_CONTEXT_REQUIRED',
+      message: 'tenant context missing',
+    });
+  }
+  // One statement (migration 0008): tenant context, the account, and its sum from the as-of
+  // buckets (sync) or the journal (async); no row when the account is not the tenant's.
+  let row: {
+    normal_side: Side;
+    scale: number;
+    balance_tracking: Tracking;
+    debits: string;
+    credits: string;
+    entry_count: string;
+  } | null;
+  try {
+    row = (await pool.maybeOne(sql.unsafe`
+      SELECT * FROM ledger.balance_as_of(${tenantId}::uuid, ${accountId}::uuid, ${basis}, ${at}::timestamptz)`)) as typeof row;
+  } catch (error) {
+    throw mapDatabaseError(error);
+  }
+  if (!row) throw notFound();
+  const c = {
+    postedDebits: BigInt(row.debits),
+    postedCredits: BigInt(row.credits),
+    pendingDebits: 0n,
+    pendingCredits: 0n,
+  };
+  const balance = postedBalance(row.normal_side, c);
+  return {
+    account_id: accountId,
+    as_of: at,
+    basis,
+    posted: side(c.postedDebits, c.postedCredits, row.scale),
+    balance: minorToDecimal(balance, row.scale),
+    balance_minor: balance.toString(),
+    scale: row.scale,
+    entry_count: Number(row.entry_count),
+    balance_tracking: row.balance_tracking,
+    derived_from: 'journal',
+  };
 }
 
 export const ENTRY_STATES = ['pending', 'committed', 'voided', 'expired'] as const;
