@@ -30,7 +30,9 @@ const errors = {
   '404': error("`run_not_found`: no such run, or not this tenant's."),
   '409': error('Conflict; see the operation.'),
   '422': error('Schema mismatch (joi message), or `invalid_shift_definition: ...`.'),
-  '429': error('`daily_quota_exceeded` or `rate_limited` (with `Retry-After`).'),
+  '429': error(
+    '`daily_quota_exceeded`, `metered_quota_exceeded` (submit on a metered key at its daily cap) or `rate_limited` (with `Retry-After`).',
+  ),
 };
 const pick = (...codes: (keyof typeof errors)[]) =>
   Object.fromEntries(codes.map((c) => [c, errors[c]]));
@@ -464,8 +466,14 @@ const schemas = {
   },
 };
 
+/** Probes and this document need no key (the spec: every endpoint except the probes). */
+const publicOperation = { security: [] };
+/** Another method on a probe's path (Koa's allowedMethods; `Allow` names the methods). */
+const notAllowed = error('Method not allowed (`Allow` names the methods).');
+
 const control = (action: string, conflict: string, extra: string) => ({
   post: {
+    operationId: `${action.toLowerCase()}Run`,
     ...secured('svc_run_control'),
     summary: `${action} a run`,
     description: `Decided by the run's workflow (a Temporal update with a validator), so of two racing calls one wins. ${extra}`,
@@ -484,6 +492,7 @@ export const openApiDocument = {
   info: {
     title: 'Container run service (runs)',
     version: '1.0.0',
+    license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
     description:
       'Runs of container images under limits on Docker, driven by one Temporal workflow per run (`run/<track_id>`).',
   },
@@ -508,6 +517,8 @@ export const openApiDocument = {
     logs: "since/next_since are 0-based line offsets per stream; since omitted tails the last `limit` lines. X-Log-Source: cache (Redis live tail), file (the stream file) or none (nothing captured yet). `both` keeps Docker's arrival order, which does not order one stream against the other.",
     metering:
       'On a metered tier a run is charged its full (clamped) timeout_seconds at submit and refunded the unused running seconds when it ends (usage_ledger, one charge and one refund per run).',
+    metered_cap:
+      'A metered key whose tier sets metered_seconds_per_day may hold at most that many run seconds charged per UTC day (charges less refunds, as GET /api/v1/usage reports them as metered_run_seconds): a submit whose up-front charge (its clamped timeout_seconds) would pass the cap is refused with 429 metered_quota_exceeded and nothing is written. Refunds of runs that ended give seconds back the same day.',
     validation: 'Body schema errors (unknown fields included) are 422; malformed JSON is 400.',
     permissions: PERMISSIONS,
   },
@@ -519,18 +530,31 @@ export const openApiDocument = {
   paths: {
     '/ping': {
       get: {
+        operationId: 'ping',
+        ...publicOperation,
         summary: 'Liveness',
-        responses: { '200': json({ type: 'object', properties: { status: { const: 'ok' } } }) },
+        responses: {
+          '200': json({ type: 'object', properties: { status: { const: 'ok' } } }),
+          '405': notAllowed,
+        },
       },
     },
     '/health': {
       get: {
+        operationId: 'health',
+        ...publicOperation,
         summary: 'Backends and Docker workers',
-        responses: { '200': json(ref('Health')), '503': json(ref('Health'), 'A backend is down') },
+        responses: {
+          '200': json(ref('Health')),
+          '405': notAllowed,
+          '503': json(ref('Health'), 'A backend is down'),
+        },
       },
     },
     '/metrics': {
       get: {
+        operationId: 'metrics',
+        ...publicOperation,
         summary: 'Prometheus text; private networks only',
         responses: {
           '200': {
@@ -542,10 +566,16 @@ export const openApiDocument = {
       },
     },
     '/openapi.json': {
-      get: { summary: 'This document', responses: { '200': json({ type: 'object' }) } },
+      get: {
+        operationId: 'openApiDocument',
+        ...publicOperation,
+        summary: 'This document',
+        responses: { '200': json({ type: 'object' }), '405': notAllowed },
+      },
     },
     '/api/v1/runs': {
       post: {
+        operationId: 'submitRun',
         ...secured('svc_run_submit'),
         summary: 'Submit a run',
         description:
@@ -560,6 +590,7 @@ export const openApiDocument = {
         },
       },
       get: {
+        operationId: 'listRuns',
         ...secured('svc_run_read'),
         summary: 'List runs, newest first',
         parameters: [
@@ -582,12 +613,14 @@ export const openApiDocument = {
     },
     '/api/v1/runs/{track_id}': {
       get: {
+        operationId: 'getRun',
         ...secured('svc_run_read'),
         summary: 'Run status',
         parameters: [trackIdParam],
         responses: { '200': json(ref('RunStatus')), ...pick('400', '401', '403', '404', '429') },
       },
       delete: {
+        operationId: 'deleteRun',
         ...secured('svc_run_delete'),
         summary: 'Delete a terminal run',
         parameters: [trackIdParam],
@@ -600,6 +633,7 @@ export const openApiDocument = {
     },
     '/api/v1/runs/{track_id}/result': {
       get: {
+        operationId: 'getRunResult',
         ...secured('svc_run_read'),
         summary: 'Run result',
         parameters: [trackIdParam],
@@ -612,6 +646,7 @@ export const openApiDocument = {
     },
     '/api/v1/runs/{track_id}/logs': {
       get: {
+        operationId: 'getRunLogs',
         ...secured('svc_run_read'),
         summary: "A page of the run's log",
         parameters: [
@@ -639,6 +674,7 @@ export const openApiDocument = {
     },
     '/api/v1/runs/{track_id}/utilization': {
       get: {
+        operationId: 'getRunUtilization',
         ...secured('svc_run_read'),
         summary: 'Utilization samples (one per second while running), oldest first, at most 10000',
         parameters: [
@@ -666,11 +702,13 @@ export const openApiDocument = {
     '/api/v1/runs/{track_id}/kill': control('Kill', 'not_running', 'SIGKILL; ends killed.'),
     '/api/v1/tenant/quotas': {
       get: {
+        operationId: 'getTenantQuotas',
         ...secured('svc_run_read'),
         summary: 'Tenant quotas',
         responses: { '200': json(ref('TenantQuotas')), ...pick('401', '403', '429') },
       },
       put: {
+        operationId: 'putTenantQuotas',
         ...secured('svc_tenant_admin'),
         summary: 'Update some quotas (partial; at least one field; unknown fields 422)',
         requestBody: {
@@ -686,6 +724,7 @@ export const openApiDocument = {
     },
     '/api/v1/usage': {
       get: {
+        operationId: 'getUsage',
         ...secured('svc_run_read'),
         summary: "The key's tier, limits and usage",
         responses: { '200': json(ref('Usage')), ...pick('401', '403', '429') },
@@ -693,6 +732,7 @@ export const openApiDocument = {
     },
     '/api/v1/audit': {
       get: {
+        operationId: 'listAudit',
         ...secured('svc_run_read'),
         summary: 'Operator actions and refusals against the tenant, newest first',
         parameters: [

@@ -3,7 +3,7 @@ import { AppError } from '../platform/errors';
 import type { PlatformDeps } from '../platform/service';
 import { taskQueues } from '../platform/temporal';
 import { insertAudit } from '../../db/runs/audit';
-import { insertSubmittedRun } from '../../db/runs/runs';
+import { insertSubmittedRun, lockMeteredSecondsToday, type NewRun } from '../../db/runs/runs';
 import type { KeyPrincipal } from '../../db/runs/tenants';
 import type { RunWorkflowInput } from '../../workflows/runs/definitions';
 import type { WorkflowStarter } from './workflow-starter';
@@ -88,42 +88,60 @@ export async function submitRun(
     metered,
     dockerAnyHostQueue: taskQueues(deps.config.taskQueuePrefix).runsDockerAnyHost,
   };
+  const run: NewRun = {
+    trackId,
+    tenantId: principal.tenantId,
+    keyId: principal.keyId,
+    image: request.image,
+    command: request.command,
+    env: request.env,
+    name: request.name,
+    tags: request.tags,
+    scheduledStart: request.scheduledStart === null ? null : toMillisIso(scheduledMs!),
+    eligibleStart,
+    expiresAt: request.expiresAt === null ? null : toMillisIso(Date.parse(request.expiresAt)),
+    workingHoursApplied,
+    maxQueueSeconds: quotas.max_queue_seconds,
+    cpuLimit: String(clamped.cpuLimit),
+    memoryLimitMb: clamped.memoryLimitMb,
+    timeoutSeconds: clamped.timeoutSeconds,
+    clamped: clamped.clamped,
+    metered,
+    workflowInput: input,
+    workflowTaskQueue: taskQueues(deps.config.taskQueuePrefix).runs,
+  };
+  const charge = metered ? { entryId: ulid(), seconds: clamped.timeoutSeconds } : null;
+  const meteredCap =
+    metered && principal.tier?.metered_seconds_per_day != null
+      ? Number(principal.tier.metered_seconds_per_day)
+      : null;
   // One statement: the day's count, the row, its first event and a metered charge (see
-  // insertSubmittedRun); nothing is written when the day's limit is reached.
-  const stored = await insertSubmittedRun(
-    deps.pool,
-    {
-      trackId,
-      tenantId: principal.tenantId,
-      keyId: principal.keyId,
-      image: request.image,
-      command: request.command,
-      env: request.env,
-      name: request.name,
-      tags: request.tags,
-      scheduledStart: request.scheduledStart === null ? null : toMillisIso(scheduledMs!),
-      eligibleStart,
-      expiresAt: request.expiresAt === null ? null : toMillisIso(Date.parse(request.expiresAt)),
-      workingHoursApplied,
-      maxQueueSeconds: quotas.max_queue_seconds,
-      cpuLimit: String(clamped.cpuLimit),
-      memoryLimitMb: clamped.memoryLimitMb,
-      timeoutSeconds: clamped.timeoutSeconds,
-      clamped: clamped.clamped,
-      metered,
-      workflowInput: input,
-      workflowTaskQueue: taskQueues(deps.config.taskQueuePrefix).runs,
-    },
-    limits.daily_runs,
-    metered ? { entryId: ulid(), seconds: clamped.timeoutSeconds } : null,
-  );
-  if (!stored) {
-    await refuse(deps, principal, 'daily_quota_exceeded', { max_daily_runs: limits.daily_runs });
-    throw new AppError({
-      status: 429,
-      code: 'daily_quota_exceeded',
-      message: 'daily_quota_exceeded',
+  // insertSubmittedRun); nothing is written when the day's limit is reached. A metered key
+  // with a daily cap adds a transaction around it: its lock and the seconds charged today.
+  let outcome: 'stored' | 'daily_quota_exceeded' | 'metered_quota_exceeded';
+  if (meteredCap === null) {
+    outcome = (await insertSubmittedRun(deps.pool, run, limits.daily_runs, charge))
+      ? 'stored'
+      : 'daily_quota_exceeded';
+  } else {
+    outcome = await deps.pool.transaction(async (tx) => {
+      const charged = await lockMeteredSecondsToday(tx, principal);
+      if (charged + clamped.timeoutSeconds > meteredCap) return 'metered_quota_exceeded';
+      return (await insertSubmittedRun(tx, run, limits.daily_runs, charge))
+        ? 'stored'
+        : 'daily_quota_exceeded';
     });
+  }
+  if (outcome === 'daily_quota_exceeded') {
+    await refuse(deps, principal, outcome, { max_daily_runs: limits.daily_runs });
+    throw new AppError({ status: 429, code: outcome, message: outcome });
+  }
+  if (outcome === 'metered_quota_exceeded') {
+    await refuse(deps, principal, outcome, {
+      metered_seconds_per_day: meteredCap,
+      timeout_seconds: clamped.timeoutSeconds,
+    });
+    throw new AppError({ status: 429, code: outcome, message: outcome });
   }
 
   // Not awaited: the run is stored with its workflow input; the starter's queue starts the

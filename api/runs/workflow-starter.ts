@@ -131,6 +131,7 @@ export function createWorkflowStarter(deps: PlatformDeps) {
         SELECT workflow_input FROM runs.runs
         WHERE workflow_input IS NOT NULL AND workflow_task_queue = ${runsQueue}
           AND submitted_at < now() - make_interval(secs => ${WORKFLOW_SWEEP_GRACE_SECONDS})
+          AND NOT (track_id = ANY(${sql.array([...pending], 'text')}))
         ORDER BY submitted_at LIMIT ${WORKFLOW_SWEEP_BATCH}`)) as RunWorkflowInput[];
       for (const input of rows) enqueue(input);
     } catch (error) {

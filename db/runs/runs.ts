@@ -133,6 +133,31 @@ export async function insertSubmittedRun(
   return stored === 1;
 }
 
+/**
+ * For a metered key with a daily cap: serialises the key's submits (a transaction-scoped
+ * advisory lock, so two submits cannot both fit under the cap) and returns the run seconds the
+ * key holds charged today (UTC): charges less refunds, as GET /usage reports them. Call it in
+ * the transaction that then stores the run; the lock is released at its end.
+ */
+export async function lockMeteredSecondsToday(
+  tx: Pick<DatabasePool, 'query' | 'oneFirst'>,
+  key: { tenantId: string; keyId: string },
+): Promise<number> {
+  const { tenantId, keyId } = key;
+  await tx.query(
+    sql.unsafe`SELECT pg_advisory_xact_lock(hashtextextended(${`runs.metered:${keyId}`}, 0))`,
+  );
+  // A separate statement: its snapshot is taken after the lock, so it sees every charge
+  // committed by the submit that held the lock before.
+  return Number(
+    await tx.oneFirst(sql.unsafe`
+      SELECT COALESCE(sum(CASE kind WHEN 'charge' THEN seconds ELSE -seconds END), 0)::bigint
+      FROM runs.usage_ledger
+      WHERE tenant_id = ${tenantId} AND key_id = ${keyId}
+        AND ts >= (now() AT TIME ZONE 'UTC')::date AT TIME ZONE 'UTC'`),
+  );
+}
+
 export async function submissionsToday(db: Queryable, tenantId: string): Promise<number> {
   const count: unknown = await db.maybeOne(sql.unsafe`
     SELECT count FROM runs.daily_submissions

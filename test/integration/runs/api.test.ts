@@ -412,6 +412,35 @@ describe('runs API: authentication, submit rules, quotas, usage, audit', () => {
       expect(Math.abs(Number(refund) - (30 - used))).toBeLessThanOrEqual(1);
       expect(Number(refund)).toBeLessThan(30);
     }, 30_000);
+
+    it('when a metered key would pass its metered_seconds_per_day, then the submit is 429 metered_quota_exceeded and nothing is written', async () => {
+      const tier = `tier-${ulid().toLowerCase().slice(-8)}`;
+      await runAdmin(
+        ['tier', 'set', tier, '--metered', 'true', '--metered-seconds-per-day', '50'],
+        h.pool,
+      );
+      const t = await newTenant(h.pool, { tier });
+      const own = client(h.service.url, t.key);
+      // Deferred, so the charges stand (no refund) while the cap is checked.
+      const later = { image: IMAGE, command: ['true'], scheduled_start: '2999-01-01T00:00:00Z' };
+      const first = await own.submit({ ...later, timeout_seconds: 30 });
+      expect(first.status).toBe(202);
+      const second = await own.submit({ ...later, timeout_seconds: 30 });
+      expect(second).toMatchObject({ status: 429, body: { detail: 'metered_quota_exceeded' } });
+      const third = await own.submit({ ...later, timeout_seconds: 20 });
+      expect(third.status).toBe(202);
+      const stored: unknown = await h.pool.oneFirst(sql.unsafe`
+        SELECT count(*)::int FROM runs.runs WHERE tenant_id = ${t.tenantId}`);
+      expect(stored).toBe(2);
+      const usage = await own.call<{
+        usage: { policy: string; used: number | null; limit: number; remaining: number }[];
+      }>('GET', '/api/v1/usage');
+      expect(usage.body.usage.find((u) => u.policy === 'metered_run_seconds')).toMatchObject({
+        used: 50,
+        limit: 50,
+        remaining: 0,
+      });
+    });
   });
 
   describe('quotas, usage and audit', () => {

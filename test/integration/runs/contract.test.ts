@@ -1,3 +1,8 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { ulid } from 'ulid';
@@ -81,6 +86,21 @@ describe('the runs OpenAPI document', () => {
     expect((doc as unknown as { openapi: string }).openapi).toBe('3.1.0');
     for (const name of Object.keys(openApiDocument.components.schemas)) {
       expect(ajv.getSchema(`runs#/components/schemas/${name}`)).toBeDefined();
+    }
+  });
+
+  it("has no problem under Redocly's recommended rules", async () => {
+    // The ledger's lint script (Redocly is ESM-only, jest runs CommonJS), on the served document.
+    const file = path.join(os.tmpdir(), `runs-openapi-${process.pid}.json`);
+    fs.writeFileSync(file, JSON.stringify(doc));
+    try {
+      const { stdout } = await promisify(execFile)(process.execPath, [
+        path.resolve(__dirname, '../ledger/lint-openapi.mjs'),
+        file,
+      ]);
+      expect(JSON.parse(stdout)).toEqual([]);
+    } finally {
+      fs.rmSync(file, { force: true });
     }
   });
 
