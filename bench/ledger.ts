@@ -48,6 +48,13 @@ function processCpuMs(pid: number): number {
   }
 }
 
+interface CpuSample {
+  api: number;
+  /** CPU ms by backend pid (a backend that ended during a phase is not counted). */
+  postgres: Map<number, number>;
+  loadGenerator: number;
+}
+
 /** Where the CPU of a phase goes: the API process, its Postgres backends, the load generator. */
 class CpuMeter {
   constructor(
@@ -55,14 +62,14 @@ class CpuMeter {
     private readonly pool: DatabasePool,
   ) {}
 
-  async sample(): Promise<{ api: number; postgres: number; loadGenerator: number }> {
+  async sample(): Promise<CpuSample> {
     const backends = (await this.pool.anyFirst(
       sql.unsafe`SELECT pid FROM pg_stat_activity WHERE application_name = 'ledger-api'`,
     )) as number[];
     const usage = process.cpuUsage();
     return {
       api: processCpuMs(this.apiPid),
-      postgres: backends.reduce((sum, pid) => sum + processCpuMs(pid), 0),
+      postgres: new Map(backends.map((pid) => [pid, processCpuMs(pid)])),
       loadGenerator: (usage.user + usage.system) / 1000,
     };
   }
@@ -191,10 +198,12 @@ async function run(
   if (meter && before) {
     const after = await meter.sample();
     const per = (a: number, b: number) => (a - b) / Math.max(1, figures.requests);
+    let postgres = 0;
+    // A backend opened during the phase counts from zero (its whole life is in the phase).
+    for (const [pid, ms] of after.postgres) postgres += ms - (before.postgres.get(pid) ?? 0);
     figures.cpuMsPerRequest = {
       api: per(after.api, before.api),
-      // Backends that appeared during the phase count from zero (their whole life is in it).
-      postgres: per(after.postgres, Math.min(before.postgres, after.postgres)),
+      postgres: postgres / Math.max(1, figures.requests),
       loadGenerator: per(after.loadGenerator, before.loadGenerator),
     };
   }
