@@ -41,7 +41,6 @@ export async function bootService(
     port,
     graceMs: config.shutdownGraceMs,
     logger: log,
-    name,
   });
   return {
     name,

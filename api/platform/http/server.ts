@@ -11,7 +11,7 @@ export interface RunningServer {
 
 export async function listen(
   app: Koa,
-  options: { host: string; port: number; graceMs: number; logger: Logger; name: string },
+  options: { host: string; port: number; graceMs: number; logger: Logger },
 ): Promise<RunningServer> {
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
@@ -22,7 +22,7 @@ export async function listen(
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
-  options.logger.info({ service: options.name, host: options.host, port }, 'listening');
+  options.logger.info({ host: options.host, port }, 'listening');
   return {
     server,
     port,
