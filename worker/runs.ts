@@ -8,6 +8,7 @@ import {
 import { createRunActivities } from '../activities/runs/run';
 import { createRunDockerActivities } from '../activities/runs/run-docker';
 import { createRetentionActivities } from '../activities/runs/retention';
+import { createReconcileActivities } from '../activities/runs/reconcile';
 import type { WorkerDeps } from './workers';
 
 /**
@@ -29,6 +30,7 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
           redis: deps.redis,
           logDir: config.runs.logDir,
         }),
+        ...createReconcileActivities({ pool: deps.pool }),
       },
     },
     {

@@ -15,6 +15,7 @@ import { runsEnvelope } from './envelope';
 import { runsRouter } from './routes';
 import { workersStatus } from './workers';
 import { ensureRetentionSchedule } from './retention';
+import { ensureReconcileSchedule } from './reconcile';
 import { openApiDocument } from './openapi';
 import { createWorkflowStarter } from './workflow-starter';
 import { getSelfCheck, startSelfCheck, type SelfCheckRequest } from './self-checks';
@@ -97,7 +98,12 @@ export function createRunsApi(deps: PlatformDeps): ServiceInstance {
     metrics,
     // Not awaited: the API serves (and answers its probes) while Temporal is still coming up.
     start: () => {
-      if (deps.config.runs.retentionSchedule) void ensureRetentionSchedule(deps);
+      // One switch for the service's background schedules (the config is the platform's):
+      // tests that do not exercise them turn both off.
+      if (deps.config.runs.retentionSchedule) {
+        void ensureRetentionSchedule(deps);
+        void ensureReconcileSchedule(deps);
+      }
       starter.start();
       return Promise.resolve();
     },

@@ -49,7 +49,7 @@ const runFields = {
   reason: {
     type: ['string', 'null'],
     description:
-      'Why the run reached its terminal state: completed, nonzero_exit, stopped, killed, timeout, expired, queue_timeout, image_pull_failed, start_failed, container_lost.',
+      'Why the run reached its terminal state: completed, nonzero_exit, stopped, killed, timeout, expired, queue_timeout, image_pull_failed, start_failed, container_lost; or, set by the reconciler (x-decisions reconcile), workflow_terminated, workflow_failed, workflow_timed_out, workflow_cancelled, workflow_completed, workflow_missing.',
   },
   image: { type: 'string' },
   command: { type: 'array', items: { type: 'string' } },
@@ -520,6 +520,8 @@ export const openApiDocument = {
     metered_cap:
       'A metered key whose tier sets metered_seconds_per_day may hold at most that many run seconds charged per UTC day (charges less refunds, as GET /api/v1/usage reports them as metered_run_seconds): a submit whose up-front charge (its clamped timeout_seconds) would pass the cap is refused with 429 metered_quota_exceeded and nothing is written. Refunds of runs that ended give seconds back the same day.',
     validation: 'Body schema errors (unknown fields included) are 422; malformed JSON is 400.',
+    reconcile:
+      "A run whose workflow execution run/<track_id> was closed outside the run's own logic (an operator terminated, cancelled or reset it in the Web UI or CLI, or it failed or timed out at the Temporal level) is repaired by the Temporal schedule schedule/runs-reconcile (every 2 minutes, at most 50 runs per pass): the run ends failed with the reason workflow_terminated, workflow_failed, workflow_timed_out, workflow_cancelled or workflow_completed (the workflow completed without recording an end) after Temporal has reported it closed for 60 s, or workflow_missing when the execution no longer exists (history deleted) and the row has not changed for 5 minutes; a run whose workflow start is not yet confirmed is left to the start sweeper. The end is an ordinary run.failed event (payload reconciled: true, workflow_status, workflow_run_id, workflow_closed_at); the container is removed on its host, the slot is given back (waiting runs are woken) and a metered charge is refunded for the seconds from started_at to the workflow's close. A run whose workflow is running (also after a reset) is never touched; the change is conditional on the state read, so a workflow or a second reconciler that records the end first wins.",
     permissions: PERMISSIONS,
   },
   servers: [{ url: '/' }],

@@ -2,3 +2,4 @@
 export { selfCheckWorkflow } from './self-check';
 export { runWorkflow } from './run';
 export { runsRetentionPurgeWorkflow } from './retention';
+export { runsReconcileWorkflow } from './reconcile';
