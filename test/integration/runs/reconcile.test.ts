@@ -150,7 +150,11 @@ describe('the runs reconciler', () => {
     expect((await api.status(deferred)).body.state).toBe('scheduled');
     expect((await containers(live)).length).toBe(1);
     await api.call('POST', `/api/v1/runs/${live}/kill`);
+    // Cleanup that leaves no stale row behind: end the deferred run the operator's way.
     await temporal.workflow.getHandle(`run/${deferred}`).terminate('test cleanup');
+    await reconcile({ tenantId: t.tenantId, closedGraceSeconds: 0 });
+    await api.waitFor(live, ['killed']);
+    expect((await api.status(deferred)).body.state).toBe('failed');
   }, 60_000);
 
   it("when a run's workflow no longer exists, then after the grace it is failed with workflow_missing", async () => {
