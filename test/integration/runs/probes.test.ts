@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { sql } from '../../../db/pool';
 import { retentionScheduleId } from '../../../workflows/runs/retention';
+import { reconcileScheduleId } from '../../../workflows/runs/reconcile';
 import { eventually } from '../../support/services';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
 
@@ -59,10 +60,15 @@ describe('retention purge', () => {
     const temporal = new Client({
       connection: await Connection.connect({ address: config.temporalAddress }),
     });
-    await temporal.schedule
-      .getHandle(retentionScheduleId(config.taskQueuePrefix))
-      .delete()
-      .catch(() => undefined);
+    // The API made both of its schedules (one switch); neither may outlive the test run.
+    for (const id of [
+      retentionScheduleId(config.taskQueuePrefix),
+      reconcileScheduleId(config.taskQueuePrefix),
+    ])
+      await temporal.schedule
+        .getHandle(id)
+        .delete()
+        .catch(() => undefined);
     await temporal.connection.close();
   });
 
