@@ -3,8 +3,12 @@
  * stack, then prints throughput and p50/p99 of
  *   1. 2-entry postings over HTTP spread over 1,000 accounts,
  *   2. the same with every posting touching one hot account that has a floor,
- *   3. balance-as-of on an account with 100,000 entries.
+ *   3. balance-as-of on an account with 100,000 entries,
+ *   4. the async balance rollup over a large journal: the full recompute it was before
+ *      migration 0009 against the delta queue (idle tick, a tick after 1,000 postings, a backlog
+ *      drain) and the repair rebuild. Runs after the API is stopped, so nothing else consumes.
  * Usage: npm run bench:ledger [-- --seconds 10 --concurrency 32 --profile-api /tmp/prof]
+ *        npm run bench:ledger -- --phase rollup [--rollup-journal 200000]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,6 +22,13 @@ import { loadConfig } from '../api/platform/config';
 import { createDatabasePool, sql, type DatabasePool } from '../db/pool';
 import { withSystem, withTenant } from '../db/ledger/context';
 import { insertTenant } from '../db/ledger/tenants';
+import {
+  drainAsyncBalances,
+  insertAccount,
+  insertAssetType,
+  rebuildAsyncBalances,
+  rollupAsyncBalances,
+} from '../db/ledger/accounts';
 import { issueKey } from '../api/ledger/credentials';
 import { loadStackEnv } from '../test/support/stack-env';
 
@@ -240,14 +251,26 @@ async function main(): Promise<void> {
       concurrency: { type: 'string', default: '32' },
       // Writes a V8 CPU profile of the API process there when it stops (chrome://inspect).
       'profile-api': { type: 'string' },
+      // `rollup`: only phase 4 (no API process).
+      phase: { type: 'string' },
+      'rollup-journal': { type: 'string', default: '200000' },
     },
   });
+  const rollupJournal = Number(values['rollup-journal']);
   const seconds = Number(values.seconds);
   const concurrency = Number(values.concurrency);
   const pool = await createDatabasePool(loadConfig(), {
     applicationName: 'ledger-bench',
     maximumPoolSize: 4,
   });
+  if (values.phase === 'rollup') {
+    try {
+      await rollupPhase(pool, rollupJournal);
+    } finally {
+      await pool.end();
+    }
+    return;
+  }
   const port = await freePort();
   const api = await bootApi(port, values['profile-api']);
   const base = `http://127.0.0.1:${port}`;
@@ -356,10 +379,158 @@ async function main(): Promise<void> {
       meter,
     );
     report(`balance-as-of on an account with ${AS_OF_ENTRIES} entries`, asOf);
+    api.kill('SIGTERM');
+    await new Promise((resolve) => api.once('exit', resolve));
+    await rollupPhase(pool, rollupJournal);
   } finally {
     api.kill('SIGTERM');
     await pool.end();
   }
+}
+
+/** The async rollup as it was before migration 0009: every async account re-summed each tick. */
+const FULL_RECOMPUTE = sql.unsafe`
+  UPDATE ledger.balances b
+  SET posted_debits = s.pd, posted_credits = s.pc, pending_debits = s.hd, pending_credits = s.hc,
+      version = b.version + CASE WHEN (b.posted_debits, b.posted_credits, b.pending_debits, b.pending_credits)
+                                      IS DISTINCT FROM (s.pd, s.pc, s.hd, s.hc) THEN 1 ELSE 0 END,
+      rolled_up_at = ledger.now_ms()
+  FROM (
+    SELECT a.account_id,
+           coalesce(sum(e.amount_minor) FILTER (WHERE t.state = 'committed' AND e.direction = 'debit'), 0) AS pd,
+           coalesce(sum(e.amount_minor) FILTER (WHERE t.state = 'committed' AND e.direction = 'credit'), 0) AS pc,
+           coalesce(sum(e.amount_minor) FILTER (WHERE t.state = 'pending' AND e.direction = 'debit'), 0) AS hd,
+           coalesce(sum(e.amount_minor) FILTER (WHERE t.state = 'pending' AND e.direction = 'credit'), 0) AS hc
+    FROM ledger.accounts a
+    LEFT JOIN ledger.entries e ON e.account_id = a.account_id
+    LEFT JOIN ledger.transactions t ON t.transaction_id = e.transaction_id
+    WHERE a.balance_tracking = 'async'
+    GROUP BY a.account_id) s
+  WHERE b.account_id = s.account_id`;
+
+const ROLLUP_ACCOUNTS = 100;
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  const start = process.hrtime.bigint();
+  const value = await fn();
+  return { ms: Number(process.hrtime.bigint() - start) / 1e6, value };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/**
+ * Phase 4: `transactions` committed 2-leg transactions between 100 async accounts straight
+ * into the journal (their deltas queue up through the journal triggers), then the figures.
+ */
+async function rollupPhase(pool: DatabasePool, transactions: number): Promise<void> {
+  const { tenantId } = await provision(pool);
+  const assetTypeId = uuidv7();
+  const accounts = Array.from({ length: ROLLUP_ACCOUNTS }, () => uuidv7());
+  await withTenant(pool, tenantId, async (tx) => {
+    await insertAssetType(tx, {
+      assetTypeId,
+      tenantId,
+      code: 'USD',
+      kind: 'fiat',
+      scale: 2,
+      description: null,
+    });
+    for (const accountId of accounts)
+      await insertAccount(tx, {
+        accountId,
+        tenantId,
+        assetTypeId,
+        name: 'async',
+        normalSide: 'credit',
+        floorMinor: null,
+        tracking: 'async',
+        metadata: {},
+      });
+  });
+  const seed = async (n: number) =>
+    withTenant(pool, tenantId, async (tx) => {
+      await tx.query(sql.unsafe`SELECT set_config('statement_timeout', '600s', true)`);
+      await tx.query(sql.unsafe`
+        WITH series AS (
+          SELECT gen_random_uuid() AS tid, i, ledger.now_ms() AS at FROM generate_series(1, ${n}) AS i),
+        txs AS (
+          INSERT INTO ledger.transactions (transaction_id, tenant_id, state, pending, description, effective_at, created_at, finalized_at)
+          SELECT tid, ${tenantId}, 'committed', false, 'bench seed', at, at, at FROM series
+          RETURNING transaction_id, finalized_at),
+        numbered AS (SELECT t.transaction_id, t.finalized_at, s.i FROM txs t JOIN series s ON s.tid = t.transaction_id),
+        legs AS (
+          INSERT INTO ledger.entries (entry_id, tenant_id, transaction_id, account_id, asset_type_id, line_no, direction, amount_minor, created_at)
+          SELECT gen_random_uuid(), ${tenantId}, n.transaction_id,
+                 (${sql.array(accounts, 'uuid')})[1 + ((n.i * x.k) % ${ROLLUP_ACCOUNTS})], ${assetTypeId},
+                 x.line_no, x.direction, 1 + n.i % 997, n.finalized_at
+          FROM numbered n CROSS JOIN (VALUES (1, 'credit', 1), (2, 'debit', 7)) AS x(line_no, direction, k)
+          RETURNING entry_id, account_id, direction, amount_minor, created_at)
+        INSERT INTO ledger.committed_legs (entry_id, tenant_id, account_id, effective_at, finalized_at, debit_minor, credit_minor)
+        SELECT entry_id, ${tenantId}, account_id, created_at, created_at,
+               CASE WHEN direction = 'debit' THEN amount_minor ELSE 0 END,
+               CASE WHEN direction = 'credit' THEN amount_minor ELSE 0 END
+        FROM legs`);
+    });
+  const legsOfAsync = async () =>
+    Number(
+      await withSystem(pool, (tx) =>
+        tx.oneFirst(sql.unsafe`
+          SELECT count(*) FROM ledger.entries e JOIN ledger.accounts a USING (account_id)
+          WHERE a.balance_tracking = 'async'`),
+      ),
+    );
+
+  console.log(
+    `seeding ${transactions} transactions (${2 * transactions} legs) on ${ROLLUP_ACCOUNTS} async accounts ...`,
+  );
+  await seed(transactions);
+  await pool.query(sql.unsafe`VACUUM ANALYZE ledger.entries`);
+  await pool.query(sql.unsafe`VACUUM ANALYZE ledger.transactions`);
+  const drain = await timed(() => drainAsyncBalances(pool, 600_000));
+  console.log(
+    `  backlog drain: ${drain.value.deltas} deltas in ${drain.value.batches} batches, ${drain.ms.toFixed(0)} ms ` +
+      `(${Math.round((drain.value.deltas / drain.ms) * 1000)} deltas/s)`,
+  );
+  await pool.query(sql.unsafe`VACUUM ANALYZE ledger.async_balance_deltas`);
+  const journal = await legsOfAsync();
+  console.log(`async rollup with ${journal} legs on async accounts in the journal (all tenants):`);
+
+  // Before: rolled back each time, so the queue stays the only writer of these rows.
+  const rolledBack = new Error('rolled back');
+  const before: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const start = process.hrtime.bigint();
+    await withSystem(pool, async (tx) => {
+      await tx.query(sql.unsafe`SELECT set_config('statement_timeout', '600s', true)`);
+      await tx.query(FULL_RECOMPUTE);
+      before.push(Number(process.hrtime.bigint() - start) / 1e6);
+      throw rolledBack;
+    }).catch((error: unknown) => {
+      if (error !== rolledBack) throw error;
+    });
+  }
+  console.log(
+    `  before (full recompute, every tick, every API process): median ${median(before).toFixed(1)} ms`,
+  );
+
+  const idle: number[] = [];
+  for (let i = 0; i < 50; i++) idle.push((await timed(() => rollupAsyncBalances(pool))).ms);
+  console.log(`  after, idle tick (empty queue): median ${median(idle).toFixed(2)} ms`);
+
+  const busy: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    await seed(1_000);
+    busy.push((await timed(() => rollupAsyncBalances(pool))).ms);
+  }
+  console.log(
+    `  after, tick applying 2,000 deltas (1,000 postings): median ${median(busy).toFixed(1)} ms`,
+  );
+
+  const rebuild = await timed(() => rebuildAsyncBalances(pool));
+  console.log(
+    `  repair rebuild (ledger-admin balances rebuild): ${rebuild.ms.toFixed(0)} ms, ` +
+      `${rebuild.value.accounts} accounts, ${rebuild.value.drifted} drifted`,
+  );
 }
 
 /** 100,000 committed 2-leg transactions straight into the journal, one per second back in time. */

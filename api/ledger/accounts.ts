@@ -204,10 +204,9 @@ export async function getBalance(pool: DatabasePool, tenantId: string, accountId
     const account = await findAccount(tx, accountId);
     const balance = account && (await findBalance(tx, accountId));
     if (!account || !balance) throw notFound();
-    const asOf =
-      account.balance_tracking === 'async'
-        ? balance.rolled_up_at!
-        : ((await tx.oneFirst(sql.unsafe`SELECT ledger.now_ms()`)) as string);
+    // Sync: now. Async: every change acknowledged before as_of is in the counters (read in the
+    // same snapshot as the account's queued deltas, migration 0009), later ones may be.
+    const asOf = balance.as_of;
     const c = countersOf(balance);
     const available = availableBalance(account.normal_side, c);
     return {

@@ -9,14 +9,15 @@ import { edgeBodyLimit, edgeRateLimit } from './edge';
 import { monthlyCallMeter } from './metering';
 import { openApiDocument } from './openapi';
 import { LLMS_TXT } from './llms';
-import { withSystem } from '../../db/ledger/context';
-import { rollupAsyncBalances } from '../../db/ledger/accounts';
+import { drainAsyncBalances } from '../../db/ledger/accounts';
 
 /** Request bodies past this size are refused by the application (the edge allows less). */
 export const LEDGER_BODY_LIMIT_BYTES = 1024 * 1024;
 export const LEDGER_JSON_DEPTH_MAX = 64;
-/** How often async accounts' balances are advanced from the journal. */
+/** How often async accounts' balances are advanced from their queued deltas. */
 export const ASYNC_ROLLUP_INTERVAL_MS = 1_000;
+/** A backlog is drained in batches for at most this long per tick; the next tick goes on. */
+export const ASYNC_ROLLUP_BUDGET_MS = 500;
 
 export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
   // /healthz makes no network call of its own: it reads what the monitor last saw.
@@ -88,10 +89,17 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
     start: async () => {
       await monitor.start();
       holds.start();
+      // Every API process runs it: concurrent consumers skip each other's accounts, and an empty
+      // queue costs one index probe, so there is no leader to elect.
+      let rolling = false;
       rollup = setInterval(() => {
-        withSystem(deps.pool, rollupAsyncBalances).catch((error: unknown) =>
-          deps.logger.warn({ err: error }, 'async rollup failed'),
-        );
+        if (rolling) return;
+        rolling = true;
+        drainAsyncBalances(deps.pool, ASYNC_ROLLUP_BUDGET_MS)
+          .catch((error: unknown) => deps.logger.warn({ err: error }, 'async rollup failed'))
+          .finally(() => {
+            rolling = false;
+          });
       }, ASYNC_ROLLUP_INTERVAL_MS);
       rollup.unref();
     },

@@ -10,6 +10,7 @@ import {
   type LedgerRole,
   type TenantKind,
 } from '../../db/ledger/tenants';
+import { rebuildAsyncBalances } from '../../db/ledger/accounts';
 import { issueKey } from './credentials';
 
 const USAGE = `usage: ledger-admin <command> [options]
@@ -18,6 +19,8 @@ const USAGE = `usage: ledger-admin <command> [options]
   tenant activate --tenant TENANT_ID [--json]
   key create --tenant TENANT_ID --role ${LEDGER_ROLES.join('|')} [--ttl-days N] [--label LABEL] [--json]
   key revoke --key KEY_ID [--json]
+  balances rebuild [--tenant TENANT_ID] [--json]
+    recompute async accounts' balance rows from the journal (repair; sums the whole journal)
 The secret of a new key is printed once; only its SHA-256 is stored.`;
 
 const NAME_LENGTH_MAX = 255;
@@ -125,6 +128,14 @@ export async function runCommand(
       );
       if (!key) throw new UsageError(`key ${keyId} not found`);
       return { json: key, text: `key ${keyId} revoked` };
+    }
+    case 'balances rebuild': {
+      const tenantId = options.tenant === undefined ? null : uuidOption(options, 'tenant');
+      const result = await rebuildAsyncBalances(pool, tenantId);
+      return {
+        json: result,
+        text: `async balances rebuilt from the journal: ${result.accounts} accounts, ${result.drifted} had drifted, ${result.dropped_deltas} queued deltas dropped`,
+      };
     }
     default:
       throw new UsageError(command ? `unknown command: ${command}` : 'no command given');

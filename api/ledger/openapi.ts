@@ -295,7 +295,9 @@ const schemas: Record<string, Schema> = {
     scale: { type: 'integer' },
     version: minor('increments with every change of the counters'),
     balance_tracking: str(undefined, { enum: ['sync', 'async'] }),
-    as_of: instant('now for sync accounts; the last rollup for async accounts (they lag)'),
+    as_of: instant(
+      'sync accounts: now. Async accounts (they lag): every posting, commit, void and expiry acknowledged before this instant is in the counters; later ones may be too',
+    ),
   }),
   BalanceAsOf: object({
     account_id: uuid(),

@@ -1,4 +1,4 @@
-import { sql } from '../pool';
+import { sql, type DatabasePool } from '../pool';
 import type { Tx } from './context';
 
 export type AssetKind = 'fiat' | 'credit' | 'inventory';
@@ -164,35 +164,76 @@ export async function updateAccount(
     WHERE account_id = ${accountId}`);
 }
 
-export async function findBalance(tx: Tx, accountId: string): Promise<BalanceRow | null> {
+/**
+ * The balance row and the instant it is exact as of, read in one snapshot with the account's
+ * queued deltas (ledger.account_balance, migration 0009). Sync rows are always current (now);
+ * an async row holds every change acknowledged before `as_of` (see the README).
+ */
+export async function findBalance(
+  tx: Tx,
+  accountId: string,
+): Promise<(BalanceRow & { as_of: string; queued_deltas: string }) | null> {
   return (await tx.maybeOne(sql.unsafe`
-    SELECT account_id, posted_debits, posted_credits, pending_debits, pending_credits, version, rolled_up_at
-    FROM ledger.balances WHERE account_id = ${accountId}`)) as BalanceRow | null;
+    SELECT account_id, posted_debits, posted_credits, pending_debits, pending_credits, version, rolled_up_at,
+           as_of, queued_deltas
+    FROM ledger.account_balance(${accountId})`)) as
+    (BalanceRow & { as_of: string; queued_deltas: string }) | null;
+}
+
+/** Queued deltas applied per rollup statement; a full batch is followed by another at once. */
+export const ROLLUP_BATCH_ROWS = 5_000;
+
+export interface RollupBatch {
+  accounts: number;
+  deltas: number;
+  full_batch: boolean;
 }
 
 /**
- * Advances async accounts' balance rows from the journal (committed legs and pending legs),
- * all tenants at once (system context). A full recompute: exact and idempotent; async
- * accounts trade freshness for never being locked by postings.
+ * One rollup batch (ledger.rollup_async_balances, migration 0009): up to `rows` queued deltas
+ * of async accounts, oldest first, deleted and added to their balance rows in one statement.
+ * Safe to run from every API process at once: accounts are claimed with SKIP LOCKED and a
+ * delta is applied by the transaction that deletes it, so never twice and never lost.
  */
-export async function rollupAsyncBalances(tx: Tx): Promise<number> {
-  const result = await tx.query(sql.unsafe`
-    UPDATE ledger.balances b
-    SET posted_debits = s.pd, posted_credits = s.pc, pending_debits = s.hd, pending_credits = s.hc,
-        version = b.version + CASE WHEN (b.posted_debits, b.posted_credits, b.pending_debits, b.pending_credits)
-                                        IS DISTINCT FROM (s.pd, s.pc, s.hd, s.hc) THEN 1 ELSE 0 END,
-        rolled_up_at = ledger.now_ms()
-    FROM (
-      SELECT a.account_id,
-             coalesce(sum(e.amount_minor) FILTER (WHERE t.state = 'committed' AND e.direction = 'debit'), 0) AS pd,
-             coalesce(sum(e.amount_minor) FILTER (WHERE t.state = 'committed' AND e.direction = 'credit'), 0) AS pc,
-             coalesce(sum(e.amount_minor) FILTER (WHERE t.state = 'pending' AND e.direction = 'debit'), 0) AS hd,
-             coalesce(sum(e.amount_minor) FILTER (WHERE t.state = 'pending' AND e.direction = 'credit'), 0) AS hc
-      FROM ledger.accounts a
-      LEFT JOIN ledger.entries e ON e.account_id = a.account_id
-      LEFT JOIN ledger.transactions t ON t.transaction_id = e.transaction_id
-      WHERE a.balance_tracking = 'async'
-      GROUP BY a.account_id) s
-    WHERE b.account_id = s.account_id`);
-  return result.rowCount;
+export async function rollupAsyncBalances(
+  pool: DatabasePool,
+  rows = ROLLUP_BATCH_ROWS,
+): Promise<RollupBatch> {
+  return (await pool.one(
+    sql.unsafe`SELECT accounts, deltas, full_batch FROM ledger.rollup_async_balances(${rows}::integer)`,
+  )) as RollupBatch;
+}
+
+/** Batches until the queue is empty (for this consumer) or `budgetMs` has passed. */
+export async function drainAsyncBalances(
+  pool: DatabasePool,
+  budgetMs: number,
+  rows = ROLLUP_BATCH_ROWS,
+): Promise<{ batches: number; accounts: number; deltas: number }> {
+  const deadline = Date.now() + budgetMs;
+  const total = { batches: 0, accounts: 0, deltas: 0 };
+  for (;;) {
+    const batch = await rollupAsyncBalances(pool, rows);
+    total.batches++;
+    total.accounts += batch.accounts;
+    total.deltas += batch.deltas;
+    if (!batch.full_batch || Date.now() >= deadline) return total;
+  }
+}
+
+/**
+ * Repair: async balance rows recomputed from the whole journal and their queued deltas dropped
+ * (ledger.rebuild_async_balances). `drifted` counts accounts whose row plus queued deltas did
+ * not match the journal. Cost grows with the journal: an operator command, not a loop.
+ */
+export async function rebuildAsyncBalances(
+  pool: DatabasePool,
+  tenantId: string | null = null,
+): Promise<{ accounts: number; drifted: number; dropped_deltas: number }> {
+  return (await pool.one(sql.unsafe`
+    SELECT accounts, drifted, dropped_deltas FROM ledger.rebuild_async_balances(${tenantId}::uuid)`)) as {
+    accounts: number;
+    drifted: number;
+    dropped_deltas: number;
+  };
 }

@@ -1,9 +1,10 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON replies in tests */
 import { v7 as uuidv7 } from 'uuid';
 import { loadConfig } from '../../../api/platform/config';
-import { createDatabasePool, type DatabasePool } from '../../../db/pool';
+import { createDatabasePool, sql, type DatabasePool } from '../../../db/pool';
 import { withSystem } from '../../../db/ledger/context';
 import { insertTenant, type LedgerRole } from '../../../db/ledger/tenants';
+import { drainAsyncBalances } from '../../../db/ledger/accounts';
 import { issueKey } from '../../../api/ledger/credentials';
 import { startTestService, type TestService } from '../../support/services';
 
@@ -172,3 +173,53 @@ export const transfer = (
   ],
   ...extra,
 });
+
+/**
+ * Async accounts of a tenant whose balance row plus queued deltas differs from the journal
+ * (committed and pending legs). Read in one statement, so it holds at any instant, even while
+ * postings and rollups run: a delta lost or applied twice shows up here.
+ */
+export async function asyncDrift(pool: DatabasePool, tenantId: string): Promise<string[]> {
+  return (await withSystem(pool, (tx) =>
+    tx.anyFirst(sql.unsafe`
+      SELECT b.account_id FROM ledger.balances b JOIN ledger.accounts a USING (account_id)
+      CROSS JOIN LATERAL (
+        SELECT coalesce(sum(d.posted_debits), 0) AS pd, coalesce(sum(d.posted_credits), 0) AS pc,
+               coalesce(sum(d.pending_debits), 0) AS hd, coalesce(sum(d.pending_credits), 0) AS hc
+        FROM ledger.async_balance_deltas d WHERE d.account_id = b.account_id) q
+      CROSS JOIN LATERAL (
+        SELECT coalesce(sum(e.amount_minor) FILTER (WHERE t.state = 'committed' AND e.direction = 'debit'), 0) AS pd,
+               coalesce(sum(e.amount_minor) FILTER (WHERE t.state = 'committed' AND e.direction = 'credit'), 0) AS pc,
+               coalesce(sum(e.amount_minor) FILTER (WHERE t.state = 'pending' AND e.direction = 'debit'), 0) AS hd,
+               coalesce(sum(e.amount_minor) FILTER (WHERE t.state = 'pending' AND e.direction = 'credit'), 0) AS hc
+        FROM ledger.entries e JOIN ledger.transactions t USING (transaction_id) WHERE e.account_id = b.account_id) s
+      WHERE a.tenant_id = ${tenantId} AND a.balance_tracking = 'async'
+        AND (b.posted_debits + q.pd, b.posted_credits + q.pc, b.pending_debits + q.hd, b.pending_credits + q.hc)
+            IS DISTINCT FROM (s.pd, s.pc, s.hd, s.hc)`),
+  )) as string[];
+}
+
+/** Queued deltas of a tenant's async accounts (in flight in another consumer: still counted). */
+export async function queuedDeltas(pool: DatabasePool, tenantId: string): Promise<number> {
+  return Number(
+    await withSystem(pool, (tx) =>
+      tx.oneFirst(
+        sql.unsafe`SELECT count(*) FROM ledger.async_balance_deltas WHERE tenant_id = ${tenantId}`,
+      ),
+    ),
+  );
+}
+
+/**
+ * Rolls up until none of the tenant's deltas is queued. Other consumers (every ledger API
+ * process, other test files' services) take batches too; a delta is gone from the queue only
+ * once the transaction that applied it has committed, so an empty queue means all applied.
+ */
+export async function drainTenant(pool: DatabasePool, tenantId: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while ((await queuedDeltas(pool, tenantId)) > 0) {
+    if (Date.now() > deadline) throw new Error('async deltas still queued after 30 s');
+    await drainAsyncBalances(pool, 1_000);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
