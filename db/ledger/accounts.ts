@@ -230,10 +230,11 @@ export async function rebuildAsyncBalances(
   pool: DatabasePool,
   tenantId: string | null = null,
 ): Promise<{ accounts: number; drifted: number; dropped_deltas: number }> {
-  return (await pool.one(sql.unsafe`
-    SELECT accounts, drifted, dropped_deltas FROM ledger.rebuild_async_balances(${tenantId}::uuid)`)) as {
-    accounts: number;
-    drifted: number;
-    dropped_deltas: number;
-  };
+  // The API's statement budget is for requests; summing a large journal takes longer.
+  type Rebuilt = { accounts: number; drifted: number; dropped_deltas: number };
+  return pool.transaction(async (tx) => {
+    await tx.query(sql.unsafe`SELECT set_config('statement_timeout', '0', true)`);
+    return (await tx.one(sql.unsafe`
+      SELECT accounts, drifted, dropped_deltas FROM ledger.rebuild_async_balances(${tenantId}::uuid)`)) as Rebuilt;
+  });
 }

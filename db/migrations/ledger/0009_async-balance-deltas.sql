@@ -128,7 +128,7 @@ BEGIN
     SELECT t.account_id, sum(t.posted_debits) AS pd, sum(t.posted_credits) AS pc,
            sum(t.pending_debits) AS hd, sum(t.pending_credits) AS hc, count(*) AS n
     FROM taken t GROUP BY t.account_id),
-  cutoff AS (SELECT max(t.delta_id) AS id FROM top t),
+  cutoff AS MATERIALIZED (SELECT coalesce(max(t.delta_id), 0) AS id FROM top t),
   moved AS (
     UPDATE ledger.balances b
     SET posted_debits = b.posted_debits + coalesce(s.pd, 0), posted_credits = b.posted_credits + coalesce(s.pc, 0),
@@ -136,8 +136,8 @@ BEGIN
         version = b.version + CASE WHEN coalesce(s.pd, 0) <> 0 OR coalesce(s.pc, 0) <> 0 OR coalesce(s.hd, 0) <> 0
                                         OR coalesce(s.hc, 0) <> 0 THEN 1 ELSE 0 END,
         -- Rows of this account past the batch (same snapshot): not drained, keep the old bound.
-        rolled_up_at = CASE WHEN EXISTS (SELECT 1 FROM ledger.async_balance_deltas r, cutoff c
-                                         WHERE r.account_id = b.account_id AND r.delta_id > coalesce(c.id, 0))
+        rolled_up_at = CASE WHEN EXISTS (SELECT 1 FROM ledger.async_balance_deltas r
+                                         WHERE r.account_id = b.account_id AND r.delta_id > (SELECT c.id FROM cutoff c))
                             THEN b.rolled_up_at ELSE greatest(b.rolled_up_at, ledger.now_ms()) END
     FROM unnest(v_accounts) AS a(account_id) LEFT JOIN sums s USING (account_id)
     WHERE b.account_id = a.account_id
