@@ -24,3 +24,12 @@ export function createRedis(config: Config, keyPrefix: string): Redis {
     lazyConnect: false,
   });
 }
+
+/**
+ * Closes a client for good. QUIT needs a live connection: on a client that is reconnecting
+ * (Redis down), it is refused at once and the reconnect timer would keep the process alive,
+ * so the connection is then dropped without it, which also ends the reconnecting.
+ */
+export async function closeRedis(redis: Redis): Promise<void> {
+  await redis.quit().catch(() => redis.disconnect());
+}

@@ -2,7 +2,7 @@ import type { Config } from './config';
 import type { Logger } from './logger';
 import type { ServiceFactory } from './service';
 import { createDatabasePool } from '../../db/pool';
-import { createRedis } from '../../db/redis';
+import { closeRedis, createRedis } from '../../db/redis';
 import { createTemporalClient } from './temporal';
 import { createDocker } from '../../activities/docker/client';
 import { listen } from './http/server';
@@ -48,7 +48,7 @@ export async function bootService(
     close: async () => {
       await server.close();
       await instance.stop();
-      await Promise.allSettled([pool.end(), redis.quit(), temporal.connection.close()]);
+      await Promise.allSettled([pool.end(), closeRedis(redis), temporal.connection.close()]);
     },
   };
 }
