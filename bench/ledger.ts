@@ -5,7 +5,7 @@
  *   2. the same with every posting touching one hot account that has a floor,
  *   3. balance-as-of on an account with 100,000 entries,
  *   4. the async balance rollup over a large journal: the full recompute it was before
- *      migration 0009 against the delta queue (idle tick, a tick after 1,000 postings, a backlog
+ *      migration 0008 against the delta queue (idle tick, a tick after 1,000 postings, a backlog
  *      drain) and the repair rebuild. Runs after the API is stopped, so nothing else consumes.
  * Usage: npm run bench:ledger [-- --seconds 10 --concurrency 32 --profile-api /tmp/prof]
  *        npm run bench:ledger -- --phase rollup [--rollup-journal 200000]
@@ -388,7 +388,7 @@ async function main(): Promise<void> {
   }
 }
 
-/** The async rollup as it was before migration 0009: every async account re-summed each tick. */
+/** The async rollup as it was before migration 0008: every async account re-summed each tick. */
 const FULL_RECOMPUTE = sql.unsafe`
   UPDATE ledger.balances b
   SET posted_debits = s.pd, posted_credits = s.pc, pending_debits = s.hd, pending_credits = s.hc,

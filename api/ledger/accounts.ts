@@ -205,7 +205,7 @@ export async function getBalance(pool: DatabasePool, tenantId: string, accountId
     const balance = account && (await findBalance(tx, accountId));
     if (!account || !balance) throw notFound();
     // Sync: now. Async: every change acknowledged before as_of is in the counters (read in the
-    // same snapshot as the account's queued deltas, migration 0009), later ones may be.
+    // same snapshot as the account's queued deltas, migration 0008), later ones may be.
     const asOf = balance.as_of;
     const c = countersOf(balance);
     const available = availableBalance(account.normal_side, c);
@@ -249,7 +249,7 @@ export async function getBalanceAsOf(
       message: 'tenant context missing',
     });
   }
-  // One statement (migration 0008): tenant context, the account, and its sum from the as-of
+  // One statement (migration 0007): tenant context, the account, and its sum from the as-of
   // buckets (sync) or the journal (async); no row when the account is not the tenant's.
   let row: {
     normal_side: Side;

@@ -2,7 +2,7 @@ import type { Side } from '../../db/ledger/accounts';
 
 /**
  * Balance arithmetic (no I/O) for reads and settlement. The posting rules themselves (1–4) run
- * in the database, in ledger.post_transaction (migration 0007), under the accounts' row locks.
+ * in the database, in ledger.post_transaction (migration 0004), under the accounts' row locks.
  */
 
 export interface Leg {

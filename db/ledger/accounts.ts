@@ -166,7 +166,7 @@ export async function updateAccount(
 
 /**
  * The balance row and the instant it is exact as of, read in one snapshot with the account's
- * queued deltas (ledger.account_balance, migration 0009). Sync rows are always current (now);
+ * queued deltas (ledger.account_balance, migration 0008). Sync rows are always current (now);
  * an async row holds every change acknowledged before `as_of` (see the README).
  */
 export async function findBalance(
@@ -190,7 +190,7 @@ export interface RollupBatch {
 }
 
 /**
- * One rollup batch (ledger.rollup_async_balances, migration 0009): up to `rows` queued deltas
+ * One rollup batch (ledger.rollup_async_balances, migration 0008): up to `rows` queued deltas
  * of async accounts, oldest first, deleted and added to their balance rows in one statement.
  * Safe to run from every API process at once: accounts are claimed with SKIP LOCKED and a
  * delta is applied by the transaction that deletes it, so never twice and never lost.

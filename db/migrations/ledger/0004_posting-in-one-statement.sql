@@ -1,13 +1,16 @@
 -- Up Migration
 -- A posting in one statement (one round trip, its own implicit transaction) instead of BEGIN,
 -- set_config, lock, write, COMMIT (five). post_transaction sets the tenant context and lock
--- budget, locks the sync accounts and their balance rows in account_id order (the one lock order
--- of the ledger), applies posting rules 1-4 in the same order and with the same codes, messages
--- and details as before, then writes the transaction, its legs, committed legs (posted),
--- counters, the hold outbox row (pending) and the idempotency record, and returns the response
--- body it recorded. A refusal is returned as {error: {...}} after nothing was written (the row
--- locks end with the statement); {body: {...}} is the 201 body. The deferred balance check
--- (rule 1's backstop) still runs at the statement's commit.
+-- budget, checks what needs no lock (unknown accounts, amounts at scale, rule 1: facts that never
+-- change), then locks the sync accounts and their balance rows in account_id order (the one lock
+-- order of the ledger), so a hot account's rows are held only for what needs them (until the
+-- commit's WAL flush, which bounds postings on one account per second). It applies posting rules
+-- 2-4 with the codes, messages and details the spec and the tests fix, then writes the
+-- transaction, its legs, committed legs (posted), counters, the hold outbox row (pending) and the
+-- idempotency record, and returns the response body it recorded. A refusal is returned as
+-- {error: {...}} after nothing was written (the row locks end with the statement); {body: {...}}
+-- is the 201 body. The deferred balance check (rule 1's backstop) still runs at the statement's
+-- commit. It runs on a generic plan (plan_cache_mode; why: 0005).
 
 -- 1234 at scale 2 → '12.34'; -5 → '-0.05'; scale 0 → '1234' (as minorToDecimal in money.ts).
 CREATE FUNCTION minor_to_decimal(p_minor numeric, p_scale integer) RETURNS text
@@ -29,7 +32,7 @@ CREATE FUNCTION post_transaction(
   p_external_id text, p_metadata jsonb, p_effective_at timestamptz, p_expires_at timestamptz,
   p_entry_ids uuid[], p_account_ids uuid[], p_directions text[], p_amounts text[],
   p_idempotency_endpoint text, p_idempotency_key text, p_response_status smallint)
-RETURNS jsonb LANGUAGE plpgsql VOLATILE AS $$
+RETURNS jsonb LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   v_now timestamptz;
   v_ids uuid[];
@@ -44,11 +47,6 @@ BEGIN
   PERFORM set_config('lock_timeout', p_lock_timeout, true);
   v_now := ledger.now_ms();
   SELECT array_agg(DISTINCT id ORDER BY id) INTO v_ids FROM unnest(p_account_ids) AS id;
-
-  PERFORM 1 FROM ledger.accounts a JOIN ledger.balances b USING (account_id)
-  WHERE a.account_id = ANY (v_ids) AND a.balance_tracking = 'sync'
-  ORDER BY a.account_id
-  FOR UPDATE OF a, b;
 
   -- Unknown accounts (or another tenant's: row-level security hides them), in order of appearance.
   SELECT jsonb_build_object('code', 'REFERENCE_NOT_FOUND',
@@ -108,6 +106,14 @@ BEGIN
   WHERE s.d <> s.c OR s.d = 0
   HAVING count(*) > 0;
   IF v_error IS NOT NULL THEN RETURN jsonb_build_object('error', v_error); END IF;
+
+  -- Only now the row locks: everything above reads facts that never change (an account's existence,
+  -- asset type and scale), so it runs before the hot rows are held. What follows (status, floors,
+  -- writes) needs them; they are released when the statement's transaction commits.
+  PERFORM 1 FROM ledger.accounts a JOIN ledger.balances b USING (account_id)
+  WHERE a.account_id = ANY (v_ids) AND a.balance_tracking = 'sync'
+  ORDER BY a.account_id
+  FOR UPDATE OF a, b;
 
   -- Frozen or closed accounts take no posting, in account_id order.
   SELECT jsonb_build_object('code', 'ACCOUNT_NOT_ACTIVE', 'message', format('account %s is %s', a.account_id, a.status),

@@ -4,16 +4,11 @@
 -- of backend CPU per posting, 1.8 ms with generic plans (300 calls in one session, same data).
 -- Every statement in them looks rows up by primary key or by a leading key prefix, so the
 -- generic plan is the custom plan; the auto_explain of each shows index scans only (and a
--- sequential scan of tenants, a table of a few rows, for a foreign key check).
-ALTER FUNCTION post_transaction(uuid, text, uuid, boolean, text, text, jsonb, timestamptz, timestamptz, uuid[],
-                                uuid[], text[], text[], text, text, smallint)
-  SET plan_cache_mode = force_generic_plan;
+-- sequential scan of tenants, a table of a few rows, for a foreign key check). post_transaction
+-- (0004) declares the same setting in its own definition.
 ALTER FUNCTION find_credential(uuid) SET plan_cache_mode = force_generic_plan;
 ALTER FUNCTION claim_idempotency_key(uuid, text, text, bytea, integer) SET plan_cache_mode = force_generic_plan;
 
 -- Down Migration
-ALTER FUNCTION post_transaction(uuid, text, uuid, boolean, text, text, jsonb, timestamptz, timestamptz, uuid[],
-                                uuid[], text[], text[], text, text, smallint)
-  RESET plan_cache_mode;
 ALTER FUNCTION find_credential(uuid) RESET plan_cache_mode;
 ALTER FUNCTION claim_idempotency_key(uuid, text, text, bytea, integer) RESET plan_cache_mode;

@@ -18,7 +18,7 @@ jest.setTimeout(120_000);
 
 /**
  * Async accounts advance from a queue of balance deltas written with the journal (migration
- * 0009) and consumed by every API process's rollup. The service under test runs its own
+ * 0008) and consumed by every API process's rollup. The service under test runs its own
  * rollup every second, as do other test files' services: these tests hold whatever the
  * interleaving, because they check the journal against balance plus queue in one snapshot.
  */
