@@ -3,7 +3,7 @@ import type { PlatformDeps } from '../platform/service';
 import { sql } from '../../db/pool';
 import { insertAudit, listAudit } from '../../db/runs/audit';
 import { findQuotas, updateQuotas, type TenantQuotasRow } from '../../db/runs/quotas';
-import { submissionsToday, waitingHeads } from '../../db/runs/runs';
+import { meteredSecondsToday, submissionsToday, waitingHeads } from '../../db/runs/runs';
 import { runWorkflowId, slotFreedSignal } from '../../workflows/runs/definitions';
 import type { KeyPrincipal } from '../../db/runs/tenants';
 import { effectiveLimits } from './limits';
@@ -158,12 +158,7 @@ export async function getUsage(deps: PlatformDeps, principal: KeyPrincipal) {
     },
   ];
   if (principal.tier?.metered) {
-    const charged = Number(
-      await deps.pool.oneFirst(sql.unsafe`
-        SELECT COALESCE(sum(CASE kind WHEN 'charge' THEN seconds ELSE -seconds END), 0)::bigint FROM runs.usage_ledger
-        WHERE tenant_id = ${principal.tenantId} AND key_id = ${principal.keyId}
-          AND ts >= (now() AT TIME ZONE 'UTC')::date AT TIME ZONE 'UTC'`),
-    );
+    const charged = await meteredSecondsToday(deps.pool, principal);
     const cap =
       principal.tier.metered_seconds_per_day === null
         ? null

@@ -143,17 +143,24 @@ export async function lockMeteredSecondsToday(
   tx: Pick<DatabasePool, 'query' | 'oneFirst'>,
   key: { tenantId: string; keyId: string },
 ): Promise<number> {
-  const { tenantId, keyId } = key;
   await tx.query(
-    sql.unsafe`SELECT pg_advisory_xact_lock(hashtextextended(${`runs.metered:${keyId}`}, 0))`,
+    sql.unsafe`SELECT pg_advisory_xact_lock(hashtextextended(${`runs.metered:${key.keyId}`}, 0))`,
   );
   // A separate statement: its snapshot is taken after the lock, so it sees every charge
   // committed by the submit that held the lock before.
+  return meteredSecondsToday(tx, key);
+}
+
+/** Run seconds a metered key holds charged today (UTC): charges less refunds. */
+export async function meteredSecondsToday(
+  db: Pick<DatabasePool, 'oneFirst'>,
+  key: { tenantId: string; keyId: string },
+): Promise<number> {
   return Number(
-    await tx.oneFirst(sql.unsafe`
+    await db.oneFirst(sql.unsafe`
       SELECT COALESCE(sum(CASE kind WHEN 'charge' THEN seconds ELSE -seconds END), 0)::bigint
       FROM runs.usage_ledger
-      WHERE tenant_id = ${tenantId} AND key_id = ${keyId}
+      WHERE tenant_id = ${key.tenantId} AND key_id = ${key.keyId}
         AND ts >= (now() AT TIME ZONE 'UTC')::date AT TIME ZONE 'UTC'`),
   );
 }
