@@ -428,7 +428,9 @@ describe('runs API: authentication, submit rules, quotas, usage, audit', () => {
       const second = await own.submit({ ...later, timeout_seconds: 30 });
       expect(second).toMatchObject({ status: 429, body: { detail: 'metered_quota_exceeded' } });
       const third = await own.submit({ ...later, timeout_seconds: 20 });
-      expect(third.status).toBe(202);
+      expect(third.status).toBe(202); // exactly at the cap
+      const onePast = await own.submit({ ...later, timeout_seconds: 1 });
+      expect(onePast).toMatchObject({ status: 429, body: { detail: 'metered_quota_exceeded' } });
       const stored: unknown = await h.pool.oneFirst(sql.unsafe`
         SELECT count(*)::int FROM runs.runs WHERE tenant_id = ${t.tenantId}`);
       expect(stored).toBe(2);
