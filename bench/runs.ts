@@ -243,6 +243,8 @@ async function main(): Promise<void> {
 
     // 2. Sustained completed runs per second.
     if (PHASES.has('throughput')) {
+      // A marker for per-process CPU samplers that measure this phase alone.
+      console.log(`throughput: submitting ${THROUGHPUT_RUNS} runs (load ${load1()})`);
       const batch = await Promise.all(
         Array.from({ length: THROUGHPUT_RUNS }, () => submit({ image, command: ['true'] })),
       );

@@ -11,12 +11,18 @@ import { refundUnusedSeconds, wakeWaitingRuns } from './run';
 import { transitionRun, type Transition, type TransitionOutcome } from '../../db/runs/runs';
 import {
   TRACK_ID_LABEL,
+  runContainerName,
   runContainerOwner,
   type RunWorkflowInput,
 } from '../../workflows/runs/definitions';
 
 export const TENANT_LABEL = 'platform.runs.tenant_id';
 const HEARTBEAT_INTERVAL_MS = 2_000;
+/**
+ * Utilization is streamed only once a container has run this long: a trivial container is
+ * gone before its first reading, and streaming it cost dockerd a stats collection for nothing.
+ */
+export const STATS_START_DELAY_MS = 500;
 /** docker stats streams one reading per second; we keep one sample per reading. */
 const BYTES_PER_MB = 1024 * 1024;
 
@@ -52,9 +58,23 @@ export function createRunDockerActivities(deps: {
   logDir: string;
 }) {
   const { docker } = deps;
-  const owned = async (trackId: string) => {
+  /**
+   * The run's container: by its name (one inspect), else by its owner label (one list), for a
+   * container made before containers were named. Null when there is none.
+   */
+  const owned = async (
+    trackId: string,
+  ): Promise<{ container: Docker.Container; state: Docker.ContainerInspectInfo['State'] } | null> => {
+    try {
+      const inspected = await docker.getContainer(runContainerName(trackId)).inspect();
+      return { container: docker.getContainer(inspected.Id), state: inspected.State };
+    } catch (error) {
+      if (!isHttpStatus(error, 404)) throw error;
+    }
     const info = await findOwnedContainer(docker, runContainerOwner(trackId));
-    return info ? docker.getContainer(info.Id) : null;
+    if (!info) return null;
+    const container = docker.getContainer(info.Id);
+    return { container, state: (await container.inspect()).State };
   };
   const pulls = new Map<string, { promise: Promise<void>; doneAt: number | null }>();
   /** pullImageOrFail, shared by runs of one reference (see PULL_FRESH_MS). */
@@ -78,36 +98,29 @@ export function createRunDockerActivities(deps: {
     return entry.promise;
   };
 
+  /**
+   * Creates and starts the run's container: create (named after the run) and start, two calls.
+   * A retry, or a name already taken (an earlier attempt made it), finds the container first
+   * and only starts it if it is still `created`.
+   */
   const startContainer = async (input: RunWorkflowInput): Promise<{ containerId: string }> => {
-    let container = await owned(input.trackId);
-    if (!container) {
+    const retried = Context.current().info.attempt > 1;
+    let found = retried ? await owned(input.trackId) : null;
+    if (!found) {
       try {
-        container = await docker.createContainer({
-          Image: input.image,
-          Cmd: input.command.length > 0 ? input.command : undefined,
-          Env: Object.entries(input.env).map(([k, v]) => `${k}=${v}`),
-          Labels: {
-            [OWNER_LABEL]: runContainerOwner(input.trackId),
-            [TRACK_ID_LABEL]: input.trackId,
-            [TENANT_LABEL]: input.tenantId,
-          },
-          HostConfig: {
-            Memory: input.memoryLimitMb * BYTES_PER_MB,
-            MemorySwap: input.memoryLimitMb * BYTES_PER_MB,
-            NanoCpus: Math.round(input.cpuLimit * 1e9),
-          },
-        });
+        const made = await docker.createContainer(containerSpec(input));
+        found = { container: made, state: { Status: 'created' } as Docker.ContainerInspectInfo['State'] };
       } catch (error) {
-        if (isHttpStatus(error, 409)) container = await owned(input.trackId);
+        if (isHttpStatus(error, 409)) found = await owned(input.trackId);
         else if (isHttpStatus(error, 400, 404))
           throw ApplicationFailure.nonRetryable((error as Error).message, 'StartFailed');
         else throw error;
       }
+      if (!found) throw new Error(`container ${runContainerName(input.trackId)} vanished`);
     }
-    const state = (await container!.inspect()).State;
-    if (state.Status === 'created') {
+    if (found.state.Status === 'created') {
       try {
-        await container!.start();
+        await found.container.start();
       } catch (error) {
         if (!isHttpStatus(error, 304)) {
           throw ApplicationFailure.nonRetryable(
@@ -117,14 +130,23 @@ export function createRunDockerActivities(deps: {
         }
       }
     }
-    return { containerId: container!.id };
+    return { containerId: found.container.id };
   };
+  /** Removes the run's container: by name (one call), by label for an unnamed one. */
   const removeContainer = async (trackId: string): Promise<void> => {
-    const container = await owned(trackId);
-    if (!container) return;
-    await container.remove({ force: true }).catch((error: unknown) => {
+    const ignoreGone = (error: unknown) => {
       if (!isHttpStatus(error, 404, 409)) throw error;
-    });
+    };
+    try {
+      await docker.getContainer(runContainerName(trackId)).remove({ force: true });
+      return;
+    } catch (error) {
+      if (!isHttpStatus(error, 404)) ignoreGone(error);
+      else {
+        const info = await findOwnedContainer(docker, runContainerOwner(trackId));
+        if (info) await docker.getContainer(info.Id).remove({ force: true }).catch(ignoreGone);
+      }
+    }
   };
 
   return {
@@ -189,28 +211,31 @@ export function createRunDockerActivities(deps: {
       tenantId: string;
       memoryLimitMb: number;
     }): Promise<ContainerOutcome> {
-      const container = await owned(input.trackId);
-      if (!container)
+      const attached = await attachLogs(input.trackId);
+      if (!attached)
         throw ApplicationFailure.nonRetryable('the run container is gone', 'ContainerLost');
+      const { container, logStream } = attached;
       const capture = new LogCapture(deps.redis, deps.logDir, input.tenantId, input.trackId);
       const heartbeat = setInterval(() => Context.current().heartbeat(), HEARTBEAT_INTERVAL_MS);
-      const stopStats = followStats(container, (stats) =>
-        insertUtilizationSample(deps.pool, input.trackId, input.memoryLimitMb, sampleOf(stats)),
-      );
+      // A container that is gone within STATS_START_DELAY_MS is never streamed: a stats stream
+      // costs dockerd a collector round and the worker a sample row for a reading or none.
+      let stopStats = () => {};
+      const statsTimer = setTimeout(() => {
+        stopStats = followStats(container, (stats) =>
+          insertUtilizationSample(deps.pool, input.trackId, input.memoryLimitMb, sampleOf(stats)),
+        );
+      }, STATS_START_DELAY_MS);
       try {
         await capture.reset();
-        const logStream = (await container.logs({
-          follow: true,
-          stdout: true,
-          stderr: true,
-        })) as unknown as Readable;
         await demultiplexInto(logStream, capture);
-        const waited = (await container.wait()) as { StatusCode: number };
-        const inspected = await container.inspect();
+        const waited = (await container.wait()) as {
+          StatusCode: number;
+          Error?: { Message?: string } | null;
+        };
         const totals = await capture.close();
         return {
-          exitCode: waited.StatusCode ?? inspected.State.ExitCode,
-          error: inspected.State.Error || null,
+          exitCode: waited.StatusCode,
+          error: waited.Error?.Message || null,
           ...totals,
           stdoutFile: capture.files.stdout,
           stderrFile: capture.files.stderr,
@@ -220,37 +245,36 @@ export function createRunDockerActivities(deps: {
         throw error;
       } finally {
         clearInterval(heartbeat);
+        clearTimeout(statsTimer);
         stopStats();
       }
     },
 
     async pauseRunContainer(input: { trackId: string }): Promise<void> {
-      const container = await running(input.trackId);
-      const state = (await container.inspect()).State;
+      const { container, state } = await running(input.trackId);
       if (state.Paused) return;
       await container.pause();
     },
 
     async unpauseRunContainer(input: { trackId: string }): Promise<void> {
-      const container = await running(input.trackId);
-      const state = (await container.inspect()).State;
+      const { container, state } = await running(input.trackId);
       if (!state.Paused) return;
       await container.unpause();
     },
 
     /** SIGTERM, then SIGKILL after the grace period (Docker does both; a paused one too). */
     async stopRunContainer(input: { trackId: string; graceSeconds: number }): Promise<void> {
-      const container = await owned(input.trackId);
-      if (!container) return;
-      await container.stop({ t: input.graceSeconds }).catch((error: unknown) => {
+      const found = await owned(input.trackId);
+      if (!found) return;
+      await found.container.stop({ t: input.graceSeconds }).catch((error: unknown) => {
         if (!isHttpStatus(error, 304)) throw error;
       });
     },
 
     async killRunContainer(input: { trackId: string }): Promise<void> {
-      const container = await owned(input.trackId);
-      if (!container) return;
-      await container.kill().catch((error: unknown) => {
+      const found = await owned(input.trackId);
+      if (!found) return;
+      await found.container.kill().catch((error: unknown) => {
         if (!isHttpStatus(error, 409, 304)) throw error;
       });
     },
@@ -260,17 +284,58 @@ export function createRunDockerActivities(deps: {
     },
   };
 
+  /**
+   * The run's log stream from its start, following: by the container's name (one call), by its
+   * label for an unnamed one. Null when the container is gone.
+   */
+  async function attachLogs(
+    trackId: string,
+  ): Promise<{ container: Docker.Container; logStream: Readable } | null> {
+    const follow = async (container: Docker.Container) => ({
+      container,
+      logStream: (await container.logs({
+        follow: true,
+        stdout: true,
+        stderr: true,
+      })) as unknown as Readable,
+    });
+    try {
+      return await follow(docker.getContainer(runContainerName(trackId)));
+    } catch (error) {
+      if (!isHttpStatus(error, 404)) throw error;
+    }
+    const found = await owned(trackId);
+    return found ? follow(found.container) : null;
+  }
+
   /** The run's container while it is running (or paused); else the control is refused. */
   async function running(trackId: string) {
-    const container = await owned(trackId);
-    const state = container ? (await container.inspect()).State : null;
-    if (!container || !state?.Running)
-      throw ApplicationFailure.nonRetryable('not_running', 'NotRunning');
-    return container;
+    const found = await owned(trackId);
+    if (!found?.state.Running) throw ApplicationFailure.nonRetryable('not_running', 'NotRunning');
+    return found;
   }
 }
 export type RunDockerActivities = ReturnType<typeof createRunDockerActivities>;
 
+/** Create options of a run's container: named after the run, labelled with its owner. */
+function containerSpec(input: RunWorkflowInput): Docker.ContainerCreateOptions {
+  return {
+    name: runContainerName(input.trackId),
+    Image: input.image,
+    Cmd: input.command.length > 0 ? input.command : undefined,
+    Env: Object.entries(input.env).map(([k, v]) => `${k}=${v}`),
+    Labels: {
+      [OWNER_LABEL]: runContainerOwner(input.trackId),
+      [TRACK_ID_LABEL]: input.trackId,
+      [TENANT_LABEL]: input.tenantId,
+    },
+    HostConfig: {
+      Memory: input.memoryLimitMb * BYTES_PER_MB,
+      MemorySwap: input.memoryLimitMb * BYTES_PER_MB,
+      NanoCpus: Math.round(input.cpuLimit * 1e9),
+    },
+  };
+}
 /**
  * Reads Docker's multiplexed log stream (8-byte frame header: stream type, 3 zero bytes,
  * big-endian length) frame by frame, handing each frame to the capture in arrival order, so

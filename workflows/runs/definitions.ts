@@ -62,6 +62,11 @@ export const runWorkflowId = (trackId: string): string => `run/${trackId}`;
 /** The container label that ties a container to its run (with OWNER_LABEL = run/<track_id>). */
 export const TRACK_ID_LABEL = 'platform.runs.track_id';
 export const runContainerOwner = (trackId: string): string => `run/${trackId}`;
+/**
+ * The run's container name on its host: a retried or re-attaching activity finds the container
+ * by name (one inspect) instead of listing containers by label.
+ */
+export const runContainerName = (trackId: string): string => `platform-run-${trackId}`;
 
 export interface RunWorkflowInput {
   trackId: string;
