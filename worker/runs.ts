@@ -18,6 +18,13 @@ import type { WorkerDeps } from './workers';
 export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
   const { config } = deps;
   const queues = taskQueues(config.taskQueuePrefix);
+  // One set per process: both Docker queues share its pulls in flight (see PULL_FRESH_MS).
+  const runDocker = createRunDockerActivities({
+    docker: deps.docker,
+    pool: deps.pool,
+    redis: deps.redis,
+    logDir: config.runs.logDir,
+  });
   return [
     {
       taskQueue: queues.runs,
@@ -39,18 +46,14 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
         workerId: config.workerId,
         taskQueuePrefix: config.taskQueuePrefix,
         pool: deps.pool,
+        launch: (input) => runDocker.launchRunContainer(input),
       }),
     },
     {
       taskQueue: queues.runsDockerHost(config.workerId),
       activities: {
         ...createSelfCheckDockerActivities({ docker: deps.docker }),
-        ...createRunDockerActivities({
-          docker: deps.docker,
-          pool: deps.pool,
-          redis: deps.redis,
-          logDir: config.runs.logDir,
-        }),
+        ...runDocker,
       },
     },
   ];

@@ -7,6 +7,7 @@ import type { Docker } from '../docker/client';
 import { OWNER_LABEL, findOwnedContainer, pullImageOrFail } from '../docker/containers';
 import { sampleOf, type DockerStats } from '../docker/stats';
 import { LogCapture } from './log-capture';
+import { RUNS_REDIS_PREFIX } from '../../api/runs/log-store';
 import { refundUnusedSeconds, wakeWaitingRuns } from './run';
 import { transitionRun, type Transition, type TransitionOutcome } from '../../db/runs/runs';
 import {
@@ -35,7 +36,16 @@ export interface ContainerOutcome {
   resultSummary: string;
   stdoutFile: string;
   stderrFile: string;
+  /** The follow activity removed the container (asked to with removeOnExit). */
+  removed?: boolean;
 }
+
+/**
+ * How long the outcome of a run whose follow activity removed the container is kept for a
+ * retry of that activity (a worker that died between the removal and the completion).
+ */
+export const OUTCOME_KEPT_SECONDS = 24 * 3600;
+const outcomeKey = (trackId: string) => `${RUNS_REDIS_PREFIX}outcome:${trackId}`;
 
 const isHttpStatus = (error: unknown, ...codes: number[]) =>
   codes.includes((error as { statusCode?: number }).statusCode ?? 0);
@@ -64,7 +74,10 @@ export function createRunDockerActivities(deps: {
    */
   const owned = async (
     trackId: string,
-  ): Promise<{ container: Docker.Container; state: Docker.ContainerInspectInfo['State'] } | null> => {
+  ): Promise<{
+    container: Docker.Container;
+    state: Docker.ContainerInspectInfo['State'];
+  } | null> => {
     try {
       const inspected = await docker.getContainer(runContainerName(trackId)).inspect();
       return { container: docker.getContainer(inspected.Id), state: inspected.State };
@@ -109,7 +122,10 @@ export function createRunDockerActivities(deps: {
     if (!found) {
       try {
         const made = await docker.createContainer(containerSpec(input));
-        found = { container: made, state: { Status: 'created' } as Docker.ContainerInspectInfo['State'] };
+        found = {
+          container: made,
+          state: { Status: 'created' } as Docker.ContainerInspectInfo['State'],
+        };
       } catch (error) {
         if (isHttpStatus(error, 409)) found = await owned(input.trackId);
         else if (isHttpStatus(error, 400, 404))
@@ -210,10 +226,19 @@ export function createRunDockerActivities(deps: {
       trackId: string;
       tenantId: string;
       memoryLimitMb: number;
+      /**
+       * Remove the container once it has exited and its output is captured (the workflow then
+       * records the end without a host activity). The outcome is kept in Redis first, so a
+       * retry that finds the container removed still answers it.
+       */
+      removeOnExit?: boolean;
     }): Promise<ContainerOutcome> {
       const attached = await attachLogs(input.trackId);
-      if (!attached)
+      if (!attached) {
+        const kept = input.removeOnExit ? await keptOutcome(input.trackId) : null;
+        if (kept) return kept;
         throw ApplicationFailure.nonRetryable('the run container is gone', 'ContainerLost');
+      }
       const { container, logStream } = attached;
       const capture = new LogCapture(deps.redis, deps.logDir, input.tenantId, input.trackId);
       const heartbeat = setInterval(() => Context.current().heartbeat(), HEARTBEAT_INTERVAL_MS);
@@ -233,13 +258,24 @@ export function createRunDockerActivities(deps: {
           Error?: { Message?: string } | null;
         };
         const totals = await capture.close();
-        return {
+        const outcome: ContainerOutcome = {
           exitCode: waited.StatusCode,
           error: waited.Error?.Message || null,
           ...totals,
           stdoutFile: capture.files.stdout,
           stderrFile: capture.files.stderr,
+          removed: false,
         };
+        if (!input.removeOnExit) return outcome;
+        const removed = { ...outcome, removed: true };
+        await deps.redis.set(
+          outcomeKey(input.trackId),
+          JSON.stringify(removed),
+          'EX',
+          OUTCOME_KEPT_SECONDS,
+        );
+        await removeContainer(input.trackId);
+        return removed;
       } catch (error) {
         capture.abandon();
         throw error;
@@ -283,6 +319,12 @@ export function createRunDockerActivities(deps: {
       await removeContainer(input.trackId);
     },
   };
+
+  /** What an earlier attempt of followRunContainer answered before it removed the container. */
+  async function keptOutcome(trackId: string): Promise<ContainerOutcome | null> {
+    const kept = await deps.redis.get(outcomeKey(trackId));
+    return kept === null ? null : (JSON.parse(kept) as ContainerOutcome);
+  }
 
   /**
    * The run's log stream from its start, following: by the container's name (one call), by its

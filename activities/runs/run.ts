@@ -38,6 +38,30 @@ export function createRunActivities(deps: { pool: DatabasePool }) {
       return wakeWaitingRuns(deps.pool, input);
     },
 
+    /**
+     * The end of a run whose container is already removed (the follow activity removed it): the
+     * terminal transition, a metered key's refund, the tenant's waiting runs woken. Postgres
+     * only, so the workflow runs it as a local activity. Each step is idempotent.
+     */
+    async recordRunEnd(input: {
+      transition: Transition;
+      tenantId: string;
+      maxConcurrent: number | null;
+      refundUsedSeconds: number | null;
+    }): Promise<TransitionOutcome> {
+      const outcome = await transitionRun(deps.pool, input.transition);
+      if (input.refundUsedSeconds !== null)
+        await refundUnusedSeconds(deps.pool, {
+          trackId: input.transition.trackId,
+          usedSeconds: input.refundUsedSeconds,
+        });
+      await wakeWaitingRuns(deps.pool, {
+        tenantId: input.tenantId,
+        maxConcurrent: input.maxConcurrent,
+      }).catch(() => 0);
+      return outcome;
+    },
+
     /** Metered keys: refunds the unused part of the up-front charge, once per run. */
     async refundUnusedSeconds(input: { trackId: string; usedSeconds: number }): Promise<void> {
       await refundUnusedSeconds(deps.pool, input);

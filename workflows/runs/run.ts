@@ -6,18 +6,21 @@ import {
   continueAsNew,
   patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   sleep,
   upsertSearchAttributes,
   workflowInfo,
   type ActivityOptions,
+  type LocalActivityOptions,
 } from '@temporalio/workflow';
-import type { HostClaimActivities } from '../../activities/runs/host';
+import type { ClaimedLaunch, HostClaimActivities } from '../../activities/runs/host';
 import type { RunActivities } from '../../activities/runs/run';
 import type { ContainerOutcome, RunDockerActivities } from '../../activities/runs/run-docker';
 import {
   claimHostProfile,
   dockerCallProfile,
+  NON_RETRYABLE,
   postgresProfile,
 } from '../platform/activity-profiles';
 import { RUN_STATE } from '../platform/search-attributes';
@@ -58,6 +61,43 @@ const MERGED_ACTIVITIES_PATCH = 'run-activities-merged';
  * long queue paid that for every waiting run every 5 s (it was most of Temporal's work).
  */
 export const SLOT_POLL_SIGNALLED_MS = 30_000;
+/**
+ * patched() id of the run in two activity tasks (issue 3, completed runs per second): the slot
+ * take, every Postgres-only state change and the end's record are local activities (run in the
+ * workflow task, no task dispatch, one marker event); the claim and the launch are one activity
+ * on the any-host queue; the follow activity removes the container once it has exited; the
+ * transient states queued and pulling are no longer upserted as RunState (they last a moment;
+ * running, paused and the terminal state still are). 43 history events and 6 workflow tasks
+ * per trivial run become 24 and 3.
+ */
+const FAST_PATH_PATCH = 'run-fast-path';
+/** Postgres-only steps as local activities (the same retries as postgresProfile). */
+const localPostgresProfile: LocalActivityOptions = {
+  startToCloseTimeout: '10 seconds',
+  retry: {
+    initialInterval: '200 ms',
+    backoffCoefficient: 2,
+    maximumInterval: '5 seconds',
+    nonRetryableErrorTypes: NON_RETRYABLE,
+  },
+};
+/**
+ * Claim and launch on the any-host queue: waits there (like the claim alone) until some Docker
+ * worker is alive, then runs as long as a launch may (like dockerCallProfile); attempts count
+ * only once a host has started it.
+ */
+const claimAndLaunchProfile: ActivityOptions = {
+  scheduleToCloseTimeout: '12 minutes',
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '20 seconds',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '10 seconds',
+    maximumAttempts: 10,
+    nonRetryableErrorTypes: NON_RETRYABLE,
+  },
+};
 /** Past this many history events a waiting run continues as new (its wait can be long). */
 export const WAITING_HISTORY_EVENTS_MAX = 5_000;
 
@@ -76,6 +116,7 @@ const followProfile: ActivityOptions = {
   },
 };
 
+type RunDockerProxy = ReturnType<typeof proxyActivities<RunDockerActivities>>;
 type FinalState = Extract<RunState, 'exited' | 'failed' | 'timeout' | 'killed'>;
 
 /**
@@ -91,14 +132,17 @@ type FinalState = Extract<RunState, 'exited' | 'failed' | 'timeout' | 'killed'>;
 export async function runWorkflow(
   input: RunWorkflowInput,
 ): Promise<{ state: FinalState; exitCode: number | null }> {
-  const db = proxyActivities<RunActivities>(postgresProfile);
+  const fast = patched(FAST_PATH_PATCH);
+  const db = fast
+    ? proxyLocalActivities<RunActivities>(localPostgresProfile)
+    : proxyActivities<RunActivities>(postgresProfile);
   let state: RunState = 'scheduled';
   /** The control being carried out; a second one is refused until it is done. */
   let busy: 'pause' | 'resume' | 'stop' | 'kill' | 'timeout' | null = null;
   let final: { state: FinalState; reason: string } | null = null;
   let outcome: ContainerOutcome | null = null;
   let followFailure: string | null = null;
-  let docker: ReturnType<typeof proxyActivities<RunDockerActivities>> | null = null;
+  let docker: RunDockerProxy | null = null;
   let startedMs = 0;
 
   const move = async (
@@ -237,80 +281,162 @@ export async function runWorkflow(
     },
   );
 
-  const waited = await waitForSlot(input, db, wake);
+  /**
+   * FAST_PATH_PATCH: claim and launch in one any-host activity. Answers the container, or why
+   * the launch failed; either way the host's Docker queue that owns the run from now on.
+   */
+  const claimAndLaunch = async (): Promise<
+    ({ containerId: string } | { failed: { reason: string; message: string } }) & {
+      docker: RunDockerProxy;
+      follower: RunDockerProxy;
+    }
+  > => {
+    const claim = transitionTo('pulling', 'run.pulling', null);
+    const launch = { ...transitionTo('running', 'run.running', null), from: 'pulling' as const };
+    const { claimAndLaunchRun, claimDockerHostForRun } = proxyActivities<HostClaimActivities>({
+      ...claimAndLaunchProfile,
+      taskQueue: input.dockerAnyHostQueue,
+    });
+    const onHost = (taskQueue: string) => ({
+      docker: proxyActivities<RunDockerActivities>({ ...dockerCallProfile, taskQueue }),
+      follower: proxyActivities<RunDockerActivities>({ ...followProfile, taskQueue }),
+    });
+    let launched: ClaimedLaunch;
+    try {
+      launched = await claimAndLaunchRun({ run: input, claim, launch });
+    } catch (error) {
+      if (!(error instanceof ActivityFailure)) throw error;
+      // No host answered: the host that claimed the run (or claims it now) cleans up.
+      const host = await claimDockerHostForRun({ transition: claim });
+      state = 'pulling';
+      return {
+        failed: { reason: 'start_failed', message: failureMessage(error) },
+        ...onHost(host.taskQueue),
+      };
+    }
+    state = 'pulling';
+    const proxies = onHost(launched.host.taskQueue);
+    if (launched.failure)
+      return {
+        failed: { reason: launchFailureReason(launched.failure.type), ...launched.failure },
+        ...proxies,
+      };
+    if (launched.containerId !== null) return { containerId: launched.containerId, ...proxies };
+    // An earlier attempt's host claimed the run: the launch happens on that host's queue.
+    try {
+      const { containerId } = await proxies.docker.launchRunContainer({
+        run: input,
+        transition: launch,
+      });
+      return { containerId, ...proxies };
+    } catch (error) {
+      if (!(error instanceof ActivityFailure)) throw error;
+      const type = error.cause instanceof ApplicationFailure ? error.cause.type : null;
+      return {
+        failed: { reason: launchFailureReason(type), message: failureMessage(error) },
+        ...proxies,
+      };
+    }
+  };
+
+  const waited = await waitForSlot(input, db, wake, fast);
   if (waited !== 'queued') {
     await move('failed', 'run.failed', waited, { finished_at: 'now' });
     await refund(input, db, 0);
     return { state: 'failed', exitCode: null };
   }
   state = 'queued';
-  upsertSearchAttributes([{ key: RUN_STATE, value: 'queued' }]);
-
-  const merged = patched(MERGED_ACTIVITIES_PATCH);
+  if (!fast) upsertSearchAttributes([{ key: RUN_STATE, value: 'queued' }]);
+  const merged = fast || patched(MERGED_ACTIVITIES_PATCH);
   const { claimDockerHost, claimDockerHostForRun } = proxyActivities<HostClaimActivities>({
     ...claimHostProfile,
     taskQueue: input.dockerAnyHostQueue,
   });
-  const host = merged
-    ? await claimDockerHostForRun({ transition: transitionTo('pulling', 'run.pulling', null) })
-    : await claimDockerHost();
-  if (merged) applied('pulling');
-  else await move('pulling', 'run.pulling', null, { worker_id: host.workerId });
-  docker = proxyActivities<RunDockerActivities>({
-    ...dockerCallProfile,
-    taskQueue: host.taskQueue,
-  });
-  const follower = proxyActivities<RunDockerActivities>({
-    ...followProfile,
-    taskQueue: host.taskQueue,
-  });
-
+  let follower: ReturnType<typeof proxyActivities<RunDockerActivities>>;
   let containerId: string;
-  try {
-    if (merged) {
-      containerId = (
-        await docker.launchRunContainer({
-          run: input,
-          transition: transitionTo('running', 'run.running', null),
-        })
-      ).containerId;
-    } else {
-      await docker.pullRunImage({ image: input.image });
-      containerId = (await docker.startRunContainer(input)).containerId;
-    }
-  } catch (error) {
-    if (!(error instanceof ActivityFailure)) throw error;
-    const type = error.cause instanceof ApplicationFailure ? error.cause.type : null;
-    const reason = type === 'ImageNotFound' ? 'image_pull_failed' : 'start_failed';
-    if (merged) {
+  if (fast) {
+    const launch = await claimAndLaunch();
+    docker = launch.docker;
+    follower = launch.follower;
+    if ('failed' in launch) {
       await finish(
         transitionTo(
           'failed',
           'run.failed',
-          reason,
+          launch.failed.reason,
           { finished_at: 'now' },
           {
-            error: failureMessage(error),
+            error: launch.failed.message,
           },
         ),
         0,
       );
       return { state: 'failed', exitCode: null };
     }
-    await move(
-      'failed',
-      'run.failed',
-      reason,
-      { finished_at: 'now' },
-      { error: failureMessage(error) },
-    );
-    await docker.removeRunContainer({ trackId: input.trackId });
-    await giveSlotBack();
-    await refund(input, db, 0);
-    return { state: 'failed', exitCode: null };
+    containerId = launch.containerId;
+    applied('running');
+  } else {
+    const host = merged
+      ? await claimDockerHostForRun({ transition: transitionTo('pulling', 'run.pulling', null) })
+      : await claimDockerHost();
+    if (merged) applied('pulling');
+    else await move('pulling', 'run.pulling', null, { worker_id: host.workerId });
+    docker = proxyActivities<RunDockerActivities>({
+      ...dockerCallProfile,
+      taskQueue: host.taskQueue,
+    });
+    follower = proxyActivities<RunDockerActivities>({
+      ...followProfile,
+      taskQueue: host.taskQueue,
+    });
+
+    try {
+      if (merged) {
+        containerId = (
+          await docker.launchRunContainer({
+            run: input,
+            transition: transitionTo('running', 'run.running', null),
+          })
+        ).containerId;
+      } else {
+        await docker.pullRunImage({ image: input.image });
+        containerId = (await docker.startRunContainer(input)).containerId;
+      }
+    } catch (error) {
+      if (!(error instanceof ActivityFailure)) throw error;
+      const type = error.cause instanceof ApplicationFailure ? error.cause.type : null;
+      const reason = type === 'ImageNotFound' ? 'image_pull_failed' : 'start_failed';
+      if (merged) {
+        await finish(
+          transitionTo(
+            'failed',
+            'run.failed',
+            reason,
+            { finished_at: 'now' },
+            {
+              error: failureMessage(error),
+            },
+          ),
+          0,
+        );
+        return { state: 'failed', exitCode: null };
+      }
+      await move(
+        'failed',
+        'run.failed',
+        reason,
+        { finished_at: 'now' },
+        { error: failureMessage(error) },
+      );
+      await docker.removeRunContainer({ trackId: input.trackId });
+      await giveSlotBack();
+      await refund(input, db, 0);
+      return { state: 'failed', exitCode: null };
+    }
+    if (merged) applied('running');
+    else
+      await move('running', 'run.running', null, { container_id: containerId, started_at: 'now' });
   }
-  if (merged) applied('running');
-  else await move('running', 'run.running', null, { container_id: containerId, started_at: 'now' });
   startedMs = Date.now();
 
   void follower
@@ -318,6 +444,7 @@ export async function runWorkflow(
       trackId: input.trackId,
       tenantId: input.tenantId,
       memoryLimitMb: input.memoryLimitMb,
+      ...(fast ? { removeOnExit: true } : {}),
     })
     .then(
       (result) => {
@@ -361,7 +488,23 @@ export async function runWorkflow(
       : {}),
   };
   const terminalPayload = followFailure === null ? {} : { error: followFailure };
-  if (merged) {
+  if (fast && result?.removed) {
+    // The follow activity removed the container: the end is Postgres only, a local activity.
+    const t = transitionTo(
+      settled.state,
+      `run.${settled.state}`,
+      settled.reason,
+      terminalFields,
+      terminalPayload,
+    );
+    await db.recordRunEnd({
+      transition: t,
+      tenantId: input.tenantId,
+      maxConcurrent: input.tierConcurrentRuns,
+      refundUsedSeconds: input.metered ? (Date.now() - startedMs) / 1000 : null,
+    });
+    applied(t.to);
+  } else if (merged) {
     await finish(
       transitionTo(
         settled.state,
@@ -398,6 +541,7 @@ async function waitForSlot(
   input: RunWorkflowInput,
   db: RunActivities,
   wake: { signalled: boolean },
+  fast: boolean,
 ): Promise<'queued' | 'expired' | 'queue_timeout' | 'gone'> {
   const eligibleMs = Date.parse(input.eligibleStart);
   const expiresMs = input.expiresAt === null ? Infinity : Date.parse(input.expiresAt);
@@ -420,10 +564,10 @@ async function waitForSlot(
     if (taken === 'conflict') return 'gone';
     if (workflowInfo().historyLength > WAITING_HISTORY_EVENTS_MAX)
       await continueAsNew<typeof runWorkflow>(input);
-    const signalDriven = patched(SLOT_SIGNAL_PATCH);
+    const signalDriven = fast || patched(SLOT_SIGNAL_PATCH);
     const pollMs = !signalDriven
       ? DISPATCH_TICK_MS
-      : patched(MERGED_ACTIVITIES_PATCH)
+      : fast || patched(MERGED_ACTIVITIES_PATCH)
         ? SLOT_POLL_SIGNALLED_MS
         : SLOT_POLL_FALLBACK_MS;
     const waitMs = Math.max(
@@ -476,6 +620,10 @@ function refusal(error: unknown, message: string): Error {
   if (!(error instanceof ActivityFailure)) return error as Error;
   const notRunning = error.cause instanceof ApplicationFailure && error.cause.type === 'NotRunning';
   return ApplicationFailure.nonRetryable(notRunning ? message : 'control_failed', 'Conflict');
+}
+
+function launchFailureReason(type: string | null | undefined): string {
+  return type === 'ImageNotFound' ? 'image_pull_failed' : 'start_failed';
 }
 
 function failureMessage(error: unknown): string {

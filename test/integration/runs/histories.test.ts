@@ -28,6 +28,7 @@ const ADDED_LATER: Record<string, readonly string[]> = { '': ['run-waited-for-sl
 const SHAPES = [
   '', // ten activities per run (before the patch run-activities-merged)
   '.merged', // five: claim + pulling, launch (pull, start, running), follow, finish
+  '.fast', // two activity tasks: claim-and-launch, follow (removes); Postgres steps local
 ] as const;
 const CURRENT_SHAPE = SHAPES[SHAPES.length - 1];
 
