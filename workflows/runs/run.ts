@@ -37,7 +37,7 @@ import {
   type Transition,
   type TransitionFields,
 } from './definitions';
-import { workflowUlid } from './ids';
+import { nextWorkflowUlid } from './ids';
 
 export { runWorkflowId } from './definitions';
 export type { RunWorkflowInput };
@@ -145,6 +145,9 @@ export async function runWorkflow(
   let docker: RunDockerProxy | null = null;
   let startedMs = 0;
 
+  /** Event ids of this run's state changes, rising in the order they are made. */
+  let lastEventId: string | null = null;
+  const eventId = () => (lastEventId = nextWorkflowUlid(lastEventId));
   const move = async (
     to: RunState,
     eventType: string,
@@ -155,7 +158,7 @@ export async function runWorkflow(
     const from = state;
     await db.transitionRunState({
       trackId: input.trackId,
-      eventId: workflowUlid(),
+      eventId: eventId(),
       from,
       to,
       eventType,
@@ -175,7 +178,7 @@ export async function runWorkflow(
     payload = {},
   ): Transition => ({
     trackId: input.trackId,
-    eventId: workflowUlid(),
+    eventId: eventId(),
     from: state,
     to,
     eventType,
@@ -339,7 +342,7 @@ export async function runWorkflow(
     }
   };
 
-  const waited = await waitForSlot(input, db, wake, fast);
+  const waited = await waitForSlot(input, db, wake, fast, eventId);
   if (waited !== 'queued') {
     await move('failed', 'run.failed', waited, { finished_at: 'now' });
     await refund(input, db, 0);
@@ -542,6 +545,7 @@ async function waitForSlot(
   db: RunActivities,
   wake: { signalled: boolean },
   fast: boolean,
+  eventId: () => string,
 ): Promise<'queued' | 'expired' | 'queue_timeout' | 'gone'> {
   const eligibleMs = Date.parse(input.eligibleStart);
   const expiresMs = input.expiresAt === null ? Infinity : Date.parse(input.expiresAt);
@@ -557,7 +561,7 @@ async function waitForSlot(
     wake.signalled = false;
     const taken = await db.takeRunSlot({
       trackId: input.trackId,
-      eventId: workflowUlid(),
+      eventId: eventId(),
       maxConcurrent: input.tierConcurrentRuns,
     });
     if (taken === 'applied' || taken === 'already_applied') return 'queued';
