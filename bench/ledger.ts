@@ -9,6 +9,7 @@
  *      drain) and the repair rebuild. Runs after the API is stopped, so nothing else consumes.
  * Usage: npm run bench:ledger [-- --seconds 10 --concurrency 32 --profile-api /tmp/prof]
  *        npm run bench:ledger -- --phase rollup [--rollup-journal 200000]
+ *        npm run bench:ledger -- --phase postings   (phases 1 and 2 only)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -251,7 +252,7 @@ async function main(): Promise<void> {
       concurrency: { type: 'string', default: '32' },
       // Writes a V8 CPU profile of the API process there when it stops (chrome://inspect).
       'profile-api': { type: 'string' },
-      // `rollup`: only phase 4 (no API process).
+      // `rollup`: only phase 4 (no API process); `postings`: only phases 1 and 2.
       phase: { type: 'string' },
       'rollup-journal': { type: 'string', default: '200000' },
     },
@@ -360,6 +361,7 @@ async function main(): Promise<void> {
       ),
     );
 
+    if (values.phase === 'postings') return;
     const deep = await account({ balance_floor: null });
     const other = await account({ balance_floor: null });
     console.log(`seeding ${AS_OF_ENTRIES} entries on one account for as-of ...`);

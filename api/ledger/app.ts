@@ -10,6 +10,7 @@ import { monthlyCallMeter } from './metering';
 import { openApiDocument } from './openapi';
 import { LLMS_TXT } from './llms';
 import { drainAsyncBalances } from '../../db/ledger/accounts';
+import { enableAutoPipelining } from '../../db/redis';
 
 /** Request bodies past this size are refused by the application (the edge allows less). */
 export const LEDGER_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -25,6 +26,8 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
   let rollup: NodeJS.Timeout | undefined;
   const holds = new HoldDispatcher(deps);
   const ledgerConfig = deps.config.ledger;
+  // Every request makes two small Redis calls (edge limit, call meter): concurrent ones share writes.
+  enableAutoPipelining(deps.redis);
   const router = new Router();
   router.get('/healthz', (ctx) => {
     const { database } = monitor.snapshot();

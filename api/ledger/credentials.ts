@@ -5,13 +5,16 @@ import type { Tx } from '../../db/ledger/context';
 import {
   findCredential,
   findCredentialAndClaim,
+  findCredentialsAndClaims,
   insertKey,
+  type CredentialClaimRequest,
   type ClaimRow,
   type Credential,
   type KeyRow,
   type LedgerRole,
 } from '../../db/ledger/tenants';
 import { AppError } from '../platform/errors';
+import { NaturalBatcher } from './batching';
 
 /** Bytes of randomness in a key secret (256 bits). */
 const SECRET_BYTES = 32;
@@ -139,10 +142,38 @@ export async function authenticate(
   return judgeCredential(credential, parsed.secret);
 }
 
+/** Key lookups with claims per database call (one commit for the claims of the batch). */
+export const AUTH_BATCH_SIZE_MAX = 64;
+/** Such calls in flight at once per process (requests arriving meanwhile queue). */
+export const AUTH_BATCH_FLIGHTS_MAX = 2;
+
+type ClaimedCredential = Awaited<ReturnType<typeof findCredentialAndClaim>>;
+const authBatchers = new WeakMap<
+  DatabasePool,
+  NaturalBatcher<CredentialClaimRequest, ClaimedCredential>
+>();
+
+/** The pool's batcher of key lookups and claims (ledger.authenticate_and_claim_many). */
+function authBatcher(pool: DatabasePool) {
+  let batcher = authBatchers.get(pool);
+  if (!batcher) {
+    batcher = new NaturalBatcher<CredentialClaimRequest, ClaimedCredential>({
+      sizeMax: AUTH_BATCH_SIZE_MAX,
+      flightsMax: AUTH_BATCH_FLIGHTS_MAX,
+      runBatch: (_partition, requests) => findCredentialsAndClaims(pool, requests),
+      runOne: (_partition, r) =>
+        findCredentialAndClaim(pool, r.keyId, r.secretSha256, r.role, r.claim),
+    });
+    authBatchers.set(pool, batcher);
+  }
+  return batcher;
+}
+
 /**
  * authenticate() for a mutating request, with its idempotency claim in the same round trip
  * (findCredentialAndClaim): the claim is made only when the credential authenticates with
  * `role`, so every refusal comes out in the same order as authenticate() then the claim.
+ * Concurrent requests share one statement and one commit (authBatcher); each gets its own row.
  */
 export async function authenticateAndClaim(
   pool: DatabasePool,
@@ -153,7 +184,12 @@ export async function authenticateAndClaim(
   const parsed = bearerOf(authorization);
   let row;
   try {
-    row = await findCredentialAndClaim(pool, parsed.keyId, sha256(parsed.secret), role, claim);
+    row = await authBatcher(pool).submit('', {
+      keyId: parsed.keyId,
+      secretSha256: sha256(parsed.secret),
+      role,
+      claim,
+    });
   } catch (error) {
     throw authzUnavailable(error);
   }

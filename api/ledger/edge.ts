@@ -35,6 +35,17 @@ redis.call('PEXPIRE', KEYS[1], math.ceil(burst * 1000 / rate) + 1000)
 return {allowed, retry}
 `;
 
+/** The token bucket as a named script: EVALSHA (its hash), not the whole script per request. */
+interface TokenBucketClient {
+  ledgerTokenBucket(key: string, ratePerSecond: number, burst: number): Promise<[number, number]>;
+}
+
+export function defineTokenBucket(redis: Redis): TokenBucketClient {
+  if (!('ledgerTokenBucket' in redis))
+    redis.defineCommand('ledgerTokenBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET_LUA });
+  return redis as unknown as TokenBucketClient;
+}
+
 export interface EdgeOptions {
   redis: Redis;
   logger: Logger;
@@ -49,6 +60,7 @@ export interface EdgeOptions {
  * protects capacity, it is not an authorization).
  */
 export function edgeRateLimit(options: EdgeOptions): Middleware {
+  const buckets = defineTokenBucket(options.redis);
   const bucketKey = (address: string) =>
     `edge:${options.ratePerSecond}:${options.burst}:${address}`;
   return async function rateLimit(ctx: Context, next: Next): Promise<void> {
@@ -59,13 +71,11 @@ export function edgeRateLimit(options: EdgeOptions): Middleware {
     const address = ctx.req.socket.remoteAddress ?? 'unknown';
     let verdict: [number, number] | undefined;
     try {
-      verdict = (await options.redis.eval(
-        TOKEN_BUCKET_LUA,
-        1,
+      verdict = await buckets.ledgerTokenBucket(
         bucketKey(address),
         options.ratePerSecond,
         options.burst,
-      )) as [number, number];
+      );
     } catch (error) {
       options.logger.debug(
         { err: (error as Error).message },

@@ -9,6 +9,23 @@ import type { Principal } from './credentials';
 /** A month's counter outlives its month by this much, for late reconciliation reads. */
 const COUNTER_TTL_SECONDS = 40 * 24 * 3600;
 
+/** INCR and EXPIRE of a month's counter as one script: one command, one reply. */
+const COUNT_CALL_LUA = `
+local calls = redis.call('INCR', KEYS[1])
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[1]))
+return calls
+`;
+
+interface CallCounterClient {
+  ledgerCountCall(key: string, ttlSeconds: number): Promise<number>;
+}
+
+function defineCallCounter(redis: Redis): CallCounterClient {
+  if (!('ledgerCountCall' in redis))
+    redis.defineCommand('ledgerCountCall', { numberOfKeys: 1, lua: COUNT_CALL_LUA });
+  return redis as unknown as CallCounterClient;
+}
+
 export const monthOf = (date: Date): string => date.toISOString().slice(0, 7);
 
 function secondsToNextMonth(now: Date): number {
@@ -27,20 +44,16 @@ export function monthlyCallMeter(deps: {
   logger: Logger;
   monthlyCallQuota: number;
 }) {
+  const counter = defineCallCounter(deps.redis);
   return async function meter(principal: Principal, _ctx: Context): Promise<void> {
     const now = new Date();
     const month = monthOf(now);
     let calls: number;
     try {
-      const key = `calls:${principal.rootTenantId}:${month}`;
-      const [[incrError, count], [expireError]] = (await deps.redis
-        .multi()
-        .incr(key)
-        .expire(key, COUNTER_TTL_SECONDS)
-        .exec()) as [[Error | null, number], [Error | null, number]];
-      const failure = incrError ?? expireError;
-      if (failure) throw failure;
-      calls = count;
+      calls = await counter.ledgerCountCall(
+        `calls:${principal.rootTenantId}:${month}`,
+        COUNTER_TTL_SECONDS,
+      );
     } catch (error) {
       deps.logger.warn(
         { err: (error as Error).message, tenantId: principal.rootTenantId },

@@ -10,7 +10,9 @@ import {
   insertCommittedLegs,
   lockSyncBalances,
   postTransaction,
+  postTransactions,
   readPostingAccounts,
+  type PostingCall,
   type EntryRow,
   type PostedBody,
   type PostingRefusal,
@@ -18,6 +20,7 @@ import {
   type TransactionState,
 } from '../../db/ledger/transactions';
 import { AppError } from '../platform/errors';
+import { NaturalBatcher } from './batching';
 import { minorToDecimal } from './money';
 import { deltasOf, type Counters, type Leg } from './posting';
 import { parseInstantWithOffset } from './time';
@@ -211,12 +214,42 @@ function refusal(r: PostingRefusal): AppError {
   });
 }
 
+/** Postings of one tenant per database call (group commit): at most this many at once. */
+export const POSTING_BATCH_SIZE_MAX = 64;
+/** Posting calls of one tenant in flight at once per process (postings arriving meanwhile queue). */
+export const POSTING_BATCH_FLIGHTS_MAX = 2;
+
+type PostingOutcome = Awaited<ReturnType<typeof postTransaction>>;
+const postingBatchers = new WeakMap<DatabasePool, NaturalBatcher<PostingCall, PostingOutcome>>();
+
+/**
+ * The pool's posting batcher: concurrent postings of one tenant go to Postgres together
+ * (ledger.post_transactions, migration 0009), one transaction and one commit per batch; a lone
+ * posting, and every posting of a batch that failed as a whole, goes alone
+ * (ledger.post_transaction), so an unexpected error stays with its own posting.
+ */
+function postingBatcher(pool: DatabasePool): NaturalBatcher<PostingCall, PostingOutcome> {
+  let batcher = postingBatchers.get(pool);
+  if (!batcher) {
+    batcher = new NaturalBatcher<PostingCall, PostingOutcome>({
+      sizeMax: POSTING_BATCH_SIZE_MAX,
+      flightsMax: POSTING_BATCH_FLIGHTS_MAX,
+      runBatch: (tenantId, calls) =>
+        postTransactions(pool, tenantId, `${LOCK_TIMEOUT_MS}ms`, calls),
+      runOne: (_tenantId, call) => postTransaction(pool, call),
+    });
+    postingBatchers.set(pool, batcher);
+  }
+  return batcher;
+}
+
 /**
  * Posts a transaction in one round trip: ledger.post_transaction (migration 0004) sets the
  * tenant context, locks the sync accounts in account_id order, applies rules 1-4 (the rules of
  * posting.ts, in SQL so that they run under the locks without a round trip back to Node), and
  * writes the transaction, legs, committed legs, counters, hold outbox row and idempotency record
- * in its own implicit transaction; the deferred balance check runs at its commit.
+ * in its own implicit transaction; the deferred balance check runs at its commit. Concurrent
+ * postings of the tenant share that transaction (postingBatcher), each with the same result.
  */
 export async function createTransaction(
   pool: DatabasePool,
@@ -232,9 +265,9 @@ export async function createTransaction(
       message: 'tenant context missing',
     });
   }
-  let outcome: Awaited<ReturnType<typeof postTransaction>>;
+  let outcome: PostingOutcome;
   try {
-    outcome = await postTransaction(pool, {
+    outcome = await postingBatcher(pool).submit(tenantId, {
       tenantId,
       lockTimeout: `${LOCK_TIMEOUT_MS}ms`,
       transactionId: uuidv7(),

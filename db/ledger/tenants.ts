@@ -170,3 +170,52 @@ export async function findCredentialAndClaim(
       ${claim?.endpoint ?? null}, ${claim?.key ?? null}, ${claim ? sql.binary(claim.requestSha256) : null},
       ${claim?.lockMs ?? null}::int)`)) as (Credential & ClaimRow) | null;
 }
+
+export interface CredentialClaimRequest {
+  keyId: string;
+  secretSha256: Buffer;
+  role: LedgerRole;
+  claim: { endpoint: string; key: string; requestSha256: Buffer; lockMs: number } | null;
+}
+
+/**
+ * findCredentialAndClaim for several requests in one statement and one commit
+ * (ledger.authenticate_and_claim_many, migration 0009): result i is what request i alone would
+ * get. The lock budget of a claim is the same for every request of a batch (the first one's).
+ */
+export async function findCredentialsAndClaims(
+  pool: DatabasePool,
+  requests: CredentialClaimRequest[],
+): Promise<((Credential & ClaimRow) | null)[]> {
+  const rows = (await pool.any(sql.unsafe`
+    SELECT * FROM ledger.authenticate_and_claim_many(
+      ${sql.array(
+        requests.map((r) => r.keyId),
+        'uuid',
+      )},
+      ${sql.array(
+        requests.map((r) => r.secretSha256),
+        'bytea',
+      )},
+      ${sql.array(
+        requests.map((r) => r.role),
+        'text',
+      )},
+      ${sql.array(
+        requests.map((r) => r.claim?.endpoint ?? null),
+        'text',
+      )},
+      ${sql.array(
+        requests.map((r) => r.claim?.key ?? null),
+        'text',
+      )},
+      ${sql.array(
+        requests.map((r) => r.claim?.requestSha256 ?? null),
+        'bytea',
+      )},
+      ${requests.find((r) => r.claim)?.claim?.lockMs ?? null}::int)`)) as ((Credential &
+    ClaimRow) & { ord: number })[];
+  const byOrd: ((Credential & ClaimRow) | null)[] = requests.map(() => null);
+  for (const { ord, ...row } of rows) byOrd[ord - 1] = row;
+  return byOrd;
+}

@@ -219,3 +219,85 @@ export async function postTransaction(
       ${idem?.endpoint ?? null}, ${idem?.key ?? null}, ${idem?.status ?? null}::smallint)`)) as
     { body: PostedBody } | { error: PostingRefusal };
 }
+
+/**
+ * Several postings of one tenant in one statement and one database transaction
+ * (ledger.post_transactions, migration 0009): every posting gets exactly what postTransaction
+ * would give it alone, in order, each seeing the counters the ones before it left. Throws when
+ * the statement fails as a whole (an unexpected error of any one posting); the caller then posts
+ * them alone.
+ */
+export async function postTransactions(
+  pool: DatabasePool,
+  tenantId: string,
+  lockTimeout: string,
+  calls: PostingCall[],
+): Promise<({ body: PostedBody } | { error: PostingRefusal })[]> {
+  const entries = calls.flatMap((c) => c.entries);
+  const results = (await pool.oneFirst(sql.unsafe`
+    SELECT ledger.post_transactions(
+      ${tenantId}::uuid, ${lockTimeout},
+      ${sql.array(
+        calls.map((c) => c.transactionId),
+        'uuid',
+      )},
+      ${sql.array(
+        calls.map((c) => c.pending),
+        'bool',
+      )},
+      ${sql.array(
+        calls.map((c) => c.description),
+        'text',
+      )},
+      ${sql.array(
+        calls.map((c) => c.externalId),
+        'text',
+      )},
+      ${sql.array(
+        calls.map((c) => JSON.stringify(c.metadata ?? {})),
+        'jsonb',
+      )},
+      ${sql.array(
+        calls.map((c) => c.effectiveAt),
+        'timestamptz',
+      )},
+      ${sql.array(
+        calls.map((c) => c.expiresAt),
+        'timestamptz',
+      )},
+      ${sql.array(
+        calls.map((c) => c.entries.length),
+        'int4',
+      )},
+      ${sql.array(
+        entries.map((e) => e.entryId),
+        'uuid',
+      )},
+      ${sql.array(
+        entries.map((e) => e.accountId),
+        'uuid',
+      )},
+      ${sql.array(
+        entries.map((e) => e.direction),
+        'text',
+      )},
+      ${sql.array(
+        entries.map((e) => e.amount),
+        'text',
+      )},
+      ${sql.array(
+        calls.map((c) => c.idempotency?.endpoint ?? null),
+        'text',
+      )},
+      ${sql.array(
+        calls.map((c) => c.idempotency?.key ?? null),
+        'text',
+      )},
+      ${sql.array(
+        calls.map((c) => c.idempotency?.status ?? null),
+        'int2',
+      )})`)) as ({ body: PostedBody } | { error: PostingRefusal })[];
+  if (!Array.isArray(results) || results.length !== calls.length)
+    throw new Error(`post_transactions answered ${String(results?.length)} of ${calls.length}`);
+  return results;
+}

@@ -1,0 +1,289 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-return -- JSON replies in tests */
+import { v7 as uuidv7 } from 'uuid';
+import { loadConfig } from '../../../api/platform/config';
+import { createDatabasePool, sql, type DatabasePool } from '../../../db/pool';
+import { LOCK_TIMEOUT_MS, withTenant } from '../../../db/ledger/context';
+import { postTransactions, type PostingCall } from '../../../db/ledger/transactions';
+import { findCredentialsAndClaims } from '../../../db/ledger/tenants';
+import { parseToken, sha256 } from '../../../api/ledger/credentials';
+import { LedgerHarness, newKey, transfer, type TenantClients } from './support';
+
+jest.setTimeout(120_000);
+
+/**
+ * Group commit (migration 0009, api/ledger/batching.ts): concurrent postings of a tenant go to
+ * Postgres in one statement and one transaction. Each posting must get exactly what it would get
+ * alone, a refusal or an unexpected error must stay with its own posting, and batches in two
+ * processes must never deadlock.
+ */
+describe('ledger group commit of postings', () => {
+  const h = new LedgerHarness();
+  let t: TenantClients;
+  beforeAll(async () => {
+    await h.start();
+    t = await h.tenant();
+  });
+  afterAll(() => h.stop());
+
+  const call = (
+    tenantId: string,
+    entries: { accountId: string; direction: 'debit' | 'credit'; amount: string }[],
+    extra: Partial<PostingCall> = {},
+  ): PostingCall => ({
+    tenantId,
+    lockTimeout: `${LOCK_TIMEOUT_MS}ms`,
+    transactionId: uuidv7(),
+    pending: false,
+    description: null,
+    externalId: null,
+    metadata: {},
+    effectiveAt: null,
+    expiresAt: null,
+    entries: entries.map((e) => ({ entryId: uuidv7(), ...e })),
+    ...extra,
+  });
+  const move = (from: string, to: string, amount: string) => [
+    { accountId: to, direction: 'debit' as const, amount },
+    { accountId: from, direction: 'credit' as const, amount },
+  ];
+
+  it('when one batch holds refusals of every kind among good postings, then each refusal has its exact code and nothing written, and every other posting is written, each seeing the counters the earlier ones left', async () => {
+    const usd = await h.assetType(t);
+    const source = await h.account(t, usd, { normal_side: 'credit', balance_floor: null });
+    const wallet = await h.account(t, usd, { balance_floor: '0' });
+    const frozen = await h.account(t, usd, { balance_floor: null });
+    const sink = await h.account(t, usd, { balance_floor: null });
+    expect((await t.admin.patch(`/v1/accounts/${frozen}`, { status: 'frozen' })).status).toBe(200);
+    const unknown = uuidv7();
+    const calls = [
+      call(t.tenantId, move(source, wallet, '10.00')), // wallet 10.00
+      call(t.tenantId, move(wallet, sink, '6.00')), // wallet 4.00
+      call(t.tenantId, move(wallet, sink, '6.00')), // floor: 4.00 - 6.00 < 0
+      call(t.tenantId, move(source, frozen, '1.00')),
+      call(t.tenantId, move(source, unknown, '1.00')),
+      call(t.tenantId, [
+        { accountId: sink, direction: 'debit', amount: '1.00' },
+        { accountId: source, direction: 'credit', amount: '2.00' },
+      ]),
+      call(t.tenantId, move(source, sink, '1.001')),
+      call(t.tenantId, move(wallet, sink, '4.00')), // wallet 0.00: at the floor, allowed
+    ];
+    const results = await postTransactions(h.pool, t.tenantId, `${LOCK_TIMEOUT_MS}ms`, calls);
+    const codes = results.map((r) => ('error' in r ? r.error.code : 'posted'));
+    expect(codes).toEqual([
+      'posted',
+      'posted',
+      'INSUFFICIENT_AVAILABLE',
+      'ACCOUNT_NOT_ACTIVE',
+      'REFERENCE_NOT_FOUND',
+      'UNBALANCED_TRANSACTION',
+      'INVALID_AMOUNT_SCALE',
+      'posted',
+    ]);
+    expect(results[2]).toEqual({
+      error: {
+        code: 'INSUFFICIENT_AVAILABLE',
+        message: `account ${wallet} would fall below its balance floor`,
+        details: {
+          account_id: wallet,
+          available_minor: '400',
+          available_after_minor: '-200',
+          balance_floor_minor: '0',
+        },
+      },
+    });
+    expect(results[3]).toMatchObject({
+      error: { details: { account_id: frozen, status: 'frozen' } },
+    });
+    expect(results[4]).toMatchObject({ error: { details: { account_ids: [unknown] } } });
+    const last = (results[7] as { body: { accounts: { account_id: string }[] } }).body;
+    expect(last.accounts.find((a) => a.account_id === wallet)).toEqual({
+      account_id: wallet,
+      available_after_minor: '0',
+      available_after: '0.00',
+    });
+    const written = await withTenant(h.pool, t.tenantId, (tx) =>
+      tx.anyFirst(sql.unsafe`
+        SELECT transaction_id FROM ledger.transactions
+        WHERE transaction_id = ANY(${sql.array(
+          calls.map((c) => c.transactionId),
+          'uuid',
+        )}) ORDER BY transaction_id`),
+    );
+    expect(written).toEqual([calls[0]!, calls[1]!, calls[7]!].map((c) => c.transactionId).sort());
+    expect((await t.reader.get(`/v1/accounts/${wallet}/balance`)).body.available_minor).toBe('0');
+    expect((await t.reader.get(`/v1/accounts/${sink}/balance`)).body.available_minor).toBe('1000');
+  });
+
+  it('when many postings arrive at once over HTTP and some are refused (floor, frozen, unknown account, unbalanced, overflow), then only those fail, with their exact codes, and all the others are posted', async () => {
+    const usd = await h.assetType(t, 0);
+    const source = await h.account(t, usd, { normal_side: 'credit', balance_floor: null });
+    const wallet = await h.account(t, usd, { balance_floor: '0' });
+    const frozen = await h.account(t, usd, { balance_floor: null });
+    const big = await h.account(t, usd, { balance_floor: null });
+    const max = '9'.repeat(38);
+    expect((await t.poster.post('/v1/transactions', transfer(source, big, max))).status).toBe(201);
+    expect((await t.admin.patch(`/v1/accounts/${frozen}`, { status: 'frozen' })).status).toBe(200);
+    const payer = await h.account(t, usd, { normal_side: 'credit', balance_floor: null });
+    const sinks = await Promise.all(
+      Array.from({ length: 4 }, () => h.account(t, usd, { balance_floor: null })),
+    );
+    const good = Array.from({ length: 40 }, (_, i) => transfer(payer, sinks[i % 4]!, '1'));
+    const bad = [
+      { body: transfer(wallet, source, '5'), status: 422, code: 'INSUFFICIENT_AVAILABLE' },
+      { body: transfer(source, frozen, '1'), status: 409, code: 'ACCOUNT_NOT_ACTIVE' },
+      { body: transfer(source, uuidv7(), '1'), status: 422, code: 'REFERENCE_NOT_FOUND' },
+      {
+        body: {
+          entries: [
+            { account_id: sinks[0], direction: 'debit', amount: '2' },
+            { account_id: source, direction: 'credit', amount: '1' },
+          ],
+        },
+        status: 422,
+        code: 'UNBALANCED_TRANSACTION',
+      },
+      { body: transfer(source, big, max), status: 500, code: 'INTERNAL_ERROR' },
+    ];
+    const bodies = [...good.slice(0, 20), ...bad.map((b) => b.body), ...good.slice(20)];
+    const replies = await Promise.all(bodies.map((b) => t.poster.post('/v1/transactions', b)));
+    const badReplies = replies.slice(20, 20 + bad.length);
+    expect(badReplies.map((r) => [r.status, r.body.error?.code])).toEqual(
+      bad.map((b) => [b.status, b.code]),
+    );
+    const goodReplies = [...replies.slice(0, 20), ...replies.slice(20 + bad.length)];
+    expect(goodReplies.map((r) => r.status)).toEqual(good.map(() => 201));
+    const sinkTotals = await Promise.all(
+      sinks.map(async (s) => (await t.reader.get(`/v1/accounts/${s}/balance`)).body.available),
+    );
+    expect(sinkTotals).toEqual(['10', '10', '10', '10']);
+    expect((await t.reader.get(`/v1/accounts/${big}/balance`)).body.posted.debits_minor).toBe(max);
+  });
+
+  it('when one batch fails as a whole (a counter overflow), then the statement throws and writes nothing, which is what sends the API to post each one alone', async () => {
+    const units = await h.assetType(t, 0);
+    const source = await h.account(t, units, { normal_side: 'credit', balance_floor: null });
+    const big = await h.account(t, units, { balance_floor: null });
+    const small = await h.account(t, units, { balance_floor: null });
+    const payer = await h.account(t, units, { normal_side: 'credit', balance_floor: null });
+    const max = '9'.repeat(38);
+    await postTransactions(h.pool, t.tenantId, `${LOCK_TIMEOUT_MS}ms`, [
+      call(t.tenantId, move(source, big, max)),
+    ]);
+    const calls = [
+      call(t.tenantId, move(payer, small, '1')),
+      call(t.tenantId, move(source, big, max)),
+    ];
+    await expect(
+      postTransactions(h.pool, t.tenantId, `${LOCK_TIMEOUT_MS}ms`, calls),
+    ).rejects.toThrow(/overflow/);
+    expect((await t.reader.get(`/v1/accounts/${small}/balance`)).body.available).toBe('0');
+  });
+
+  /** Pools as two API processes would have them, with slonik's deadlock retries off. */
+  async function twoPools(): Promise<[DatabasePool, DatabasePool]> {
+    const open = () =>
+      createDatabasePool(loadConfig(), {
+        applicationName: 'ledger-test-batches',
+        maximumPoolSize: 4,
+        retryLimit: 0,
+      });
+    return [await open(), await open()];
+  }
+
+  it('when two processes post batches over crossing account pairs at the same time, then no batch deadlocks (each locks its whole account set once, in account_id order) and the balances equal the journal', async () => {
+    const usd = await h.assetType(t);
+    const accounts = await Promise.all(
+      Array.from({ length: 6 }, () => h.account(t, usd, { balance_floor: null })),
+    );
+    const pools = await twoPools();
+    try {
+      const rounds = 15;
+      const work = pools.flatMap((pool, p) =>
+        Array.from({ length: 2 }, async (_, lane) => {
+          for (let round = 0; round < rounds; round++) {
+            // Process 0 moves forwards around the ring, process 1 backwards: every pair crosses.
+            const calls = accounts.map((from, i) => {
+              const to =
+                accounts[(i + (p === 0 ? 1 : accounts.length - 1) + lane) % accounts.length]!;
+              return call(
+                t.tenantId,
+                move(from, to === from ? accounts[(i + 2) % 6]! : to, '0.01'),
+              );
+            });
+            const results = await postTransactions(pool, t.tenantId, `${LOCK_TIMEOUT_MS}ms`, calls);
+            expect(results.every((r) => 'body' in r)).toBe(true);
+          }
+        }),
+      );
+      await Promise.all(work);
+      const drift = await withTenant(h.pool, t.tenantId, (tx) =>
+        tx.anyFirst(sql.unsafe`
+          SELECT b.account_id FROM ledger.balances b
+          LEFT JOIN LATERAL (
+            SELECT coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'debit'), 0) AS d,
+                   coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'credit'), 0) AS c
+            FROM ledger.entries e WHERE e.account_id = b.account_id) s ON true
+          WHERE b.account_id = ANY(${sql.array(accounts, 'uuid')})
+            AND (b.posted_debits, b.posted_credits) IS DISTINCT FROM (s.d, s.c)`),
+      );
+      expect(drift).toEqual([]);
+    } finally {
+      await Promise.all(pools.map((pool) => pool.end()));
+    }
+  });
+
+  it('when the same Idempotency-Key comes twice in one batch of claims, then the first claims it and the second finds it in flight; over HTTP, concurrent copies give one transaction, the others 409 IDEMPOTENCY_IN_FLIGHT with Retry-After or the replayed 201', async () => {
+    const usd = await h.assetType(t);
+    const source = await h.account(t, usd, { normal_side: 'credit', balance_floor: null });
+    const wallet = await h.account(t, usd, { balance_floor: null });
+    const { keyId, secret } = parseToken(t.poster.token)!;
+    const key = newKey();
+    const claim = {
+      endpoint: 'POST /v1/transactions',
+      key,
+      requestSha256: sha256('x'),
+      lockMs: 30_000,
+    };
+    const other = { ...claim, requestSha256: sha256('y') };
+    const rows = await findCredentialsAndClaims(h.pool, [
+      { keyId, secretSha256: sha256(secret), role: 'ledger_poster', claim },
+      { keyId, secretSha256: sha256(secret), role: 'ledger_poster', claim },
+      { keyId, secretSha256: sha256(secret), role: 'ledger_poster', claim: other },
+      { keyId: uuidv7(), secretSha256: sha256(secret), role: 'ledger_poster', claim },
+    ]);
+    expect(rows.map((r) => r && [r.claimed, r.state])).toEqual([
+      [true, 'in_flight'],
+      [false, 'in_flight'],
+      [false, 'in_flight'],
+      null,
+    ]);
+
+    const httpKey = newKey();
+    const body = transfer(source, wallet, '1.00');
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, () => t.poster.post('/v1/transactions', body, httpKey)),
+    );
+    const created = replies.filter((r) => r.status === 201);
+    const ids = new Set(created.map((r) => r.body.transaction_id as string));
+    expect(ids.size).toBe(1);
+    for (const r of replies) {
+      if (r.status === 201) continue;
+      expect(r.status).toBe(409);
+      expect(r.body.error.code).toBe('IDEMPOTENCY_IN_FLIGHT');
+      expect(r.headers.get('retry-after')).toBe('1');
+    }
+    const replay = await t.poster.post('/v1/transactions', body, httpKey);
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body.transaction_id).toBe([...ids][0]);
+    const mismatch = await t.poster.post(
+      '/v1/transactions',
+      transfer(source, wallet, '2.00'),
+      httpKey,
+    );
+    expect(mismatch.status).toBe(422);
+    expect(mismatch.body.error.code).toBe('IDEMPOTENCY_KEY_MISMATCH');
+    expect((await t.reader.get(`/v1/accounts/${wallet}/balance`)).body.available).toBe('1.00');
+  });
+});
