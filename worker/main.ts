@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import path from 'node:path';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../api/platform/config';
 import { createLogger } from '../api/platform/logger';
@@ -24,6 +27,10 @@ async function main(): Promise<void> {
     docker: createDocker(config),
     workflowBundle,
   });
+  await startCpuProfile(
+    process.env.WORKER_CPU_PROFILE_DIR,
+    Number(process.env.WORKER_CPU_PROFILE_SECONDS ?? 60),
+  );
   logger.info({ taskQueues: workers.map((w) => w.options.taskQueue) }, 'worker polling');
   try {
     await Promise.all(workers.map((w) => w.run()));
@@ -33,6 +40,26 @@ async function main(): Promise<void> {
     redis.disconnect();
     logger.info('worker stopped');
   }
+}
+
+/**
+ * WORKER_CPU_PROFILE_DIR (for benches): a V8 CPU profile of the worker's first
+ * WORKER_CPU_PROFILE_SECONDS of polling, written there as worker-<pid>.cpuprofile (--cpu-prof
+ * is refused in NODE_OPTIONS, and the bench starts the worker through tsx).
+ */
+async function startCpuProfile(dir: string | undefined, seconds: number): Promise<void> {
+  if (!dir) return;
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  setTimeout(() => {
+    void session.post('Profiler.stop').then(({ profile }) => {
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(path.join(dir, `worker-${process.pid}.cpuprofile`), JSON.stringify(profile));
+      session.disconnect();
+    });
+  }, seconds * 1000).unref();
 }
 
 main().catch((error: unknown) => {
