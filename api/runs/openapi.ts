@@ -503,6 +503,8 @@ export const openApiDocument = {
       "FIFO per tenant by (eligible_start, track_id). A run asks for a slot when it becomes eligible; while it waits, a run of its tenant that gives its slot back signals the longest-waiting runs (as many as there are free slots), so a freed slot is taken within about a second (the spec's 1-second tick), and each waiting run also asks on its own every 30 s in case a signal was lost (after a raise of max_concurrent_runs, for example).",
     image_pull:
       'A run in pulling pulls its image from the registry. Runs of the same reference on the same host share one pull: a pull in flight, or one finished less than 2 s ago, serves them all, so every run still runs the image the registry served at most 2 s before it entered pulling.',
+    utilization:
+      'Samples are docker stats readings (about one a second) taken while the container runs, from the moment it has run 500 ms: a container that ends sooner has no samples (streaming it cost the engine a stats collection for a reading or none).',
     control_catch_up:
       "The run row can be one workflow task ahead of the run's workflow (its activity has recorded running or paused, the workflow learns it on its next task). A control that the row allows but the workflow refuses is retried for up to 3 s before the 409.",
     image_reference:
