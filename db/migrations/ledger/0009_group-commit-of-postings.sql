@@ -39,7 +39,38 @@ CREATE OR REPLACE FUNCTION posting_prepare(p_account_ids uuid[], p_directions te
 RETURNS posting_prepared LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   r ledger.posting_prepared;
+  v_ok boolean;
 BEGIN
+  -- The common case in one query: every account known, every amount a positive plain decimal at
+  -- its account's scale of at most 38 digits, and rule 1 holds. Then the legs' asset types and
+  -- minor units are those the checks below would compute. Otherwise the checks below run, in
+  -- their order, and name the refusal exactly.
+  WITH legs AS (
+    SELECT u.ord, u.direction, a.asset_type_id AS asset, t.scale, m,
+           (m IS NOT NULL AND m[1] IS NULL AND length(coalesce(m[3], '')) <= t.scale
+            AND length(coalesce(nullif(ltrim(m[2] || rpad(coalesce(m[3], ''), t.scale, '0'), '0'), ''), '0')) <= 38)
+             AS well_formed
+    FROM unnest(p_account_ids, p_directions, p_amounts) WITH ORDINALITY AS u(id, direction, amount, ord)
+    LEFT JOIN ledger.accounts a ON a.account_id = u.id
+    LEFT JOIN ledger.asset_types t ON t.asset_type_id = a.asset_type_id
+    LEFT JOIN LATERAL regexp_match(u.amount, '^(-)?([0-9]+)(?:\.([0-9]+))?$') AS m ON true),
+  valued AS (
+    SELECT l.ord, l.direction, l.asset, l.well_formed,
+           CASE WHEN l.well_formed THEN (l.m[2] || rpad(coalesce(l.m[3], ''), l.scale, '0'))::numeric END AS minor
+    FROM legs l),
+  sides AS (
+    SELECT v.asset, coalesce(sum(v.minor) FILTER (WHERE v.direction = 'debit'), 0) AS d,
+           coalesce(sum(v.minor) FILTER (WHERE v.direction = 'credit'), 0) AS c
+    FROM valued v GROUP BY v.asset)
+  SELECT (SELECT bool_and(v.asset IS NOT NULL AND v.well_formed AND v.minor > 0) FROM valued v)
+           AND NOT EXISTS (SELECT 1 FROM sides s WHERE s.d <> s.c OR s.d = 0),
+         (SELECT array_agg(v.asset ORDER BY v.ord) FROM valued v),
+         (SELECT array_agg(v.minor ORDER BY v.ord) FROM valued v)
+  INTO v_ok, r.assets, r.minors;
+  IF v_ok THEN RETURN r; END IF;
+  r.assets := NULL;
+  r.minors := NULL;
+
   -- Unknown accounts (or another tenant's: row-level security hides them), in order of appearance.
   SELECT jsonb_build_object('code', 'REFERENCE_NOT_FOUND',
            'message', 'unknown account: ' || string_agg(m.id::text, ', ' ORDER BY m.first),
