@@ -145,7 +145,7 @@ export async function authenticate(
 /** Key lookups with claims per database call (one commit for the claims of the batch). */
 export const AUTH_BATCH_SIZE_MAX = 64;
 /** Such calls in flight at once per process (requests arriving meanwhile queue). */
-export const AUTH_BATCH_FLIGHTS_MAX = 2;
+export const AUTH_BATCH_FLIGHTS_MAX = 1;
 
 type ClaimedCredential = Awaited<ReturnType<typeof findCredentialAndClaim>>;
 const authBatchers = new WeakMap<

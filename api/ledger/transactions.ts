@@ -217,7 +217,7 @@ function refusal(r: PostingRefusal): AppError {
 /** Postings of one tenant per database call (group commit): at most this many at once. */
 export const POSTING_BATCH_SIZE_MAX = 64;
 /** Posting calls of one tenant in flight at once per process (postings arriving meanwhile queue). */
-export const POSTING_BATCH_FLIGHTS_MAX = 2;
+export const POSTING_BATCH_FLIGHTS_MAX = 1;
 
 type PostingOutcome = Awaited<ReturnType<typeof postTransaction>>;
 const postingBatchers = new WeakMap<DatabasePool, NaturalBatcher<PostingCall, PostingOutcome>>();
