@@ -180,6 +180,70 @@ describe('ledger group commit of postings', () => {
     expect((await t.reader.get(`/v1/accounts/${small}/balance`)).body.available).toBe('0');
   });
 
+  it('when a batch carries descriptions, external ids, metadata with quotes, backslashes and non-ASCII text, a backdated effective_at and a hold, then each is stored exactly as a lone posting stores it', async () => {
+    const usd = await h.assetType(t);
+    const source = await h.account(t, usd, { normal_side: 'credit', balance_floor: null });
+    const sink = await h.account(t, usd, { balance_floor: null });
+    const metadata = {
+      note: 'a "quoted" \\ back\\slash, {braces}, ünïcödé ✓',
+      n: [1, { deep: null }],
+    };
+    const effectiveAt = '2026-01-02T03:04:05.678Z';
+    const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+    const externalId = `ext-${newKey()}`;
+    const calls = [
+      call(t.tenantId, move(source, sink, '1.00'), {
+        description: 'd "1" \\ ,{}',
+        externalId,
+        metadata,
+        effectiveAt,
+      }),
+      call(t.tenantId, move(source, sink, '2.00'), { pending: true, expiresAt }),
+    ];
+    const results = await postTransactions(h.pool, t.tenantId, `${LOCK_TIMEOUT_MS}ms`, calls);
+    expect(results.map((r) => ('body' in r ? r.body.state : r.error.code))).toEqual([
+      'committed',
+      'pending',
+    ]);
+    const first = (await t.reader.get(`/v1/transactions/${calls[0]!.transactionId}`)).body;
+    expect(first).toMatchObject({
+      description: 'd "1" \\ ,{}',
+      external_id: externalId,
+      metadata,
+      effective_at: effectiveAt,
+      state: 'committed',
+    });
+    const hold = (await t.reader.get(`/v1/transactions/${calls[1]!.transactionId}`)).body;
+    expect(hold).toMatchObject({ state: 'pending', expires_at: expiresAt, finalized_at: null });
+    const outbox = await withTenant(h.pool, t.tenantId, (tx) =>
+      tx.anyFirst(
+        sql.unsafe`SELECT transaction_id FROM ledger.hold_outbox WHERE transaction_id = ${calls[1]!.transactionId}`,
+      ),
+    );
+    expect(outbox).toEqual([calls[1]!.transactionId]);
+  });
+
+  it('when concurrent postings carry the same external_id under different keys, then one is posted and every other one is 409 DUPLICATE_TRANSACTION (a batch holding two of them is re-run posting by posting)', async () => {
+    const usd = await h.assetType(t);
+    const source = await h.account(t, usd, { normal_side: 'credit', balance_floor: null });
+    const sink = await h.account(t, usd, { balance_floor: null });
+    const externalId = `ext-${newKey()}`;
+    const replies = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        t.poster.post(
+          '/v1/transactions',
+          transfer(source, sink, '1.00', { external_id: externalId }),
+        ),
+      ),
+    );
+    expect(replies.filter((r) => r.status === 201)).toHaveLength(1);
+    for (const r of replies.filter((x) => x.status !== 201)) {
+      expect(r.status).toBe(409);
+      expect(r.body.error.code).toBe('DUPLICATE_TRANSACTION');
+    }
+    expect((await t.reader.get(`/v1/accounts/${sink}/balance`)).body.available).toBe('1.00');
+  });
+
   /** Pools as two API processes would have them, with slonik's deadlock retries off. */
   async function twoPools(): Promise<[DatabasePool, DatabasePool]> {
     const open = () =>
