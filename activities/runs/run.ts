@@ -1,4 +1,4 @@
-import { ulid } from 'ulid';
+import { ulid } from '../../db/ids';
 import type { DatabasePool } from '../../db/pool';
 import { sql } from '../../db/pool';
 import { Context } from '@temporalio/activity';

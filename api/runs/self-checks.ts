@@ -1,4 +1,4 @@
-import { ulid } from 'ulid';
+import { ulid } from '../../db/ids';
 import { AppError } from '../platform/errors';
 import type { PlatformDeps } from '../platform/service';
 import { taskQueues } from '../platform/temporal';

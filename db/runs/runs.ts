@@ -1,4 +1,4 @@
-import { ulid } from 'ulid';
+import { ulid } from '../ids';
 import { sql, type DatabasePool } from '../pool';
 
 export {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ulid } from 'ulid';
+import { ulid } from '../ids';
 import { sql, type DatabasePool } from '../pool';
 import type { Permission } from '../../api/runs/permissions';
 import { QUOTA_FIELDS, type TenantQuotasRow } from './quotas';
