@@ -478,9 +478,9 @@ async function rollupPhase(pool: DatabasePool, transactions: number): Promise<vo
       await withSystem(pool, async (tx) => {
         // The journal of a long-used dev database outgrows the request statement budget.
         await tx.query(sql.unsafe`SELECT set_config('statement_timeout', '600s', true)`);
-        return tx.oneFirst(sql.unsafe`
+        return (await tx.oneFirst(sql.unsafe`
           SELECT count(*) FROM ledger.entries e JOIN ledger.accounts a USING (account_id)
-          WHERE a.balance_tracking = 'async'`);
+          WHERE a.balance_tracking = 'async'`)) as string;
       }),
     );
 

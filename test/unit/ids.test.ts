@@ -17,8 +17,7 @@ describe('ulid from a pooled PRNG', () => {
     const ids = Array.from({ length: 50_000 }, () => ulid());
     expect(new Set(ids).size).toBe(ids.length);
     const counts = new Map<string, number>();
-    for (const id of ids)
-      for (const c of id.slice(10)) counts.set(c, (counts.get(c) ?? 0) + 1);
+    for (const id of ids) for (const c of id.slice(10)) counts.set(c, (counts.get(c) ?? 0) + 1);
     expect([...counts.keys()].sort().join('')).toBe(CROCKFORD);
     // 800,000 characters over 32 symbols: 25,000 expected each; ±5% is > 30 standard deviations.
     for (const n of counts.values()) expect(Math.abs(n - 25_000)).toBeLessThan(1_250);
