@@ -8,7 +8,7 @@ import { OWNER_LABEL, findOwnedContainer, pullImageOrFail } from '../docker/cont
 import { sampleOf, type DockerStats } from '../docker/stats';
 import { LogCapture } from './log-capture';
 import { RUNS_REDIS_PREFIX } from '../../api/runs/log-store';
-import { refundUnusedSeconds, wakeWaitingRuns } from './run';
+import { refundUnusedSeconds, wakeWaitingRunsAfterEnd } from './run';
 import { transitionRun, type Transition, type TransitionOutcome } from '../../db/runs/runs';
 import {
   TRACK_ID_LABEL,
@@ -210,10 +210,10 @@ export function createRunDockerActivities(deps: {
           trackId: input.transition.trackId,
           usedSeconds: input.refundUsedSeconds,
         });
-      await wakeWaitingRuns(deps.pool, {
+      await wakeWaitingRunsAfterEnd(deps.pool, {
         tenantId: input.tenantId,
         maxConcurrent: input.maxConcurrent,
-      }).catch(() => 0);
+      });
       return outcome;
     },
 

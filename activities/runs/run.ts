@@ -1,7 +1,8 @@
 import { ulid } from '../../db/ids';
 import type { DatabasePool } from '../../db/pool';
 import { sql } from '../../db/pool';
-import { Context } from '@temporalio/activity';
+import { Context, log } from '@temporalio/activity';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { runWorkflowId, slotFreedSignal } from '../../workflows/runs/definitions';
 import {
   transitionRun,
@@ -55,10 +56,10 @@ export function createRunActivities(deps: { pool: DatabasePool }) {
           trackId: input.transition.trackId,
           usedSeconds: input.refundUsedSeconds,
         });
-      await wakeWaitingRuns(deps.pool, {
+      await wakeWaitingRunsAfterEnd(deps.pool, {
         tenantId: input.tenantId,
         maxConcurrent: input.maxConcurrent,
-      }).catch(() => 0);
+      });
       return outcome;
     },
 
@@ -94,10 +95,36 @@ export async function wakeWaitingRuns(
       client.workflow
         .getHandle(runWorkflowId(trackId))
         .signal(slotFreedSignal)
-        .catch(() => undefined),
+        .catch((error: unknown) => {
+          // A head that ended meanwhile needs no slot; anything else is worth an operator's look.
+          if (error instanceof WorkflowNotFoundError) return;
+          log.warn('slot-freed signal not delivered; the run takes the slot on its fallback poll', {
+            trackId,
+            error: (error as Error).message,
+          });
+        }),
     ),
   );
   return fresh.length;
+}
+
+/**
+ * wakeWaitingRuns at a run's end, where a failure must not fail the end already recorded: the
+ * waiting runs still take the slot on their fallback poll (SLOT_POLL_SIGNALLED_MS), so the
+ * failure is logged for operators and the activity succeeds.
+ */
+export async function wakeWaitingRunsAfterEnd(
+  pool: DatabasePool,
+  input: { tenantId: string; maxConcurrent: number | null },
+): Promise<void> {
+  try {
+    await wakeWaitingRuns(pool, input);
+  } catch (error) {
+    log.warn('waiting runs not woken; they take the slot on their fallback poll', {
+      tenantId: input.tenantId,
+      error: (error as Error).message,
+    });
+  }
 }
 
 /** Idempotent: one refund row per run (unique on track_id, kind). */
