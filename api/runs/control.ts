@@ -4,10 +4,11 @@ import { AppError } from '../platform/errors';
 import type { PlatformDeps } from '../platform/service';
 import { sql } from '../../db/pool';
 import { insertAudit } from '../../db/runs/audit';
-import { isTerminal, type RunState } from '../../db/runs/runs';
+import { isTerminal } from '../../db/runs/runs';
 import type { KeyPrincipal } from '../../db/runs/tenants';
 import {
   CONFLICT_MESSAGES,
+  CONTROL_FROM_STATES,
   controlUpdates,
   runWorkflowId,
   type ControlAction,
@@ -40,7 +41,7 @@ export async function controlRun(
       // `running` (or `paused`) has committed, and the workflow learns of it on its next task.
       // A control the row allows is retried briefly instead of refused.
       const row = await loadRun(deps, principal.tenantId, trackId);
-      if (ALLOWED_FROM[action].includes(row.state) && Date.now() < deadline) {
+      if (CONTROL_FROM_STATES[action].includes(row.state) && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, CONTROL_RETRY_MS));
         continue;
       }
@@ -54,12 +55,6 @@ export async function controlRun(
 /** How long a control the row allows may wait for the workflow to catch up (see controlRun). */
 export const CONTROL_CATCH_UP_MS = 3_000;
 const CONTROL_RETRY_MS = 100;
-const ALLOWED_FROM: Record<ControlAction, readonly RunState[]> = {
-  pause: ['running'],
-  resume: ['paused'],
-  stop: ['running', 'paused'],
-  kill: ['running', 'paused'],
-};
 
 function conflictOf(error: unknown, action: ControlAction): string | null {
   if (error instanceof WorkflowUpdateFailedError) {

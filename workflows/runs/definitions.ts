@@ -119,6 +119,17 @@ export const slotFreedSignal = defineSignal('slotFreed');
 /** The run's state as the workflow sees it (for operators in the CLI/Web UI). */
 export const runStateQuery = defineQuery<string>('runState');
 
+/**
+ * The states from which each control is accepted: the run workflow's update validators decide by
+ * it, and the API waits for a workflow that has not caught up with a row in one of them.
+ */
+export const CONTROL_FROM_STATES: Record<ControlAction, readonly RunState[]> = {
+  pause: ['running'],
+  resume: ['paused'],
+  stop: ['running', 'paused'],
+  kill: ['running', 'paused'],
+};
+
 /** The validator's rejection message, which the API returns as the 409 detail. */
 export const CONFLICT_MESSAGES: Record<ControlAction, string> = {
   pause: 'not_running',

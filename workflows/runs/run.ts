@@ -25,6 +25,8 @@ import {
 } from '../platform/activity-profiles';
 import { RUN_STATE } from '../platform/search-attributes';
 import {
+  CONFLICT_MESSAGES,
+  CONTROL_FROM_STATES,
   STOP_GRACE_SECONDS,
   killUpdate,
   pauseUpdate,
@@ -32,6 +34,7 @@ import {
   runStateQuery,
   slotFreedSignal,
   stopUpdate,
+  type ControlAction,
   type RunState,
   type RunWorkflowInput,
   type Transition,
@@ -216,8 +219,9 @@ export async function runWorkflow(
       });
     }
   };
-  const controllable = () =>
-    (state === 'running' || state === 'paused') && outcome === null && followFailure === null;
+  /** Whether a control is accepted now, `busy` aside: its from-state, and a container not ended. */
+  const accepts = (action: ControlAction) =>
+    CONTROL_FROM_STATES[action].includes(state) && outcome === null && followFailure === null;
   setHandler(
     pauseUpdate,
     async () => {
@@ -232,8 +236,7 @@ export async function runWorkflow(
       }
     },
     {
-      validator: () =>
-        refuseUnless(state === 'running' && busy === null && controllable(), 'not_running'),
+      validator: () => refuseUnless(busy === null && accepts('pause'), CONFLICT_MESSAGES.pause),
     },
   );
   setHandler(
@@ -250,8 +253,7 @@ export async function runWorkflow(
       }
     },
     {
-      validator: () =>
-        refuseUnless(state === 'paused' && busy === null && controllable(), 'not_paused'),
+      validator: () => refuseUnless(busy === null && accepts('resume'), CONFLICT_MESSAGES.resume),
     },
   );
   setHandler(
@@ -268,7 +270,7 @@ export async function runWorkflow(
       );
       await docker!.stopRunContainer({ trackId: input.trackId, graceSeconds: STOP_GRACE_SECONDS });
     },
-    { validator: () => refuseUnless(busy === null && controllable(), 'not_running') },
+    { validator: () => refuseUnless(busy === null && accepts('stop'), CONFLICT_MESSAGES.stop) },
   );
   setHandler(
     killUpdate,
@@ -280,7 +282,7 @@ export async function runWorkflow(
     // A kill may overtake a stop that is still in its grace period.
     {
       validator: () =>
-        refuseUnless((busy === null || busy === 'stop') && controllable(), 'not_running'),
+        refuseUnless((busy === null || busy === 'stop') && accepts('kill'), CONFLICT_MESSAGES.kill),
     },
   );
 
