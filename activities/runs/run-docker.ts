@@ -8,7 +8,7 @@ import { OWNER_LABEL, findOwnedContainer, pullImageOrFail } from '../docker/cont
 import { sampleOf, type DockerStats } from '../docker/stats';
 import { LogCapture } from './log-capture';
 import { RUNS_REDIS_PREFIX } from '../../api/runs/log-store';
-import { refundUnusedSeconds, wakeWaitingRunsAfterEnd } from './run';
+import { settleRunEnd, type RunEnd } from './run';
 import { transitionRun, type Transition, type TransitionOutcome } from '../../db/runs/runs';
 import {
   TRACK_ID_LABEL,
@@ -197,23 +197,10 @@ export function createRunDockerActivities(deps: {
      * slot's waiting runs woken and a metered key's unused seconds refunded. Each step is
      * idempotent, so a retry repeats only what did not happen.
      */
-    async finishRun(input: {
-      transition: Transition;
-      tenantId: string;
-      maxConcurrent: number | null;
-      refundUsedSeconds: number | null;
-    }): Promise<TransitionOutcome> {
+    async finishRun(input: RunEnd): Promise<TransitionOutcome> {
       const outcome = await transitionRun(deps.pool, input.transition);
       await removeContainer(input.transition.trackId);
-      if (input.refundUsedSeconds !== null)
-        await refundUnusedSeconds(deps.pool, {
-          trackId: input.transition.trackId,
-          usedSeconds: input.refundUsedSeconds,
-        });
-      await wakeWaitingRunsAfterEnd(deps.pool, {
-        tenantId: input.tenantId,
-        maxConcurrent: input.maxConcurrent,
-      });
+      await settleRunEnd(deps.pool, input);
       return outcome;
     },
 

@@ -44,22 +44,9 @@ export function createRunActivities(deps: { pool: DatabasePool }) {
      * terminal transition, a metered key's refund, the tenant's waiting runs woken. Postgres
      * only, so the workflow runs it as a local activity. Each step is idempotent.
      */
-    async recordRunEnd(input: {
-      transition: Transition;
-      tenantId: string;
-      maxConcurrent: number | null;
-      refundUsedSeconds: number | null;
-    }): Promise<TransitionOutcome> {
+    async recordRunEnd(input: RunEnd): Promise<TransitionOutcome> {
       const outcome = await transitionRun(deps.pool, input.transition);
-      if (input.refundUsedSeconds !== null)
-        await refundUnusedSeconds(deps.pool, {
-          trackId: input.transition.trackId,
-          usedSeconds: input.refundUsedSeconds,
-        });
-      await wakeWaitingRunsAfterEnd(deps.pool, {
-        tenantId: input.tenantId,
-        maxConcurrent: input.maxConcurrent,
-      });
+      await settleRunEnd(deps.pool, input);
       return outcome;
     },
 
@@ -108,20 +95,31 @@ export async function wakeWaitingRuns(
   return fresh.length;
 }
 
+/** A run's end, as both end paths (recordRunEnd, finishRun in run-docker.ts) take it. */
+export interface RunEnd {
+  transition: Transition;
+  tenantId: string;
+  maxConcurrent: number | null;
+  refundUsedSeconds: number | null;
+}
+
 /**
- * wakeWaitingRuns at a run's end, where a failure must not fail the end already recorded: the
- * waiting runs still take the slot on their fallback poll (SLOT_POLL_SIGNALLED_MS), so the
- * failure is logged for operators and the activity succeeds.
+ * What follows a run's terminal transition: a metered key's unused seconds refunded, then the
+ * tenant's waiting runs woken. A failed wake must not fail the end already recorded: the waiting
+ * runs still take the slot on their fallback poll (SLOT_POLL_SIGNALLED_MS), so it is logged for
+ * operators and the activity succeeds.
  */
-export async function wakeWaitingRunsAfterEnd(
-  pool: DatabasePool,
-  input: { tenantId: string; maxConcurrent: number | null },
-): Promise<void> {
+export async function settleRunEnd(pool: DatabasePool, end: RunEnd): Promise<void> {
+  if (end.refundUsedSeconds !== null)
+    await refundUnusedSeconds(pool, {
+      trackId: end.transition.trackId,
+      usedSeconds: end.refundUsedSeconds,
+    });
   try {
-    await wakeWaitingRuns(pool, input);
+    await wakeWaitingRuns(pool, { tenantId: end.tenantId, maxConcurrent: end.maxConcurrent });
   } catch (error) {
     log.warn('waiting runs not woken; they take the slot on their fallback poll', {
-      tenantId: input.tenantId,
+      tenantId: end.tenantId,
       error: (error as Error).message,
     });
   }

@@ -1,4 +1,4 @@
-import type { ActivityOptions } from '@temporalio/workflow';
+import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
 
 /**
  * Named activity option profiles. Every proxyActivities call picks one of these instead of
@@ -15,6 +15,12 @@ export const postgresProfile: ActivityOptions = {
     maximumInterval: '5 seconds',
     nonRetryableErrorTypes: NON_RETRYABLE,
   },
+};
+
+/** A short Postgres step run as a local activity (in the workflow task): the same limits. */
+export const localPostgresProfile: LocalActivityOptions = {
+  startToCloseTimeout: postgresProfile.startToCloseTimeout,
+  retry: postgresProfile.retry,
 };
 
 /** A short call to the Docker engine (pull, create, start, inspect, pause). */

@@ -12,7 +12,6 @@ import {
   upsertSearchAttributes,
   workflowInfo,
   type ActivityOptions,
-  type LocalActivityOptions,
 } from '@temporalio/workflow';
 import type { ClaimedLaunch, HostClaimActivities } from '../../activities/runs/host';
 import type { RunActivities } from '../../activities/runs/run';
@@ -20,7 +19,7 @@ import type { ContainerOutcome, RunDockerActivities } from '../../activities/run
 import {
   claimHostProfile,
   dockerCallProfile,
-  NON_RETRYABLE,
+  localPostgresProfile,
   postgresProfile,
 } from '../platform/activity-profiles';
 import { RUN_STATE } from '../platform/search-attributes';
@@ -74,32 +73,14 @@ export const SLOT_POLL_SIGNALLED_MS = 30_000;
  * per trivial run become 24 and 3.
  */
 const FAST_PATH_PATCH = 'run-fast-path';
-/** Postgres-only steps as local activities (the same retries as postgresProfile). */
-const localPostgresProfile: LocalActivityOptions = {
-  startToCloseTimeout: '10 seconds',
-  retry: {
-    initialInterval: '200 ms',
-    backoffCoefficient: 2,
-    maximumInterval: '5 seconds',
-    nonRetryableErrorTypes: NON_RETRYABLE,
-  },
-};
 /**
  * Claim and launch on the any-host queue: waits there (like the claim alone) until some Docker
  * worker is alive, then runs as long as a launch may (like dockerCallProfile); attempts count
  * only once a host has started it.
  */
 const claimAndLaunchProfile: ActivityOptions = {
+  ...dockerCallProfile,
   scheduleToCloseTimeout: '12 minutes',
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '20 seconds',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '10 seconds',
-    maximumAttempts: 10,
-    nonRetryableErrorTypes: NON_RETRYABLE,
-  },
 };
 /** Past this many history events a waiting run continues as new (its wait can be long). */
 export const WAITING_HISTORY_EVENTS_MAX = 5_000;
