@@ -35,6 +35,24 @@ export async function closeRedis(redis: Redis): Promise<void> {
 }
 
 /**
+ * A Lua script of one key as a named command of this client: ioredis sends it by its hash
+ * (EVALSHA, falling back to the text once after a Redis restart), not as its whole text per
+ * call, and applies the client's key prefix to the key. Defined once per client and name.
+ */
+export function redisScript<Reply>(
+  redis: Redis,
+  name: string,
+  lua: string,
+): (key: string, ...args: (string | number)[]) => Promise<Reply> {
+  if (!(name in redis)) redis.defineCommand(name, { numberOfKeys: 1, lua });
+  const commands = redis as unknown as Record<
+    string,
+    (key: string, ...args: (string | number)[]) => Promise<Reply>
+  >;
+  return (key, ...args) => commands[name]!.call(redis, key, ...args);
+}
+
+/**
  * Commands issued in the same turn of the event loop go out in one write and one pipeline
  * (ioredis auto-pipelining; replies and errors stay per command). For a client whose callers
  * issue many small concurrent commands, e.g. the ledger's edge limiter and call meter.

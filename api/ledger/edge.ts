@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import getRawBody from 'raw-body';
 import type { Context, Middleware, Next } from 'koa';
-import type { Redis } from '../../db/redis';
+import { redisScript, type Redis } from '../../db/redis';
 import type { Logger } from '../platform/logger';
 import { PayloadTooLargeError } from '../platform/http/json-body';
 import { AppError } from '../platform/errors';
@@ -35,17 +35,6 @@ redis.call('PEXPIRE', KEYS[1], math.ceil(burst * 1000 / rate) + 1000)
 return {allowed, retry}
 `;
 
-/** The token bucket as a named script: EVALSHA (its hash), not the whole script per request. */
-interface TokenBucketClient {
-  ledgerTokenBucket(key: string, ratePerSecond: number, burst: number): Promise<[number, number]>;
-}
-
-export function defineTokenBucket(redis: Redis): TokenBucketClient {
-  if (!('ledgerTokenBucket' in redis))
-    redis.defineCommand('ledgerTokenBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET_LUA });
-  return redis as unknown as TokenBucketClient;
-}
-
 export interface EdgeOptions {
   redis: Redis;
   logger: Logger;
@@ -60,7 +49,11 @@ export interface EdgeOptions {
  * protects capacity, it is not an authorization).
  */
 export function edgeRateLimit(options: EdgeOptions): Middleware {
-  const buckets = defineTokenBucket(options.redis);
+  const takeToken = redisScript<[number, number]>(
+    options.redis,
+    'ledgerTokenBucket',
+    TOKEN_BUCKET_LUA,
+  );
   const bucketKey = (address: string) =>
     `edge:${options.ratePerSecond}:${options.burst}:${address}`;
   return async function rateLimit(ctx: Context, next: Next): Promise<void> {
@@ -71,11 +64,7 @@ export function edgeRateLimit(options: EdgeOptions): Middleware {
     const address = ctx.req.socket.remoteAddress ?? 'unknown';
     let verdict: [number, number] | undefined;
     try {
-      verdict = await buckets.ledgerTokenBucket(
-        bucketKey(address),
-        options.ratePerSecond,
-        options.burst,
-      );
+      verdict = await takeToken(bucketKey(address), options.ratePerSecond, options.burst);
     } catch (error) {
       options.logger.debug(
         { err: (error as Error).message },

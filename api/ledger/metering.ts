@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import { sql, type DatabasePool } from '../../db/pool';
-import type { Redis } from '../../db/redis';
+import { redisScript, type Redis } from '../../db/redis';
 import { withSystem } from '../../db/ledger/context';
 import type { Logger } from '../platform/logger';
 import { AppError } from '../platform/errors';
@@ -15,16 +15,6 @@ local calls = redis.call('INCR', KEYS[1])
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[1]))
 return calls
 `;
-
-interface CallCounterClient {
-  ledgerCountCall(key: string, ttlSeconds: number): Promise<number>;
-}
-
-function defineCallCounter(redis: Redis): CallCounterClient {
-  if (!('ledgerCountCall' in redis))
-    redis.defineCommand('ledgerCountCall', { numberOfKeys: 1, lua: COUNT_CALL_LUA });
-  return redis as unknown as CallCounterClient;
-}
 
 export const monthOf = (date: Date): string => date.toISOString().slice(0, 7);
 
@@ -44,16 +34,13 @@ export function monthlyCallMeter(deps: {
   logger: Logger;
   monthlyCallQuota: number;
 }) {
-  const counter = defineCallCounter(deps.redis);
+  const countCall = redisScript<number>(deps.redis, 'ledgerCountCall', COUNT_CALL_LUA);
   return async function meter(principal: Principal, _ctx: Context): Promise<void> {
     const now = new Date();
     const month = monthOf(now);
     let calls: number;
     try {
-      calls = await counter.ledgerCountCall(
-        `calls:${principal.rootTenantId}:${month}`,
-        COUNTER_TTL_SECONDS,
-      );
+      calls = await countCall(`calls:${principal.rootTenantId}:${month}`, COUNTER_TTL_SECONDS);
     } catch (error) {
       deps.logger.warn(
         { err: (error as Error).message, tenantId: principal.rootTenantId },

@@ -2,7 +2,7 @@ import type { Context, Next } from 'koa';
 import { validate as isUuid, version as uuidVersion } from 'uuid';
 import { AppError } from '../platform/errors';
 import type { DatabasePool } from '../../db/pool';
-import type { Redis } from '../../db/redis';
+import { redisScript, type Redis } from '../../db/redis';
 import { findPrincipal, type KeyPrincipal } from '../../db/runs/tenants';
 import { insertAudit } from '../../db/runs/audit';
 import type { Permission } from './permissions';
@@ -72,14 +72,10 @@ if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return {count, redis.call('TTL', KEYS[1])}`;
 
 export function tenantRateLimit(redis: Redis, limits: { requests: number; windowSeconds: number }) {
+  const countRequest = redisScript<[number, number]>(redis, 'runsTenantRate', RATE_SCRIPT);
   return async function limitTenantRate(ctx: Context, next: Next): Promise<void> {
     const { tenantId } = principalOf(ctx);
-    const [count, ttl] = (await redis.eval(
-      RATE_SCRIPT,
-      1,
-      `rate:${tenantId}`,
-      limits.windowSeconds,
-    )) as [number, number];
+    const [count, ttl] = await countRequest(`rate:${tenantId}`, limits.windowSeconds);
     if (count > limits.requests) {
       throw new AppError({
         status: 429,
