@@ -14,7 +14,7 @@ import {
   type LedgerRole,
 } from '../../db/ledger/tenants';
 import { AppError } from '../platform/errors';
-import { NaturalBatcher } from './batching';
+import { batcherPerOwner, type BatcherOptions } from './batching';
 
 /** Bytes of randomness in a key secret (256 bits). */
 const SECRET_BYTES = 32;
@@ -148,26 +148,17 @@ export const AUTH_BATCH_SIZE_MAX = 64;
 export const AUTH_BATCH_FLIGHTS_MAX = 1;
 
 type ClaimedCredential = Awaited<ReturnType<typeof findCredentialAndClaim>>;
-const authBatchers = new WeakMap<
-  DatabasePool,
-  NaturalBatcher<CredentialClaimRequest, ClaimedCredential>
->();
 
 /** The pool's batcher of key lookups and claims (ledger.authenticate_and_claim_many). */
-function authBatcher(pool: DatabasePool) {
-  let batcher = authBatchers.get(pool);
-  if (!batcher) {
-    batcher = new NaturalBatcher<CredentialClaimRequest, ClaimedCredential>({
-      sizeMax: AUTH_BATCH_SIZE_MAX,
-      flightsMax: AUTH_BATCH_FLIGHTS_MAX,
-      runBatch: (_partition, requests) => findCredentialsAndClaims(pool, requests),
-      runOne: (_partition, r) =>
-        findCredentialAndClaim(pool, r.keyId, r.secretSha256, r.role, r.claim),
-    });
-    authBatchers.set(pool, batcher);
-  }
-  return batcher;
-}
+const authBatcher = batcherPerOwner(
+  (pool: DatabasePool): BatcherOptions<CredentialClaimRequest, ClaimedCredential> => ({
+    sizeMax: AUTH_BATCH_SIZE_MAX,
+    flightsMax: AUTH_BATCH_FLIGHTS_MAX,
+    runBatch: (_partition, requests) => findCredentialsAndClaims(pool, requests),
+    runOne: (_partition, r) =>
+      findCredentialAndClaim(pool, r.keyId, r.secretSha256, r.role, r.claim),
+  }),
+);
 
 /**
  * authenticate() for a mutating request, with its idempotency claim in the same round trip

@@ -20,7 +20,7 @@ import {
   type TransactionState,
 } from '../../db/ledger/transactions';
 import { AppError } from '../platform/errors';
-import { NaturalBatcher } from './batching';
+import { batcherPerOwner, type BatcherOptions } from './batching';
 import { minorToDecimal } from './money';
 import { deltasOf, type Counters, type Leg } from './posting';
 import { parseInstantWithOffset } from './time';
@@ -220,7 +220,6 @@ export const POSTING_BATCH_SIZE_MAX = 64;
 export const POSTING_BATCH_FLIGHTS_MAX = 1;
 
 type PostingOutcome = Awaited<ReturnType<typeof postTransaction>>;
-const postingBatchers = new WeakMap<DatabasePool, NaturalBatcher<PostingCall, PostingOutcome>>();
 
 /**
  * The pool's posting batcher: concurrent postings of one tenant go to Postgres together
@@ -228,20 +227,14 @@ const postingBatchers = new WeakMap<DatabasePool, NaturalBatcher<PostingCall, Po
  * posting, and every posting of a batch that failed as a whole, goes alone
  * (ledger.post_transaction), so an unexpected error stays with its own posting.
  */
-function postingBatcher(pool: DatabasePool): NaturalBatcher<PostingCall, PostingOutcome> {
-  let batcher = postingBatchers.get(pool);
-  if (!batcher) {
-    batcher = new NaturalBatcher<PostingCall, PostingOutcome>({
-      sizeMax: POSTING_BATCH_SIZE_MAX,
-      flightsMax: POSTING_BATCH_FLIGHTS_MAX,
-      runBatch: (tenantId, calls) =>
-        postTransactions(pool, tenantId, `${LOCK_TIMEOUT_MS}ms`, calls),
-      runOne: (_tenantId, call) => postTransaction(pool, call),
-    });
-    postingBatchers.set(pool, batcher);
-  }
-  return batcher;
-}
+const postingBatcher = batcherPerOwner(
+  (pool: DatabasePool): BatcherOptions<PostingCall, PostingOutcome> => ({
+    sizeMax: POSTING_BATCH_SIZE_MAX,
+    flightsMax: POSTING_BATCH_FLIGHTS_MAX,
+    runBatch: (tenantId, calls) => postTransactions(pool, tenantId, `${LOCK_TIMEOUT_MS}ms`, calls),
+    runOne: (_tenantId, call) => postTransaction(pool, call),
+  }),
+);
 
 /**
  * Posts a transaction in one round trip: ledger.post_transaction (migration 0004) sets the

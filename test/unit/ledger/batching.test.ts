@@ -1,4 +1,4 @@
-import { NaturalBatcher } from '../../../api/ledger/batching';
+import { batcherPerOwner, NaturalBatcher } from '../../../api/ledger/batching';
 
 /** A batcher whose calls are recorded and answered when the test says so. */
 function harness(options: { sizeMax?: number; flightsMax?: number } = {}) {
@@ -108,5 +108,28 @@ describe('NaturalBatcher (group commit in the API process)', () => {
     expect(calls.map((c) => c.items)).toEqual([[1], [2], [3]]);
     calls.slice(1).forEach((c) => c.done());
     await expect(Promise.all(replies)).resolves.toEqual(['t:1', 't:2', 't:3']);
+  });
+});
+
+describe('batcherPerOwner', () => {
+  it('gives an owner (a pool) the same batcher every time, and another owner its own, whose calls go to that owner', async () => {
+    const runs: string[] = [];
+    const batcherOf = batcherPerOwner((owner: { name: string }) => ({
+      sizeMax: 8,
+      flightsMax: 1,
+      runBatch: (_p: string, items: number[]) =>
+        Promise.resolve(items.map((i) => `${owner.name}:${i}`)),
+      runOne: (_p: string, item: number) => {
+        runs.push(owner.name);
+        return Promise.resolve(`${owner.name}:${item}`);
+      },
+    }));
+    const a = { name: 'a' };
+    const b = { name: 'b' };
+    expect(batcherOf(a)).toBe(batcherOf(a));
+    expect(batcherOf(b)).not.toBe(batcherOf(a));
+    await expect(batcherOf(a).submit('t', 1)).resolves.toBe('a:1');
+    await expect(batcherOf(b).submit('t', 2)).resolves.toBe('b:2');
+    expect(runs).toEqual(['a', 'b']);
   });
 });
