@@ -59,7 +59,8 @@ export const PULL_FRESH_MS = 2_000;
 
 /**
  * Docker activities of one run, on the task queue of the host whose daemon they call. Each is
- * idempotent: the container is found by its owner label, never made twice.
+ * idempotent: the container is found by its name (by its owner label if made before names),
+ * never made twice.
  */
 export function createRunDockerActivities(deps: {
   docker: Docker;
@@ -150,6 +151,7 @@ export function createRunDockerActivities(deps: {
   };
   /** Removes the run's container: by name (one call), by label for an unnamed one. */
   const removeContainer = async (trackId: string): Promise<void> => {
+    // 404: already gone; 409: its removal is already under way.
     const ignoreGone = (error: unknown) => {
       if (!isHttpStatus(error, 404, 409)) throw error;
     };
@@ -157,12 +159,11 @@ export function createRunDockerActivities(deps: {
       await docker.getContainer(runContainerName(trackId)).remove({ force: true });
       return;
     } catch (error) {
-      if (!isHttpStatus(error, 404)) ignoreGone(error);
-      else {
-        const info = await findOwnedContainer(docker, runContainerOwner(trackId));
-        if (info) await docker.getContainer(info.Id).remove({ force: true }).catch(ignoreGone);
-      }
+      ignoreGone(error);
+      if (!isHttpStatus(error, 404)) return;
     }
+    const info = await findOwnedContainer(docker, runContainerOwner(trackId));
+    if (info) await docker.getContainer(info.Id).remove({ force: true }).catch(ignoreGone);
   };
 
   return {
@@ -176,7 +177,7 @@ export function createRunDockerActivities(deps: {
     /**
      * pulling → running in one activity: pull (shared, see PULL_FRESH_MS), create and start
      * the container, then the transition with its container id and started_at. Idempotent:
-     * the container is found by label and the transition keyed by the workflow's event id.
+     * the container is found by its name and the transition keyed by the workflow's event id.
      * A pull or start failure is thrown before the transition (the run is still pulling).
      */
     async launchRunContainer(input: {
