@@ -2,9 +2,13 @@
 import { v7 as uuidv7 } from 'uuid';
 import { loadConfig } from '../../../api/platform/config';
 import { createDatabasePool, sql, type DatabasePool } from '../../../db/pool';
-import { LOCK_TIMEOUT_MS, withTenant } from '../../../db/ledger/context';
+import { LOCK_TIMEOUT_MS, withSystem, withTenant } from '../../../db/ledger/context';
 import { postTransactions, type PostingCall } from '../../../db/ledger/transactions';
-import { findCredentialsAndClaims } from '../../../db/ledger/tenants';
+import {
+  findCredentialsAndClaims,
+  type CredentialClaimRequest,
+  type LedgerRole,
+} from '../../../db/ledger/tenants';
 import { parseToken, sha256 } from '../../../api/ledger/credentials';
 import { LedgerHarness, newKey, transfer, type TenantClients } from './support';
 
@@ -349,5 +353,207 @@ describe('ledger group commit of postings', () => {
     expect(mismatch.status).toBe(422);
     expect(mismatch.body.error.code).toBe('IDEMPOTENCY_KEY_MISMATCH');
     expect((await t.reader.get(`/v1/accounts/${wallet}/balance`)).body.available).toBe('1.00');
+  });
+  it('when one batch of claims mixes keys, tenants, copies of one key with the same and another body, a completed key, lapsed claims, a wrong secret and a wrong role, then every row is the one authenticate_and_claim gives it with the requests run one by one in (tenant, endpoint, key, ord) order, and the idempotency rows end the same', async () => {
+    const u = await h.tenant();
+    const poster = parseToken(t.poster.token)!;
+    const admin = parseToken(t.admin.token)!;
+    const reader = parseToken(t.reader.token)!;
+    const other = parseToken(u.poster.token)!;
+    const unknown = { keyId: uuidv7(), secret: poster.secret };
+    const tenantOf = new Map<string, string>([
+      [poster.keyId, t.tenantId],
+      [admin.keyId, t.tenantId],
+      [reader.keyId, t.tenantId],
+      [other.keyId, u.tenantId],
+    ]);
+    const posting = 'POST /v1/transactions';
+    const accounts = 'POST /v1/accounts';
+    const base = newKey();
+    const name = (s: string) => `${base}-${s}`;
+    const [x, y] = [sha256('x'), sha256('y')];
+    const replayed = { transaction_id: 'replayed' };
+    await withTenant(h.pool, t.tenantId, (tx) =>
+      tx.query(sql.unsafe`
+        INSERT INTO ledger.idempotency_keys AS k (tenant_id, endpoint, key, request_sha256, state, locked_until,
+                                                  response_status, response_body)
+        SELECT ${t.tenantId}::uuid, ${posting}, v.key, ${sql.binary(x)}, v.state, now() + v.lock::interval,
+               v.status::smallint, CASE WHEN v.state = 'completed' THEN ${sql.jsonb(replayed)} END
+        FROM (VALUES (${name('done')}, 'completed', '-1 minute', 201),
+                     (${name('lapsed')}, 'in_flight', '-1 minute', NULL),
+                     (${name('lapsed-refused-first')}, 'in_flight', '-1 minute', NULL),
+                     (${name('held')}, 'in_flight', '1 minute', NULL)) AS v(key, state, lock, status)`),
+    );
+    const req = (
+      key: { keyId: string; secret: string },
+      endpoint: string | null,
+      idempotencyKey: string | null,
+      requestSha256: Buffer,
+      as: { secret?: string; role?: LedgerRole } = {},
+    ): CredentialClaimRequest => ({
+      keyId: key.keyId,
+      secretSha256: sha256(as.secret ?? key.secret),
+      role: as.role ?? 'ledger_poster',
+      claim:
+        endpoint && idempotencyKey
+          ? { endpoint, key: idempotencyKey, requestSha256, lockMs: 30_000 }
+          : null,
+    });
+    const requests = [
+      req(poster, posting, name('fresh'), x), // 0 claims
+      req(poster, posting, name('lapsed-refused-first'), y), // 1 another body's lapsed claim: refused
+      req(other, posting, name('fresh'), x), // 2 another tenant: its own claim
+      req(poster, posting, name('done'), x), // 3 completed: the replay
+      req(poster, posting, name('fresh'), x), // 4 copy of 0: in flight
+      req(admin, posting, name('wrong-secret'), x, { secret: 'nope', role: 'ledger_admin' }), // 5
+      req(poster, posting, name('lapsed'), x), // 6 takes the lapsed claim over
+      req(poster, posting, name('fresh'), y), // 7 copy of 0 with another body: in flight
+      req(reader, posting, name('wrong-role'), x), // 8 a reader key on a poster route
+      req(poster, posting, name('lapsed-refused-first'), x), // 9 takes it over after 1 was refused
+      req(poster, posting, name('done'), y), // 10 completed, another body
+      req(unknown, posting, name('fresh'), x), // 11 unknown key: no row
+      req(poster, posting, name('lapsed'), x), // 12 copy of 6: in flight
+      req(poster, posting, name('held'), x), // 13 claim held by someone else: in flight
+      req(poster, null, null, x), // 14 no usable Idempotency-Key: no claim
+      req(poster, accounts, name('fresh'), y), // 15 same key, another endpoint: claims
+      req(poster, posting, name('lapsed-refused-first'), x), // 16 copy of 9: in flight
+    ];
+    const stateOf = (tx: Parameters<Parameters<typeof withSystem>[1]>[0]) =>
+      tx.any(sql.unsafe`
+        SELECT tenant_id, endpoint, key, request_sha256, state, response_status, response_body,
+               locked_until > now() AS held
+        FROM ledger.idempotency_keys
+        WHERE tenant_id IN (${t.tenantId}::uuid, ${u.tenantId}::uuid) AND starts_with(key, ${base})
+        ORDER BY tenant_id, endpoint, key`);
+
+    // The per-request path (0009's loop), in a transaction rolled back after: the same start state.
+    const nullsLast = (a: string | null, b: string | null) =>
+      a === b ? 0 : a === null ? 1 : b === null ? -1 : a < b ? -1 : 1;
+    const order = requests
+      .map((r, i) => ({ r, i, tenant: tenantOf.get(r.keyId) ?? null }))
+      .filter((e) => e.tenant !== null)
+      .sort(
+        (a, b) =>
+          nullsLast(a.tenant, b.tenant) ||
+          nullsLast(a.r.claim?.endpoint ?? null, b.r.claim?.endpoint ?? null) ||
+          nullsLast(a.r.claim?.key ?? null, b.r.claim?.key ?? null) ||
+          a.i - b.i,
+      );
+    let reference: Awaited<ReturnType<typeof findCredentialsAndClaims>> = [];
+    let referenceState: readonly unknown[] = [];
+    let rolledBack = false;
+    await h.pool
+      .transaction(async (tx) => {
+        const rows: typeof reference = requests.map(() => null);
+        for (const { r, i } of order) {
+          rows[i] = (await tx.maybeOne(sql.unsafe`
+            SELECT * FROM ledger.authenticate_and_claim(${r.keyId}::uuid, ${sql.binary(r.secretSha256)},
+              ${r.role}, ${r.claim?.endpoint ?? null}, ${r.claim?.key ?? null},
+              ${r.claim ? sql.binary(r.claim.requestSha256) : null}, ${r.claim?.lockMs ?? null}::int)`)) as
+            (typeof reference)[number] | null;
+        }
+        await tx.query(sql.unsafe`SELECT set_config('ledger.system', 'on', true)`);
+        reference = rows;
+        referenceState = await stateOf(tx);
+        rolledBack = true;
+        throw new Error('roll back');
+      })
+      .catch((error: unknown) => {
+        if (!rolledBack) throw error;
+      });
+
+    // The batch statement as findCredentialsAndClaims sends it, but with the request hashes sent as
+    // hex text: slonik refuses a null member in a bytea array (request 14 has no claim).
+    const rows: typeof reference = requests.map(() => null);
+    const batchRows = (await h.pool.any(sql.unsafe`
+      SELECT * FROM ledger.authenticate_and_claim_many(
+        ${sql.array(
+          requests.map((r) => r.keyId),
+          'uuid',
+        )},
+        ${sql.array(
+          requests.map((r) => r.secretSha256),
+          'bytea',
+        )},
+        ${sql.array(
+          requests.map((r) => r.role),
+          'text',
+        )},
+        ${sql.array(
+          requests.map((r) => r.claim?.endpoint ?? null),
+          'text',
+        )},
+        ${sql.array(
+          requests.map((r) => r.claim?.key ?? null),
+          'text',
+        )},
+        ${sql.array(
+          requests.map((r) => (r.claim ? `\\x${r.claim.requestSha256.toString('hex')}` : null)),
+          'text',
+        )}::bytea[],
+        30000)`)) as readonly ({ ord: number } & NonNullable<(typeof reference)[number]>)[];
+    for (const { ord, ...row } of batchRows) rows[ord - 1] = row;
+    expect(rows).toEqual(reference);
+    expect(await withSystem(h.pool, stateOf)).toEqual(referenceState);
+
+    const hashOf = (value: Buffer | string | null) =>
+      value === null
+        ? null
+        : (typeof value === 'string' ? Buffer.from(value.slice(2), 'hex') : value).equals(x)
+          ? 'x'
+          : 'y';
+    expect(
+      rows.map((r) => r && [r.claimed, hashOf(r.request_sha256), r.state, r.response_status]),
+    ).toEqual([
+      [true, 'x', 'in_flight', null],
+      [false, 'x', 'in_flight', null],
+      [true, 'x', 'in_flight', null],
+      [false, 'x', 'completed', 201],
+      [false, 'x', 'in_flight', null],
+      [null, null, null, null],
+      [true, 'x', 'in_flight', null],
+      [false, 'x', 'in_flight', null],
+      [null, null, null, null],
+      [true, 'x', 'in_flight', null],
+      [false, 'x', 'completed', 201],
+      null,
+      [false, 'x', 'in_flight', null],
+      [false, 'x', 'in_flight', null],
+      [null, null, null, null],
+      [true, 'y', 'in_flight', null],
+      [false, 'x', 'in_flight', null],
+    ]);
+    expect(rows[3]!.response_body).toEqual(replayed);
+    expect(rows[5]!.key_id).toBe(admin.keyId);
+    expect(rows[8]!.role).toBe('ledger_reader');
+    expect(rows[2]!.tenant_id).toBe(u.tenantId);
+    const written = (await withSystem(h.pool, stateOf)) as readonly {
+      tenant_id: string;
+      endpoint: string;
+      key: string;
+      held: boolean;
+    }[];
+    expect(
+      written
+        .map((r) =>
+          [
+            r.tenant_id === t.tenantId ? 't' : 'u',
+            r.endpoint,
+            r.key.slice(base.length + 1),
+            r.held,
+          ].join(' '),
+        )
+        .sort(),
+    ).toEqual(
+      [
+        `t ${accounts} fresh true`,
+        `t ${posting} done false`,
+        `t ${posting} fresh true`,
+        `t ${posting} held true`,
+        `t ${posting} lapsed true`,
+        `t ${posting} lapsed-refused-first true`,
+        `u ${posting} fresh true`,
+      ].sort(),
+    );
   });
 });
