@@ -3,6 +3,8 @@
  * stack, then prints throughput and p50/p99 of
  *   1. 2-entry postings over HTTP spread over 1,000 accounts,
  *   2. the same with every posting touching one hot account that has a floor,
+ *   (each twice: N clients in a loop for the most it sustains, then sent evenly at the first
+ *   bar's rate, 1,500/s and 500/s, for the latency at that rate)
  *   3. balance-as-of on an account with 100,000 entries,
  *   4. the async balance rollup over a large journal: the full recompute it was before
  *      migration 0008 against the delta queue (idle tick, a tick after 1,000 postings, a backlog
@@ -13,7 +15,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -32,16 +33,18 @@ import {
 } from '../db/ledger/accounts';
 import { issueKey } from '../api/ledger/credentials';
 import { loadStackEnv } from '../test/support/stack-env';
+import { closedLoop, httpCall, openLoop, percentile, type LoadFigures } from './lib/http-load';
 
 const ACCOUNTS = 1_000;
 const AS_OF_ENTRIES = 100_000;
+/** The first bar's rates: latency is also measured with postings sent evenly at these. */
+const SPREAD_BAR_RATE = 1_500;
+const HOT_BAR_RATE = 500;
+/** Past this many unanswered postings the open loop stops sending (and counts what it skips). */
+const OPEN_LOOP_IN_FLIGHT = 256;
 const REPO_ROOT = path.resolve(__dirname, '..');
 
-interface Figures {
-  requests: number;
-  errors: number;
-  seconds: number;
-  latenciesMs: number[];
+interface Figures extends LoadFigures {
   /** CPU spent per successful request by the API process, its Postgres backends, this process. */
   cpuMsPerRequest?: { api: number; postgres: number; loadGenerator: number };
 }
@@ -87,16 +90,11 @@ class CpuMeter {
   }
 }
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
 function report(name: string, f: Figures): void {
-  const sorted = [...f.latenciesMs].sort((a, b) => a - b);
   const cpu = f.cpuMsPerRequest;
+  const ms = (p: number) => percentile(f.latenciesMs, p).toFixed(1);
   console.log(
-    `${name.padEnd(44)} ${(f.requests / f.seconds).toFixed(0).padStart(6)} req/s  p50 ${percentile(sorted, 50).toFixed(1)} ms  p99 ${percentile(sorted, 99).toFixed(1)} ms  (${f.requests} ok, ${f.errors} failed, ${f.seconds.toFixed(1)} s)` +
+    `${name.padEnd(44)} ${(f.ok / f.seconds).toFixed(0).padStart(6)} req/s  p50 ${ms(50)} ms  p99 ${ms(99)} ms  (${f.ok} ok, ${f.errors} failed${f.skipped ? `, ${f.skipped} not sent: ${OPEN_LOOP_IN_FLIGHT} unanswered` : ''}, ${f.seconds.toFixed(1)} s)` +
       (cpu
         ? `\n${''.padEnd(44)} CPU per request: API ${cpu.api.toFixed(2)} ms, Postgres ${cpu.postgres.toFixed(2)} ms, load generator ${cpu.loadGenerator.toFixed(2)} ms; load average ${os.loadavg()[0]!.toFixed(2)}`
         : ''),
@@ -142,80 +140,19 @@ async function bootApi(port: number, profileDir?: string): Promise<ChildProcess>
   throw new Error('ledger API did not start');
 }
 
-interface Reply {
-  status: number;
-  json(): unknown;
-}
-
-/**
- * The load generator's client: node:http over keep-alive sockets. fetch (undici) cost about
- * 1 ms of CPU per request here, on the same two cores as the API and Postgres under test.
- */
-const agent = new http.Agent({ keepAlive: true, maxSockets: 1024 });
-function httpCall(
-  base: string,
-  method: string,
-  route: string,
-  headers: Record<string, string>,
-  body?: string,
-): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const request = http.request(
-      base + route,
-      {
-        method,
-        agent,
-        headers:
-          body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) },
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: response.statusCode ?? 0, json: () => JSON.parse(text) as unknown });
-        });
-        response.on('error', reject);
-      },
-    );
-    request.on('error', reject);
-    request.end(body);
-  });
-}
-
-async function run(
-  concurrency: number,
-  seconds: number,
-  request: () => Promise<Reply>,
-  meter?: CpuMeter,
-): Promise<Figures> {
-  const figures: Figures = { requests: 0, errors: 0, seconds, latenciesMs: [] };
+/** One phase's load, with the CPU it cost each process when a meter is given. */
+async function measured(load: () => Promise<LoadFigures>, meter?: CpuMeter): Promise<Figures> {
   const before = await meter?.sample();
-  const deadline = Date.now() + seconds * 1000;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (Date.now() < deadline) {
-        const t0 = performance.now();
-        const response = await request().catch(() => null);
-        const ms = performance.now() - t0;
-        if (response && response.status < 300) {
-          figures.requests++;
-          figures.latenciesMs.push(ms);
-        } else figures.errors++;
-      }
-    }),
-  );
-  figures.seconds = (performance.now() - started) / 1000;
+  const figures: Figures = await load();
   if (meter && before) {
     const after = await meter.sample();
-    const per = (a: number, b: number) => (a - b) / Math.max(1, figures.requests);
+    const per = (a: number, b: number) => (a - b) / Math.max(1, figures.ok);
     let postgres = 0;
     // A backend opened during the phase counts from zero (its whole life is in the phase).
     for (const [pid, ms] of after.postgres) postgres += ms - (before.postgres.get(pid) ?? 0);
     figures.cpuMsPerRequest = {
       api: per(after.api, before.api),
-      postgres: postgres / Math.max(1, figures.requests),
+      postgres: postgres / Math.max(1, figures.ok),
       loadGenerator: per(after.loadGenerator, before.loadGenerator),
     };
   }
@@ -324,22 +261,20 @@ async function main(): Promise<void> {
     console.log(
       `ledger bench: ${concurrency} concurrent clients, ${seconds} s per phase, ${ACCOUNTS} accounts`,
     );
-    await run(concurrency, 2, () =>
-      call(keys.poster, 'POST', '/v1/transactions', transfer(pick(), pick())),
-    ); // warm-up
+    const spreadTransfer = () => {
+      const from = pick();
+      let to = pick();
+      while (to === from) to = pick();
+      return call(keys.poster, 'POST', '/v1/transactions', transfer(from, to));
+    };
+    await closedLoop(concurrency, 2, spreadTransfer); // warm-up
     report(
       'postings spread over 1,000 accounts',
-      await run(
-        concurrency,
-        seconds,
-        () => {
-          const from = pick();
-          let to = pick();
-          while (to === from) to = pick();
-          return call(keys.poster, 'POST', '/v1/transactions', transfer(from, to));
-        },
-        meter,
-      ),
+      await measured(() => closedLoop(concurrency, seconds, spreadTransfer), meter),
+    );
+    report(
+      `  evenly spaced at the bar's ${SPREAD_BAR_RATE}/s`,
+      await measured(() => openLoop(SPREAD_BAR_RATE, seconds, spreadTransfer, OPEN_LOOP_IN_FLIGHT)),
     );
 
     const hot = await account({ balance_floor: '0.00' });
@@ -351,14 +286,14 @@ async function main(): Promise<void> {
       ],
     });
     if (funded.status !== 201) throw new Error(`funding the hot account failed: ${funded.status}`);
+    const hotTransfer = () => call(keys.poster, 'POST', '/v1/transactions', transfer(hot, pick()));
     report(
       'postings all touching one hot floored account',
-      await run(
-        concurrency,
-        seconds,
-        () => call(keys.poster, 'POST', '/v1/transactions', transfer(hot, pick())),
-        meter,
-      ),
+      await measured(() => closedLoop(concurrency, seconds, hotTransfer), meter),
+    );
+    report(
+      `  evenly spaced at the bar's ${HOT_BAR_RATE}/s`,
+      await measured(() => openLoop(HOT_BAR_RATE, seconds, hotTransfer, OPEN_LOOP_IN_FLIGHT)),
     );
 
     if (values.phase === 'postings') return;
@@ -367,17 +302,16 @@ async function main(): Promise<void> {
     console.log(`seeding ${AS_OF_ENTRIES} entries on one account for as-of ...`);
     await seedDeepAccount(pool, tenantId, asset.asset_type_id, deep, other);
     const oldest = Date.now() - AS_OF_ENTRIES * 1000;
-    const asOf = await run(
-      1,
-      Math.max(3, seconds / 2),
-      () => {
-        const at = new Date(oldest + Math.random() * AS_OF_ENTRIES * 1000 * 1.05).toISOString();
-        return call(
-          keys.reader,
-          'GET',
-          `/v1/accounts/${deep}/balance-as-of?at=${encodeURIComponent(at)}&basis=${Math.random() < 0.5 ? 'effective' : 'recorded'}`,
-        );
-      },
+    const asOf = await measured(
+      () =>
+        closedLoop(1, Math.max(3, seconds / 2), () => {
+          const at = new Date(oldest + Math.random() * AS_OF_ENTRIES * 1000 * 1.05).toISOString();
+          return call(
+            keys.reader,
+            'GET',
+            `/v1/accounts/${deep}/balance-as-of?at=${encodeURIComponent(at)}&basis=${Math.random() < 0.5 ? 'effective' : 'recorded'}`,
+          );
+        }),
       meter,
     );
     report(`balance-as-of on an account with ${AS_OF_ENTRIES} entries`, asOf);
