@@ -210,9 +210,11 @@ export async function findCredentialsAndClaims(
         'text',
       )},
       ${sql.array(
-        requests.map((r) => r.claim?.requestSha256 ?? null),
-        'bytea',
-      )},
+        // As '\x…' text cast to bytea: slonik refuses a null member of a bytea array, and a
+        // request without a usable Idempotency-Key has no hash.
+        requests.map((r) => (r.claim ? `\\x${r.claim.requestSha256.toString('hex')}` : null)),
+        'text',
+      )}::bytea[],
       ${requests.find((r) => r.claim)?.claim?.lockMs ?? null}::int)`)) as ((Credential &
     ClaimRow) & { ord: number })[];
   const byOrd: ((Credential & ClaimRow) | null)[] = requests.map(() => null);

@@ -462,37 +462,7 @@ describe('ledger group commit of postings', () => {
         if (!rolledBack) throw error;
       });
 
-    // The batch statement as findCredentialsAndClaims sends it, but with the request hashes sent as
-    // hex text: slonik refuses a null member in a bytea array (request 14 has no claim).
-    const rows: typeof reference = requests.map(() => null);
-    const batchRows = (await h.pool.any(sql.unsafe`
-      SELECT * FROM ledger.authenticate_and_claim_many(
-        ${sql.array(
-          requests.map((r) => r.keyId),
-          'uuid',
-        )},
-        ${sql.array(
-          requests.map((r) => r.secretSha256),
-          'bytea',
-        )},
-        ${sql.array(
-          requests.map((r) => r.role),
-          'text',
-        )},
-        ${sql.array(
-          requests.map((r) => r.claim?.endpoint ?? null),
-          'text',
-        )},
-        ${sql.array(
-          requests.map((r) => r.claim?.key ?? null),
-          'text',
-        )},
-        ${sql.array(
-          requests.map((r) => (r.claim ? `\\x${r.claim.requestSha256.toString('hex')}` : null)),
-          'text',
-        )}::bytea[],
-        30000)`)) as readonly ({ ord: number } & NonNullable<(typeof reference)[number]>)[];
-    for (const { ord, ...row } of batchRows) rows[ord - 1] = row;
+    const rows = await findCredentialsAndClaims(h.pool, requests);
     expect(rows).toEqual(reference);
     expect(await withSystem(h.pool, stateOf)).toEqual(referenceState);
 
