@@ -8,10 +8,9 @@ import {
   postTransaction,
   postTransactions,
   type PostedBody,
-  type PostingCall,
   type PostingRefusal,
 } from '../../../db/ledger/transactions';
-import { LedgerHarness } from './support';
+import { LedgerHarness, postingCall } from './support';
 
 jest.setTimeout(180_000);
 
@@ -86,18 +85,17 @@ describe('ledger batch of postings = the same postings one by one', () => {
       [ids.floored, 'debit'],
       [ids.floored2, 'credit'],
     ] as const) {
-      const funded = await postTransaction(h.pool, {
-        ...posting(tenantId, []),
-        entries: [
-          { entryId: uuidv7(), accountId: to, direction, amount: '10.00' },
+      const funded = await postTransaction(
+        h.pool,
+        postingCall(tenantId, [
+          { accountId: to, direction, amount: '10.00' },
           {
-            entryId: uuidv7(),
             accountId: ids.open,
             direction: direction === 'debit' ? 'credit' : 'debit',
             amount: '10.00',
           },
-        ],
-      });
+        ]),
+      );
       if (!('body' in funded)) throw new Error(`funding: ${JSON.stringify(funded)}`);
     }
     return { tenantId, usd, ids };
@@ -108,18 +106,6 @@ describe('ledger batch of postings = the same postings one by one', () => {
     direction: 'debit' | 'credit';
     amount: string;
   }
-  const posting = (tenantId: string, legs: PostingCall['entries']): PostingCall => ({
-    tenantId,
-    lockTimeout: `${LOCK_TIMEOUT_MS}ms`,
-    transactionId: uuidv7(),
-    pending: false,
-    description: null,
-    externalId: null,
-    metadata: {},
-    effectiveAt: null,
-    expiresAt: null,
-    entries: legs,
-  });
 
   const amount = fc.oneof(
     { weight: 12, arbitrary: fc.constantFrom('0.01', '1.00', '2.50', '4.00', '6.00', '9.99') },
@@ -190,19 +176,20 @@ describe('ledger batch of postings = the same postings one by one', () => {
       fc.asyncProperty(batch, async (postings) => {
         const [batched, alone] = [await world(), await world()];
         const calls = (w: typeof batched) =>
-          postings.map((p) => ({
-            ...posting(
+          postings.map((p) =>
+            postingCall(
               w.tenantId,
               p.legs.map((l) => ({
-                entryId: uuidv7(),
                 accountId: w.ids[l.account],
                 direction: l.direction,
                 amount: l.amount,
               })),
+              {
+                pending: p.pending,
+                expiresAt: p.pending ? new Date(Date.now() + 3_600_000).toISOString() : null,
+              },
             ),
-            pending: p.pending,
-            expiresAt: p.pending ? new Date(Date.now() + 3_600_000).toISOString() : null,
-          }));
+          );
         const batchResults = await postTransactions(
           h.pool,
           batched.tenantId,

@@ -3,14 +3,14 @@ import { v7 as uuidv7 } from 'uuid';
 import { loadConfig } from '../../../api/platform/config';
 import { createDatabasePool, sql, type DatabasePool } from '../../../db/pool';
 import { LOCK_TIMEOUT_MS, withSystem, withTenant } from '../../../db/ledger/context';
-import { postTransactions, type PostingCall } from '../../../db/ledger/transactions';
+import { postTransactions } from '../../../db/ledger/transactions';
 import {
   findCredentialsAndClaims,
   type CredentialClaimRequest,
   type LedgerRole,
 } from '../../../db/ledger/tenants';
 import { parseToken, sha256 } from '../../../api/ledger/credentials';
-import { LedgerHarness, newKey, transfer, type TenantClients } from './support';
+import { LedgerHarness, newKey, postingCall, transfer, type TenantClients } from './support';
 
 jest.setTimeout(120_000);
 
@@ -29,23 +29,7 @@ describe('ledger group commit of postings', () => {
   });
   afterAll(() => h.stop());
 
-  const call = (
-    tenantId: string,
-    entries: { accountId: string; direction: 'debit' | 'credit'; amount: string }[],
-    extra: Partial<PostingCall> = {},
-  ): PostingCall => ({
-    tenantId,
-    lockTimeout: `${LOCK_TIMEOUT_MS}ms`,
-    transactionId: uuidv7(),
-    pending: false,
-    description: null,
-    externalId: null,
-    metadata: {},
-    effectiveAt: null,
-    expiresAt: null,
-    entries: entries.map((e) => ({ entryId: uuidv7(), ...e })),
-    ...extra,
-  });
+  const call = postingCall;
   const move = (from: string, to: string, amount: string) => [
     { accountId: to, direction: 'debit' as const, amount },
     { accountId: from, direction: 'credit' as const, amount },

@@ -2,7 +2,8 @@
 import { v7 as uuidv7 } from 'uuid';
 import { loadConfig } from '../../../api/platform/config';
 import { createDatabasePool, sql, type DatabasePool } from '../../../db/pool';
-import { withSystem } from '../../../db/ledger/context';
+import { LOCK_TIMEOUT_MS, withSystem } from '../../../db/ledger/context';
+import type { PostingCall } from '../../../db/ledger/transactions';
 import { insertTenant, type LedgerRole } from '../../../db/ledger/tenants';
 import { drainAsyncBalances } from '../../../db/ledger/accounts';
 import { issueKey } from '../../../api/ledger/credentials';
@@ -223,3 +224,22 @@ export async function drainTenant(pool: DatabasePool, tenantId: string): Promise
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/** A posting as the API hands it to the database (db/ledger/transactions.ts), fresh ids. */
+export const postingCall = (
+  tenantId: string,
+  entries: { accountId: string; direction: 'debit' | 'credit'; amount: string }[],
+  extra: Partial<PostingCall> = {},
+): PostingCall => ({
+  tenantId,
+  lockTimeout: `${LOCK_TIMEOUT_MS}ms`,
+  transactionId: uuidv7(),
+  pending: false,
+  description: null,
+  externalId: null,
+  metadata: {},
+  effectiveAt: null,
+  expiresAt: null,
+  entries: entries.map((e) => ({ entryId: uuidv7(), ...e })),
+  ...extra,
+});
