@@ -3,6 +3,7 @@ import type { DatabasePool } from '../../db/pool';
 import { sql } from '../../db/pool';
 import type { Redis } from '../../db/redis';
 import { RUNS_REDIS_PREFIX, logCacheKeys, logFilePath } from '../../api/runs/log-store';
+import { purgeContainerOutcomes } from '../../db/runs/container-outcomes';
 
 export function createRetentionActivities(deps: {
   pool: DatabasePool;
@@ -13,9 +14,11 @@ export function createRetentionActivities(deps: {
     /**
      * One batch: deletes terminal runs whose finished_at is older than their tenant's
      * retention_days (events and samples go with them by cascade), then their log files and
-     * cache. Idempotent: a retried batch finds fewer rows, and file removal tolerates absence.
+     * cache; and as many container outcomes kept past their day (db/runs/container-outcomes.ts).
+     * Idempotent: a retried batch finds fewer rows, and file removal tolerates absence.
      */
     async purgeExpiredRuns(input: { batchSize: number }): Promise<number> {
+      await purgeContainerOutcomes(deps.pool, input.batchSize);
       const rows = (await deps.pool.any(sql.unsafe`
         DELETE FROM runs.runs r USING runs.tenant_quotas q
         WHERE r.track_id IN (

@@ -3,6 +3,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { DatabasePool } from '../../db/pool';
 import type { Redis } from '../../db/redis';
 import { insertUtilizationSample } from '../../db/runs/utilization';
+import { findContainerOutcome, keepContainerOutcome } from '../../db/runs/container-outcomes';
 import type { Docker } from '../docker/client';
 import { OWNER_LABEL, findOwnedContainer, pullImageOrFail } from '../docker/containers';
 import { sampleOf, type DockerStats } from '../docker/stats';
@@ -41,11 +42,10 @@ export interface ContainerOutcome {
 }
 
 /**
- * How long the outcome of a run whose follow activity removed the container is kept for a
- * retry of that activity (a worker that died between the removal and the completion).
+ * Where code before migration runs/0005 kept the outcome (Redis, 24 h): still read, so a retry
+ * of a follow activity that an older worker started answers too. Unused after 2026-11-24.
  */
-export const OUTCOME_KEPT_SECONDS = 24 * 3600;
-const outcomeKey = (trackId: string) => `${RUNS_REDIS_PREFIX}outcome:${trackId}`;
+const legacyOutcomeKey = (trackId: string) => `${RUNS_REDIS_PREFIX}outcome:${trackId}`;
 
 const isHttpStatus = (error: unknown, ...codes: number[]) =>
   codes.includes((error as { statusCode?: number }).statusCode ?? 0);
@@ -216,8 +216,8 @@ export function createRunDockerActivities(deps: {
       memoryLimitMb: number;
       /**
        * Remove the container once it has exited and its output is captured (the workflow then
-       * records the end without a host activity). The outcome is kept in Redis first, so a
-       * retry that finds the container removed still answers it.
+       * records the end without a host activity). The outcome is committed to Postgres first
+       * (runs.container_outcomes), so a retry that finds the container removed still answers it.
        */
       removeOnExit?: boolean;
     }): Promise<ContainerOutcome> {
@@ -256,12 +256,7 @@ export function createRunDockerActivities(deps: {
         };
         if (!input.removeOnExit) return outcome;
         const removed = { ...outcome, removed: true };
-        await deps.redis.set(
-          outcomeKey(input.trackId),
-          JSON.stringify(removed),
-          'EX',
-          OUTCOME_KEPT_SECONDS,
-        );
+        await keepContainerOutcome(deps.pool, input.trackId, removed);
         await removeContainer(input.trackId);
         return removed;
       } catch (error) {
@@ -310,8 +305,10 @@ export function createRunDockerActivities(deps: {
 
   /** What an earlier attempt of followRunContainer answered before it removed the container. */
   async function keptOutcome(trackId: string): Promise<ContainerOutcome | null> {
-    const kept = await deps.redis.get(outcomeKey(trackId));
-    return kept === null ? null : (JSON.parse(kept) as ContainerOutcome);
+    const kept = (await findContainerOutcome(deps.pool, trackId)) as ContainerOutcome | null;
+    if (kept) return kept;
+    const legacy = await deps.redis.get(legacyOutcomeKey(trackId));
+    return legacy === null ? null : (JSON.parse(legacy) as ContainerOutcome);
   }
 
   /**

@@ -9,7 +9,13 @@ import {
   createRunDockerActivities,
   type ContainerOutcome,
 } from '../../../activities/runs/run-docker';
-import { createDatabasePool, type DatabasePool } from '../../../db/pool';
+import { createDatabasePool, sql, type DatabasePool } from '../../../db/pool';
+import {
+  CONTAINER_OUTCOME_KEPT_HOURS,
+  findContainerOutcome,
+  keepContainerOutcome,
+  purgeContainerOutcomes,
+} from '../../../db/runs/container-outcomes';
 import { createRedis, type Redis } from '../../../db/redis';
 import { runContainerName } from '../../../workflows/runs/definitions';
 import { IMAGE, config } from './support';
@@ -57,6 +63,9 @@ describe('the follow activity that removes the container', () => {
     await expect(container.inspect()).rejects.toMatchObject({ statusCode: 404 });
     expect(fs.readFileSync(first.stdoutFile, 'utf8')).toBe('one\n');
 
+    // Kept in Postgres, committed before the removal (nothing of it in Redis).
+    expect(await findContainerOutcome(pool, trackId)).toEqual(first);
+    expect(await redis.exists(`runs:outcome:${trackId}`)).toBe(0);
     const retried = await follow(input);
     expect(retried).toEqual(first);
     // The retry left the captured files alone.
@@ -66,6 +75,18 @@ describe('the follow activity that removes the container', () => {
     await expect(follow({ ...input, removeOnExit: false })).rejects.toMatchObject({
       type: 'ContainerLost',
     });
-    await redis.del(`runs:outcome:${trackId}`);
   }, 60_000);
+
+  it('when an outcome has been kept longer than a day, then the retention purge deletes it and keeps the younger ones', async () => {
+    const [old, young] = [ulid(), ulid()];
+    await keepContainerOutcome(pool, old, { exitCode: 0 });
+    await keepContainerOutcome(pool, young, { exitCode: 0 });
+    await pool.query(sql.unsafe`
+      UPDATE runs.container_outcomes
+      SET kept_at = now() - make_interval(hours => ${CONTAINER_OUTCOME_KEPT_HOURS + 1})
+      WHERE track_id = ${old}`);
+    await purgeContainerOutcomes(pool, 1_000);
+    expect(await findContainerOutcome(pool, old)).toBeNull();
+    expect(await findContainerOutcome(pool, young)).toEqual({ exitCode: 0 });
+  });
 });
