@@ -14,7 +14,6 @@
  *        npm run bench:ledger -- --phase postings   (phases 1 and 2 only)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,6 +33,7 @@ import {
 import { issueKey } from '../api/ledger/credentials';
 import { loadStackEnv } from '../test/support/stack-env';
 import { closedLoop, httpCall, openLoop, percentile, type LoadFigures } from './lib/http-load';
+import { processCpuMs } from './lib/process-cpu';
 
 const ACCOUNTS = 1_000;
 const AS_OF_ENTRIES = 100_000;
@@ -47,20 +47,6 @@ const REPO_ROOT = path.resolve(__dirname, '..');
 interface Figures extends LoadFigures {
   /** CPU spent per successful request by the API process, its Postgres backends, this process. */
   cpuMsPerRequest?: { api: number; postgres: number; loadGenerator: number };
-}
-
-/** CPU time (user + system) of a Linux process in ms, or 0 where /proc cannot tell. */
-function processCpuMs(pid: number): number {
-  try {
-    const fields = fs
-      .readFileSync(`/proc/${pid}/stat`, 'utf8')
-      .replace(/^.*\) /, '')
-      .split(' ');
-    // utime and stime are fields 14 and 15 of stat, in clock ticks (100 per second on Linux).
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return 0;
-  }
 }
 
 interface CpuSample {

@@ -25,6 +25,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ulid } from 'ulid';
 import { httpCall, openLoop, percentile } from './lib/http-load';
+import { processCpuMs } from './lib/process-cpu';
 import { loadConfig } from '../api/platform/config';
 import { createLogger } from '../api/platform/logger';
 import { runAdmin } from '../api/runs/cli';
@@ -125,7 +126,7 @@ async function main(): Promise<void> {
 
     // 3a first, while the worker and Temporal are idle: the endpoint alone (see the header).
     let accepted = 0;
-    const submitLoad = async (target: string, label: string) => {
+    const submitLoad = async (target: string, apiPid: number, label: string) => {
       const expiresAt = new Date(
         Date.now() + (SUBMIT_WARMUP_SECONDS + SUBMIT_DURATION_SECONDS + 20) * 1000,
       ).toISOString();
@@ -141,11 +142,13 @@ async function main(): Promise<void> {
         );
       // Not measured: a fresh process compiles and optimises its request path first.
       const warmup = await run(SUBMIT_WARMUP_SECONDS);
+      const cpuBefore = processCpuMs(apiPid);
       const load = await run(SUBMIT_DURATION_SECONDS);
+      const apiCpuMs = (processCpuMs(apiPid) - cpuBefore) / Math.max(1, load.ok);
       accepted += warmup.ok + load.ok;
       const ms = (p: number) => percentile(load.latenciesMs, p).toFixed(1);
       console.log(
-        `${label.padEnd(20)}${SUBMIT_RATE_PER_SECOND}/s for ${SUBMIT_DURATION_SECONDS} s, evenly spaced: p50 ${ms(50)} ms  p99 ${ms(99)} ms  max ${ms(100)} ms  (bar: p99 < 50 ms)  2xx ${load.ok}  failed ${load.errors}  not sent ${load.skipped}; load ${load1()}`,
+        `${label.padEnd(20)}${SUBMIT_RATE_PER_SECOND}/s for ${SUBMIT_DURATION_SECONDS} s, evenly spaced: p50 ${ms(50)} ms  p99 ${ms(99)} ms  max ${ms(100)} ms  (bar: p99 < 50 ms)  2xx ${load.ok}  failed ${load.errors}  not sent ${load.skipped}; API CPU per submit ${apiCpuMs.toFixed(2)} ms; load ${load1()}`,
       );
       return { endedMs: Date.now(), accepted: warmup.ok + load.ok };
     };
@@ -187,7 +190,7 @@ async function main(): Promise<void> {
       body: JSON.stringify({ max_concurrent_runs: CONCURRENT_RUNS, max_daily_runs: 1_000_000 }),
     });
     const endpointOnly = PHASES.has('submit')
-      ? await submitLoad(frontUrl, 'submit (endpoint)')
+      ? await submitLoad(frontUrl, front.pid!, 'submit (endpoint)')
       : null;
     stop(front);
 
@@ -265,7 +268,7 @@ async function main(): Promise<void> {
 
     // 3b. The main API, starting workflows as it accepts runs.
     if (PHASES.has('submit'))
-      await waitWorkflowsStarted(await submitLoad(url, 'submit (+workflows)'));
+      await waitWorkflowsStarted(await submitLoad(url, api.pid!, 'submit (+workflows)'));
     const stored = (await pool.oneFirst(sql.unsafe`
       SELECT count(*)::int FROM runs.runs WHERE tenant_id = ${tenantId} AND scheduled_start IS NOT NULL`)) as number;
     console.log(
