@@ -13,6 +13,7 @@ import {
   postTransactions,
   readPostingAccounts,
   type PostingCall,
+  type PostingResult,
   type EntryRow,
   type PostedBody,
   type PostingRefusal,
@@ -219,16 +220,14 @@ export const POSTING_BATCH_SIZE_MAX = 64;
 /** Posting calls of one tenant in flight at once per process (postings arriving meanwhile queue). */
 export const POSTING_BATCH_FLIGHTS_MAX = 1;
 
-type PostingOutcome = Awaited<ReturnType<typeof postTransaction>>;
-
 /**
  * The pool's posting batcher: concurrent postings of one tenant go to Postgres together
- * (ledger.post_transactions, migration 0009), one transaction and one commit per batch; a lone
+ * (ledger.post_transactions, migrations 0009 and 0012), one transaction and one commit per batch; a lone
  * posting, and every posting of a batch that failed as a whole, goes alone
  * (ledger.post_transaction), so an unexpected error stays with its own posting.
  */
 const postingBatcher = batcherPerOwner(
-  (pool: DatabasePool): BatcherOptions<PostingCall, PostingOutcome> => ({
+  (pool: DatabasePool): BatcherOptions<PostingCall, PostingResult> => ({
     sizeMax: POSTING_BATCH_SIZE_MAX,
     flightsMax: POSTING_BATCH_FLIGHTS_MAX,
     runBatch: (tenantId, calls) => postTransactions(pool, tenantId, `${LOCK_TIMEOUT_MS}ms`, calls),
@@ -258,7 +257,7 @@ export async function createTransaction(
       message: 'tenant context missing',
     });
   }
-  let outcome: PostingOutcome;
+  let outcome: PostingResult;
   try {
     outcome = await postingBatcher(pool).submit(tenantId, {
       tenantId,

@@ -180,7 +180,7 @@ export interface CredentialClaimRequest {
 
 /**
  * findCredentialAndClaim for several requests in one statement and one commit
- * (ledger.authenticate_and_claim_many, migration 0009): result i is what request i alone would
+ * (ledger.authenticate_and_claim_many, migrations 0009 and 0011): result i is what request i alone would
  * get. The lock budget of a claim is the same for every request of a batch (the first one's).
  */
 export async function findCredentialsAndClaims(

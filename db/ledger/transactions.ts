@@ -188,15 +188,15 @@ export interface PostedBody {
   accounts: { account_id: string; available_after_minor: string; available_after: string }[];
 }
 
+/** What a posting gets: the 201 body it recorded, or its refusal (nothing written). */
+export type PostingResult = { body: PostedBody } | { error: PostingRefusal };
+
 /**
  * The whole posting in one statement, its own implicit transaction (ledger.post_transaction,
  * migration 0004): context, locks, rules 1-4, writes and the idempotency record. Returns the
  * 201 body it recorded, or the refusal (nothing written).
  */
-export async function postTransaction(
-  pool: DatabasePool,
-  c: PostingCall,
-): Promise<{ body: PostedBody } | { error: PostingRefusal }> {
+export async function postTransaction(pool: DatabasePool, c: PostingCall): Promise<PostingResult> {
   const idem = c.idempotency;
   return (await pool.oneFirst(sql.unsafe`
     SELECT ledger.post_transaction(
@@ -216,13 +216,12 @@ export async function postTransaction(
         c.entries.map((e) => e.amount),
         'text',
       )},
-      ${idem?.endpoint ?? null}, ${idem?.key ?? null}, ${idem?.status ?? null}::smallint)`)) as
-    { body: PostedBody } | { error: PostingRefusal };
+      ${idem?.endpoint ?? null}, ${idem?.key ?? null}, ${idem?.status ?? null}::smallint)`)) as PostingResult;
 }
 
 /**
  * Several postings of one tenant in one statement and one database transaction
- * (ledger.post_transactions, migration 0009): every posting gets exactly what postTransaction
+ * (ledger.post_transactions, migrations 0009 and 0012): every posting gets exactly what postTransaction
  * would give it alone, in order, each seeing the counters the ones before it left. Throws when
  * the statement fails as a whole (an unexpected error of any one posting); the caller then posts
  * them alone.
@@ -232,7 +231,7 @@ export async function postTransactions(
   tenantId: string,
   lockTimeout: string,
   calls: PostingCall[],
-): Promise<({ body: PostedBody } | { error: PostingRefusal })[]> {
+): Promise<PostingResult[]> {
   const entries = calls.flatMap((c) => c.entries);
   const results = (await pool.oneFirst(sql.unsafe`
     SELECT ledger.post_transactions(
@@ -296,7 +295,7 @@ export async function postTransactions(
       ${sql.array(
         calls.map((c) => c.idempotency?.status ?? null),
         'int2',
-      )})`)) as ({ body: PostedBody } | { error: PostingRefusal })[];
+      )})`)) as PostingResult[];
   if (!Array.isArray(results) || results.length !== calls.length)
     throw new Error(`post_transactions answered ${String(results?.length)} of ${calls.length}`);
   return results;

@@ -7,14 +7,11 @@ import { insertTenant } from '../../../db/ledger/tenants';
 import {
   postTransaction,
   postTransactions,
-  type PostedBody,
-  type PostingRefusal,
+  type PostingResult,
 } from '../../../db/ledger/transactions';
 import { LedgerHarness, postingCall } from './support';
 
 jest.setTimeout(180_000);
-
-type PostingResult = { body: PostedBody } | { error: PostingRefusal };
 
 /**
  * A batch of postings (ledger.post_transactions) must give every posting exactly what posting
