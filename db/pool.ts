@@ -1,9 +1,19 @@
-import { createPool, type DatabasePool } from 'slonik';
+import { createPool, sql, type DatabasePool } from 'slonik';
 import type { Config } from '../api/platform/config';
 import { typeParsers } from './type-parsers';
 
 export type { DatabasePool };
 export { sql } from 'slonik';
+
+/**
+ * A bytea[] parameter, sent as '\x…' text cast to bytea: slonik refuses a null member of a
+ * bytea array (a request without a usable Idempotency-Key has no hash).
+ */
+export const byteaArray = (values: (Buffer | null)[]) =>
+  sql.fragment`${sql.array(
+    values.map((v) => (v === null ? null : `\\x${v.toString('hex')}`)),
+    'text',
+  )}::bytea[]`;
 
 export interface PoolOptions {
   applicationName: string;

@@ -20,6 +20,7 @@ import { batcherPerOwner, type BatcherOptions } from './batching';
 const SECRET_BYTES = 32;
 /** `lk_<key id as 32 hex>_<secret as 43 base64url chars>`. */
 const TOKEN = /^lk_([0-9a-f]{32})_([A-Za-z0-9_-]{43})$/;
+const BEARER = /^Bearer ([^\s]+)$/i;
 
 export interface Principal {
   keyId: string;
@@ -77,7 +78,7 @@ function asBuffer(value: unknown): Buffer {
 
 /** The key id and secret of a bearer header, or the spec's 401. */
 export function bearerOf(authorization: string | undefined): { keyId: string; secret: string } {
-  const bearer = /^Bearer ([^\s]+)$/i.exec(authorization ?? '');
+  const bearer = BEARER.exec(authorization ?? '');
   if (!bearer) throw unauthenticated('missing or malformed bearer credential');
   const parsed = parseToken(bearer[1]!);
   if (!parsed) throw unauthenticated('malformed credential');
@@ -92,6 +93,45 @@ const authzUnavailable = (cause: unknown) =>
     headers: { 'Retry-After': '1' },
     cause,
   });
+
+/**
+ * Keys that authenticated in this process, with what of them never changes: tenant, parent, role
+ * and secret hash. It lets the posting route send a request's posting with the check of its key
+ * in one statement (postInOneStatement, api/ledger/routes.ts); revocation, expiry and the tenants' status are
+ * still read by that statement, so remembering a key never admits a request the database would
+ * refuse. Oldest first out past the bound.
+ */
+const REMEMBERED_KEYS_MAX = 10_000;
+const rememberedKeys = new Map<string, { secretSha256: Buffer; principal: Principal }>();
+
+function remember(secretSha256: Buffer, principal: Principal): void {
+  if (rememberedKeys.has(principal.keyId)) return;
+  if (rememberedKeys.size >= REMEMBERED_KEYS_MAX)
+    rememberedKeys.delete(rememberedKeys.keys().next().value!);
+  rememberedKeys.set(principal.keyId, { secretSha256, principal });
+}
+
+/**
+ * The principal of a bearer header whose key authenticated before in this process, with the
+ * secret's hash, when the presented secret is that key's; else null (the caller authenticates).
+ */
+export function rememberedPrincipal(
+  authorization: string | undefined,
+): { principal: Principal; secretSha256: Buffer } | null {
+  const bearer = BEARER.exec(authorization ?? '');
+  const parsed = bearer && parseToken(bearer[1]!);
+  const known = parsed && rememberedKeys.get(parsed.keyId);
+  if (!known) return null;
+  const presented = sha256(parsed.secret);
+  return timingSafeEqual(known.secretSha256, presented)
+    ? { principal: known.principal, secretSha256: presented }
+    : null;
+}
+
+/** The database no longer admits this key (revoked, expired, tenant suspended): ask it again next time. */
+export function forgetKey(keyId: string): void {
+  rememberedKeys.delete(keyId);
+}
 
 /** Judges a stored credential against the presented secret: a principal, or the spec's 401/403. */
 export function judgeCredential(credential: Credential | null, secret: string): Principal {
@@ -115,13 +155,15 @@ export function judgeCredential(credential: Credential | null, secret: string): 
   ) {
     throw new AppError({ status: 403, code: 'TENANT_SUSPENDED', message: 'tenant suspended' });
   }
-  return {
+  const principal: Principal = {
     keyId: credential.key_id,
     tenantId: credential.tenant_id,
     role: credential.role,
     rootTenantId: credential.parent_id ?? credential.tenant_id,
     isSubTenant: credential.parent_id !== null,
   };
+  remember(presented, principal);
+  return principal;
 }
 
 /**

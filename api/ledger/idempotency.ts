@@ -69,6 +69,25 @@ export const requestHashOf = (ctx: Context): Buffer =>
   );
 
 /**
+ * After the request that claimed the key failed: a final refusal becomes the key's response (a
+ * replay gets it again); a transient failure frees the key, so a retry with it runs again.
+ */
+export async function settleFailedClaim(
+  pool: DatabasePool,
+  scope: IdempotencyScope,
+  error: unknown,
+): Promise<void> {
+  if (isAppError(error) && isFinal(error)) {
+    const rendered = ledgerEnvelope(error);
+    await withTenant(pool, scope.tenantId, (tx) =>
+      completeIdempotencyKey(tx, scope, rendered.status, rendered.body),
+    );
+  } else {
+    await releaseIdempotencyKey(pool, scope).catch(() => undefined);
+  }
+}
+
+/**
  * Required `Idempotency-Key` on a mutating route, scoped per tenant and endpoint (method +
  * route template). The request hash covers the concrete path and the canonical JSON body.
  * `claimed` is the claim already made for this request in the authentication round trip
@@ -124,14 +143,7 @@ export async function runIdempotent(
   try {
     await next();
   } catch (error) {
-    if (isAppError(error) && isFinal(error)) {
-      const rendered = ledgerEnvelope(error);
-      await withTenant(pool, scope.tenantId, (tx) =>
-        completeIdempotencyKey(tx, scope, rendered.status, rendered.body),
-      );
-    } else {
-      await releaseIdempotencyKey(pool, scope).catch(() => undefined);
-    }
+    await settleFailedClaim(pool, scope, error);
     throw error;
   }
   if (!completed)

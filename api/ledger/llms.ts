@@ -12,7 +12,8 @@ Double-entry ledger over HTTP. Contract: GET /openapi.json (OpenAPI 3.1).
 ## Idempotency
 - Every POST, PATCH and DELETE needs \`Idempotency-Key\` (1-255 chars), scoped per tenant and endpoint.
 - Same key + same body: the original status and body again (header Idempotent-Replayed: true).
-- Same key + different body: 422 IDEMPOTENCY_KEY_MISMATCH. Concurrent duplicate: 409 IDEMPOTENCY_IN_FLIGHT + Retry-After.
+- Same key + different body: 422 IDEMPOTENCY_KEY_MISMATCH. Concurrent duplicate: 409 IDEMPOTENCY_IN_FLIGHT + Retry-After,
+  or, for a posting that finishes meanwhile, its replay.
 - external_id is a second guard: a repeat under a new key is 409 DUPLICATE_TRANSACTION.
 
 ## Money

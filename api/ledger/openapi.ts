@@ -410,7 +410,7 @@ const COMMON_ERRORS = {
   '413': errorResponse('PAYLOAD_TOO_LARGE: over 64 KiB at the edge or 1 MiB at the application'),
   '422': errorResponse('validation failures; see the code (final: do not retry)'),
   '429': errorResponse(
-    'RATE_LIMITED (edge, per source address) or QUOTA_EXCEEDED (monthly calls of the root tenant); Retry-After',
+    'RATE_LIMITED (edge, per source address) or QUOTA_EXCEEDED (monthly calls of the root tenant: authenticated calls count, and so does a posting with a key revoked, expired or suspended since its last use in the same API process); Retry-After',
   ),
   '500': errorResponse('INTERNAL_ERROR with a constant message'),
   '503': errorResponse(
@@ -450,7 +450,7 @@ const idempotencyHeader = {
   in: 'header',
   required: true,
   description:
-    'Required on every mutating request (1 to 255 chars), scoped per tenant and endpoint (method + route). A replay with the same body returns the original status and body with header Idempotent-Replayed: true; a different body is 422 IDEMPOTENCY_KEY_MISMATCH; a concurrent duplicate is 409 IDEMPOTENCY_IN_FLIGHT with Retry-After. Final refusals (4xx without Retry-After) are remembered too; transient ones (5xx, 429, 409 with Retry-After) are not, so a retry runs again. Records are kept (no expiry).',
+    'Required on every mutating request (1 to 255 chars), scoped per tenant and endpoint (method + route). A replay with the same body returns the original status and body with header Idempotent-Replayed: true; a different body is 422 IDEMPOTENCY_KEY_MISMATCH; a concurrent duplicate is 409 IDEMPOTENCY_IN_FLIGHT with Retry-After while the first request holds the key (a posting usually holds it only inside its own database transaction, so a duplicate that arrives meanwhile waits the few milliseconds until it commits and gets its replay). Final refusals (4xx without Retry-After) are remembered too; transient ones (5xx, 429, 409 with Retry-After) are not, so a retry runs again. Records are kept (no expiry).',
   schema: { type: 'string', minLength: 1, maxLength: 255 },
 };
 

@@ -5,11 +5,19 @@ import type { DatabasePool } from '../../db/pool';
 import type { LedgerRole } from '../../db/ledger/tenants';
 import { validate, type ValidatedState } from '../platform/http/validate';
 import { AppError } from '../platform/errors';
-import { authenticate, authenticateAndClaim, requireRole, type Principal } from './credentials';
+import {
+  authenticate,
+  authenticateAndClaim,
+  forgetKey,
+  rememberedPrincipal,
+  requireRole,
+  type Principal,
+} from './credentials';
 import {
   IDEMPOTENCY_LOCK_MS,
   requestHashOf,
   runIdempotent,
+  settleFailedClaim,
   usableKeyOf,
   type IdempotencyState,
 } from './idempotency';
@@ -27,8 +35,12 @@ import {
   type AccountPatch,
 } from './accounts';
 import {
+  createAuthorizedTransaction,
   createTransaction,
   getTransaction,
+  parseTransaction,
+  POSTING_ENDPOINT,
+  POSTING_ROUTE,
   settleTransaction,
   type CreatedTransaction,
   type SettledTransaction,
@@ -133,7 +145,7 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
       );
       ctx.state.principal = principal;
       const outcome = claim && claimOutcome(claim, requestSha256);
-      if (deps.meter) {
+      if (deps.meter && !ctx.state.metered) {
         try {
           await deps.meter(principal, ctx);
         } catch (error) {
@@ -218,9 +230,76 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
     );
   });
 
+  const answerCreated = (ctx: Context, principal: Principal, created: CreatedTransaction) => {
+    if (created.hold && deps.holdPlaced) deps.holdPlaced(principal, created);
+    ctx.status = 201;
+    ctx.body = presentCreated(created);
+  };
+
+  /**
+   * The posting route's common case in one statement: a request whose key authenticated before in
+   * this process (rememberedPrincipal), with a usable Idempotency-Key and a body that parses, is
+   * metered and then posted together with the check of its key and the claim of its
+   * Idempotency-Key (createAuthorizedTransaction). Every other request, and every one that
+   * statement hands back with nothing written (key no longer admitted, Idempotency-Key already
+   * taken, external_id exists), goes on to the general path below, which gives the spec's answer
+   * in the order auth → meter → role → key header → claim → body; a request metered here is not
+   * metered again. A key revoked since it was remembered is metered once before it is refused.
+   */
+  async function postInOneStatement(ctx: Context, next: Next): Promise<void> {
+    const request = oneStatementRequest(ctx);
+    if (request && (await postedInOneStatement(ctx, request))) return;
+    await next();
+  }
+
+  /** What the one-statement path needs of a request, when it can take it. */
+  function oneStatementRequest(ctx: Context) {
+    const known = rememberedPrincipal(ctx.get('Authorization') || undefined);
+    const key = usableKeyOf(ctx);
+    const body: unknown = ctx.request.body;
+    if (!known || known.principal.role !== POSTING_ROUTE.role || key === null) return null;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+    try {
+      return { ...known, key, parsed: parseTransaction(body, Date.now()) };
+    } catch {
+      return null;
+    }
+  }
+
+  /** False: nothing was written, and the general path answers the request. */
+  async function postedInOneStatement(
+    ctx: Context,
+    request: NonNullable<ReturnType<typeof oneStatementRequest>>,
+  ): Promise<boolean> {
+    const { principal, secretSha256, key, parsed } = request;
+    ctx.state.principal = principal;
+    if (deps.meter) {
+      await deps.meter(principal, ctx);
+      ctx.state.metered = true;
+    }
+    const outcome = await createAuthorizedTransaction(pool, principal.tenantId, parsed, {
+      keyId: principal.keyId,
+      secretSha256,
+      idempotencyKey: key,
+      requestSha256: requestHashOf(ctx),
+    });
+    if ('created' in outcome) {
+      answerCreated(ctx, principal, outcome.created);
+      return true;
+    }
+    if ('refused' in outcome) {
+      const scope = { tenantId: principal.tenantId, endpoint: POSTING_ENDPOINT, key };
+      await settleFailedClaim(pool, scope, outcome.refused);
+      throw outcome.refused;
+    }
+    if (outcome.fallback === 'credential') forgetKey(principal.keyId);
+    return false;
+  }
+
   router.post(
-    '/v1/transactions',
-    authOnce('ledger_poster', 'POST', '/v1/transactions'),
+    POSTING_ROUTE.path,
+    postInOneStatement,
+    authOnce(POSTING_ROUTE.role, POSTING_ROUTE.method, POSTING_ROUTE.path),
     validatePostingBody,
     async (ctx) => {
       const principal = principalOf(ctx);
@@ -231,9 +310,7 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
         status: 201,
       });
       idempotency.markCompleted();
-      if (created.hold && deps.holdPlaced) deps.holdPlaced(principal, created);
-      ctx.status = 201;
-      ctx.body = presentCreated(created);
+      answerCreated(ctx, principal, created);
     },
   );
   router.get('/v1/transactions/:id', auth('ledger_reader'), async (ctx) => {

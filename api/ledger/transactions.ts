@@ -11,7 +11,10 @@ import {
   lockSyncBalances,
   postTransaction,
   postTransactions,
+  postTransactionsAuthorized,
   readPostingAccounts,
+  type AuthorizedPostingCall,
+  type AuthorizedPostingResult,
   type PostingCall,
   type PostingResult,
   type EntryRow,
@@ -22,6 +25,7 @@ import {
 } from '../../db/ledger/transactions';
 import { AppError } from '../platform/errors';
 import { batcherPerOwner, type BatcherOptions } from './batching';
+import { IDEMPOTENCY_LOCK_MS } from './idempotency';
 import { minorToDecimal } from './money';
 import { deltasOf, type Counters, type Leg } from './posting';
 import { parseInstantWithOffset } from './time';
@@ -97,7 +101,7 @@ function parseEntries(value: unknown): EntryInput[] {
   });
 }
 
-interface ParsedTransaction {
+export interface ParsedTransaction {
   description: string | null;
   pending: boolean;
   expiresAtMs: number | null;
@@ -235,6 +239,43 @@ const postingBatcher = batcherPerOwner(
   }),
 );
 
+/** What one parsed request posts: fresh ids for the transaction and its entries. */
+function postingCallOf(
+  tenantId: string,
+  parsed: ParsedTransaction,
+  record?: PostingRecord,
+): PostingCall {
+  return {
+    tenantId,
+    lockTimeout: `${LOCK_TIMEOUT_MS}ms`,
+    transactionId: uuidv7(),
+    pending: parsed.pending,
+    description: parsed.description,
+    externalId: parsed.externalId,
+    metadata: parsed.metadata,
+    effectiveAt:
+      parsed.effectiveAtMs === null ? null : new Date(parsed.effectiveAtMs).toISOString(),
+    expiresAt: parsed.expiresAtMs === null ? null : new Date(parsed.expiresAtMs).toISOString(),
+    entries: parsed.entries.map((e) => ({
+      entryId: uuidv7(),
+      accountId: e.account_id,
+      direction: e.direction,
+      amount: e.amount,
+    })),
+    idempotency: record,
+  };
+}
+
+const isDuplicateExternalId = (error: unknown) =>
+  error instanceof UniqueIntegrityConstraintViolationError &&
+  error.constraint === 'transactions_external_id';
+
+function createdOf(body: PostedBody, parsed: ParsedTransaction): CreatedTransaction {
+  const created: CreatedTransaction = { ...body };
+  if (parsed.pending) created.hold = { expiresAtMs: parsed.expiresAtMs! };
+  return created;
+}
+
 /**
  * Posts a transaction in one round trip: ledger.post_transaction (migration 0004) sets the
  * tenant context, locks the sync accounts in account_id order, applies rules 1-4 (the rules of
@@ -259,30 +300,9 @@ export async function createTransaction(
   }
   let outcome: PostingResult;
   try {
-    outcome = await postingBatcher(pool).submit(tenantId, {
-      tenantId,
-      lockTimeout: `${LOCK_TIMEOUT_MS}ms`,
-      transactionId: uuidv7(),
-      pending: parsed.pending,
-      description: parsed.description,
-      externalId: parsed.externalId,
-      metadata: parsed.metadata,
-      effectiveAt:
-        parsed.effectiveAtMs === null ? null : new Date(parsed.effectiveAtMs).toISOString(),
-      expiresAt: parsed.expiresAtMs === null ? null : new Date(parsed.expiresAtMs).toISOString(),
-      entries: parsed.entries.map((e) => ({
-        entryId: uuidv7(),
-        accountId: e.account_id,
-        direction: e.direction,
-        amount: e.amount,
-      })),
-      idempotency: record,
-    });
+    outcome = await postingBatcher(pool).submit(tenantId, postingCallOf(tenantId, parsed, record));
   } catch (error) {
-    if (
-      error instanceof UniqueIntegrityConstraintViolationError &&
-      error.constraint === 'transactions_external_id'
-    ) {
+    if (isDuplicateExternalId(error)) {
       throw new AppError({
         status: 409,
         code: 'DUPLICATE_TRANSACTION',
@@ -294,9 +314,86 @@ export async function createTransaction(
     throw mapDatabaseError(error);
   }
   if ('error' in outcome) throw refusal(outcome.error);
-  const created: CreatedTransaction = { ...outcome.body };
-  if (parsed.pending) created.hold = { expiresAtMs: parsed.expiresAtMs! };
-  return created;
+  return createdOf(outcome.body, parsed);
+}
+
+/** The posting route: its role, and its endpoint as Idempotency-Keys are scoped. */
+export const POSTING_ROUTE = {
+  role: 'ledger_poster',
+  method: 'POST',
+  path: '/v1/transactions',
+} as const;
+export const POSTING_ENDPOINT = `${POSTING_ROUTE.method} ${POSTING_ROUTE.path}`;
+
+/** The key that sent a posting and the Idempotency-Key it claims (createAuthorizedTransaction). */
+export interface PostingAuthority {
+  keyId: string;
+  secretSha256: Buffer;
+  idempotencyKey: string;
+  requestSha256: Buffer;
+}
+
+/**
+ * What createAuthorizedTransaction did: posted; refused (the Idempotency-Key stays claimed, for
+ * the caller to settle); or nothing at all, for the general path to answer (the key no longer
+ * passes, the Idempotency-Key is taken, or the external_id exists).
+ */
+export type AuthorizedOutcome =
+  | { created: CreatedTransaction }
+  | { refused: AppError }
+  | { fallback: 'credential' | 'key' | 'duplicate' };
+
+const authorizedPostingBatcher = batcherPerOwner(
+  (pool: DatabasePool): BatcherOptions<AuthorizedPostingCall, AuthorizedPostingResult> => {
+    const post = (tenantId: string, calls: AuthorizedPostingCall[]) =>
+      postTransactionsAuthorized(
+        pool,
+        tenantId,
+        {
+          lockTimeout: `${LOCK_TIMEOUT_MS}ms`,
+          role: POSTING_ROUTE.role,
+          endpoint: POSTING_ENDPOINT,
+          lockMs: IDEMPOTENCY_LOCK_MS,
+          status: 201,
+        },
+        calls,
+      );
+    return {
+      sizeMax: POSTING_BATCH_SIZE_MAX,
+      flightsMax: POSTING_BATCH_FLIGHTS_MAX,
+      runBatch: post,
+      runOne: async (tenantId, call) => (await post(tenantId, [call]))[0]!,
+    };
+  },
+);
+
+/**
+ * A parsed posting with the check of the key that sent it and the claim of its Idempotency-Key,
+ * in one statement and one commit (ledger.post_transactions_authorized, migration 0013); for a
+ * key authenticated before (rememberedPrincipal). Throws only when nothing was claimed.
+ */
+export async function createAuthorizedTransaction(
+  pool: DatabasePool,
+  tenantId: string,
+  parsed: ParsedTransaction,
+  authority: PostingAuthority,
+): Promise<AuthorizedOutcome> {
+  let outcome: AuthorizedPostingResult;
+  try {
+    outcome = await authorizedPostingBatcher(pool).submit(tenantId, {
+      ...postingCallOf(tenantId, parsed),
+      keyId: authority.keyId,
+      secretSha256: authority.secretSha256,
+      idempotencyKey: authority.idempotencyKey,
+      requestSha256: authority.requestSha256,
+    });
+  } catch (error) {
+    if (isDuplicateExternalId(error)) return { fallback: 'duplicate' };
+    throw mapDatabaseError(error);
+  }
+  if ('fallback' in outcome) return outcome;
+  if ('error' in outcome) return { refused: refusal(outcome.error) };
+  return { created: createdOf(outcome.body, parsed) };
 }
 
 const negate = (c: Counters): Counters => ({

@@ -1,4 +1,4 @@
-import { sql, type DatabasePool } from '../pool';
+import { byteaArray, sql, type DatabasePool } from '../pool';
 import type { Tx } from './context';
 
 export type TenantStatus = 'active' | 'suspended';
@@ -209,12 +209,7 @@ export async function findCredentialsAndClaims(
         requests.map((r) => r.claim?.key ?? null),
         'text',
       )},
-      ${sql.array(
-        // As '\x…' text cast to bytea: slonik refuses a null member of a bytea array, and a
-        // request without a usable Idempotency-Key has no hash.
-        requests.map((r) => (r.claim ? `\\x${r.claim.requestSha256.toString('hex')}` : null)),
-        'text',
-      )}::bytea[],
+      ${byteaArray(requests.map((r) => r.claim?.requestSha256 ?? null))},
       ${requests.find((r) => r.claim)?.claim?.lockMs ?? null}::int)`)) as ((Credential &
     ClaimRow) & { ord: number })[];
   const byOrd: ((Credential & ClaimRow) | null)[] = requests.map(() => null);

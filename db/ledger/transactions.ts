@@ -1,4 +1,4 @@
-import { sql, type DatabasePool } from '../pool';
+import { byteaArray, sql, type DatabasePool } from '../pool';
 import type { Tx } from './context';
 import type { AccountStatus, Side, Tracking } from './accounts';
 
@@ -219,6 +219,70 @@ export async function postTransaction(pool: DatabasePool, c: PostingCall): Promi
       ${idem?.endpoint ?? null}, ${idem?.key ?? null}, ${idem?.status ?? null}::smallint)`)) as PostingResult;
 }
 
+/** The posting arrays of ledger.post_transactions (migration 0009), one per field, in call order. */
+function postingArrays(calls: PostingCall[]) {
+  const entries = calls.flatMap((c) => c.entries);
+  return sql.join(
+    [
+      sql.array(
+        calls.map((c) => c.transactionId),
+        'uuid',
+      ),
+      sql.array(
+        calls.map((c) => c.pending),
+        'bool',
+      ),
+      sql.array(
+        calls.map((c) => c.description),
+        'text',
+      ),
+      sql.array(
+        calls.map((c) => c.externalId),
+        'text',
+      ),
+      sql.array(
+        calls.map((c) => JSON.stringify(c.metadata ?? {})),
+        'jsonb',
+      ),
+      sql.array(
+        calls.map((c) => c.effectiveAt),
+        'timestamptz',
+      ),
+      sql.array(
+        calls.map((c) => c.expiresAt),
+        'timestamptz',
+      ),
+      sql.array(
+        calls.map((c) => c.entries.length),
+        'int4',
+      ),
+      sql.array(
+        entries.map((e) => e.entryId),
+        'uuid',
+      ),
+      sql.array(
+        entries.map((e) => e.accountId),
+        'uuid',
+      ),
+      sql.array(
+        entries.map((e) => e.direction),
+        'text',
+      ),
+      sql.array(
+        entries.map((e) => e.amount),
+        'text',
+      ),
+    ],
+    sql.fragment`, `,
+  );
+}
+
+function checkAnswered<T>(results: T[], calls: unknown[], fn: string): T[] {
+  if (!Array.isArray(results) || results.length !== calls.length)
+    throw new Error(`${fn} answered ${String(results?.length)} of ${calls.length}`);
+  return results;
+}
+
 /**
  * Several postings of one tenant in one statement and one database transaction
  * (ledger.post_transactions, migrations 0009 and 0012): every posting gets exactly what postTransaction
@@ -232,58 +296,9 @@ export async function postTransactions(
   lockTimeout: string,
   calls: PostingCall[],
 ): Promise<PostingResult[]> {
-  const entries = calls.flatMap((c) => c.entries);
   const results = (await pool.oneFirst(sql.unsafe`
     SELECT ledger.post_transactions(
-      ${tenantId}::uuid, ${lockTimeout},
-      ${sql.array(
-        calls.map((c) => c.transactionId),
-        'uuid',
-      )},
-      ${sql.array(
-        calls.map((c) => c.pending),
-        'bool',
-      )},
-      ${sql.array(
-        calls.map((c) => c.description),
-        'text',
-      )},
-      ${sql.array(
-        calls.map((c) => c.externalId),
-        'text',
-      )},
-      ${sql.array(
-        calls.map((c) => JSON.stringify(c.metadata ?? {})),
-        'jsonb',
-      )},
-      ${sql.array(
-        calls.map((c) => c.effectiveAt),
-        'timestamptz',
-      )},
-      ${sql.array(
-        calls.map((c) => c.expiresAt),
-        'timestamptz',
-      )},
-      ${sql.array(
-        calls.map((c) => c.entries.length),
-        'int4',
-      )},
-      ${sql.array(
-        entries.map((e) => e.entryId),
-        'uuid',
-      )},
-      ${sql.array(
-        entries.map((e) => e.accountId),
-        'uuid',
-      )},
-      ${sql.array(
-        entries.map((e) => e.direction),
-        'text',
-      )},
-      ${sql.array(
-        entries.map((e) => e.amount),
-        'text',
-      )},
+      ${tenantId}::uuid, ${lockTimeout}, ${postingArrays(calls)},
       ${sql.array(
         calls.map((c) => c.idempotency?.endpoint ?? null),
         'text',
@@ -296,7 +311,48 @@ export async function postTransactions(
         calls.map((c) => c.idempotency?.status ?? null),
         'int2',
       )})`)) as PostingResult[];
-  if (!Array.isArray(results) || results.length !== calls.length)
-    throw new Error(`post_transactions answered ${String(results?.length)} of ${calls.length}`);
-  return results;
+  return checkAnswered(results, calls, 'post_transactions');
+}
+
+/** A posting sent with a key authenticated before, and the Idempotency-Key it claims. */
+export interface AuthorizedPostingCall extends Omit<PostingCall, 'idempotency'> {
+  keyId: string;
+  secretSha256: Buffer;
+  idempotencyKey: string;
+  requestSha256: Buffer;
+}
+
+/**
+ * Why a posting was not posted by postTransactionsAuthorized, nothing written for it: its key no
+ * longer passes (revoked, expired, suspended tenant), or its Idempotency-Key already has a row.
+ */
+export type AuthorizedPostingResult = PostingResult | { fallback: 'credential' | 'key' };
+
+/**
+ * Postings of one tenant with the checks of their keys and the claims of their Idempotency-Keys
+ * in one statement and one commit (ledger.post_transactions_authorized, migration 0013). A
+ * refused posting's key stays claimed in flight; a fallback posting has nothing written.
+ */
+export async function postTransactionsAuthorized(
+  pool: DatabasePool,
+  tenantId: string,
+  scope: { lockTimeout: string; role: string; endpoint: string; lockMs: number; status: number },
+  calls: AuthorizedPostingCall[],
+): Promise<AuthorizedPostingResult[]> {
+  const results = (await pool.oneFirst(sql.unsafe`
+    SELECT ledger.post_transactions_authorized(
+      ${tenantId}::uuid, ${scope.lockTimeout}, ${scope.role}, ${scope.endpoint}, ${scope.lockMs}::int,
+      ${scope.status}::smallint,
+      ${sql.array(
+        calls.map((c) => c.keyId),
+        'uuid',
+      )},
+      ${byteaArray(calls.map((c) => c.secretSha256))},
+      ${sql.array(
+        calls.map((c) => c.idempotencyKey),
+        'text',
+      )},
+      ${byteaArray(calls.map((c) => c.requestSha256))},
+      ${postingArrays(calls as PostingCall[])})`)) as AuthorizedPostingResult[];
+  return checkAnswered(results, calls, 'post_transactions_authorized');
 }
