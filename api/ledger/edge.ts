@@ -5,34 +5,36 @@ import { redisScript, type Redis } from '../../db/redis';
 import type { Logger } from '../platform/logger';
 import { PayloadTooLargeError } from '../platform/http/json-body';
 import { AppError } from '../platform/errors';
+import { NaturalBatcher } from './batching';
 
 /** Paths the edge never limits (probes). */
 export const EDGE_EXEMPT_PATHS = new Set(['/healthz']);
 
 /**
  * Token bucket per source address, atomic in Redis and timed by the Redis clock (so several
- * API processes share one bucket). Returns {allowed, retryAfterMs}.
+ * API processes share one bucket). Takes up to ARGV[3] tokens, one per request, first come first
+ * served; returns {granted, retryAfterMs}: the requests past the first `granted` are refused, and
+ * may retry when the next token is due.
  */
 const TOKEN_BUCKET_LUA = `
 local rate = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
+local wanted = tonumber(ARGV[3])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local data = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
 local tokens = tonumber(data[1]) or burst
 local ts = tonumber(data[2]) or now
 tokens = math.min(burst, tokens + math.max(0, now - ts) * rate / 1000)
-local allowed = 0
+local granted = math.min(wanted, math.floor(tokens))
+tokens = tokens - granted
 local retry = 0
-if tokens >= 1 then
-  tokens = tokens - 1
-  allowed = 1
-else
+if granted < wanted then
   retry = math.ceil((1 - tokens) * 1000 / rate)
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(now))
 redis.call('PEXPIRE', KEYS[1], math.ceil(burst * 1000 / rate) + 1000)
-return {allowed, retry}
+return {granted, retry}
 `;
 
 export interface EdgeOptions {
@@ -43,40 +45,65 @@ export interface EdgeOptions {
   bodyLimitBytes: number;
 }
 
+/** Requests of one address per token-bucket call at most. */
+const EDGE_BATCH_SIZE_MAX = 256;
+
+/** A request's verdict: allowed, or refused with the milliseconds until a token is due. */
+type EdgeVerdict = { allowed: true } | { allowed: false; retryAfterMs: number };
+
 /**
  * 10 requests per second, burst 20, per source address (configurable) → 429 RATE_LIMITED with
- * Retry-After. When Redis cannot answer, the request is served (fail open: the limiter
- * protects capacity, it is not an authorization).
+ * Retry-After. Requests of one address that arrive while its last Redis call is out take their
+ * tokens together in the next (NaturalBatcher): one script call per batch, not per request. When
+ * Redis cannot answer, the request is served (fail open: the limiter protects capacity, it is not
+ * an authorization).
  */
 export function edgeRateLimit(options: EdgeOptions): Middleware {
-  const takeToken = redisScript<[number, number]>(
+  const takeTokens = redisScript<[number, number]>(
     options.redis,
-    'ledgerTokenBucket',
+    'ledgerTokenBucketMany',
     TOKEN_BUCKET_LUA,
   );
   const bucketKey = (address: string) =>
     `edge:${options.ratePerSecond}:${options.burst}:${address}`;
+  const take = async (address: string, count: number): Promise<EdgeVerdict[]> => {
+    const [granted, retryAfterMs] = await takeTokens(
+      bucketKey(address),
+      options.ratePerSecond,
+      options.burst,
+      count,
+    );
+    return Array.from({ length: count }, (_, i) =>
+      i < granted ? { allowed: true } : { allowed: false, retryAfterMs },
+    );
+  };
+  const batcher = new NaturalBatcher<null, EdgeVerdict>({
+    sizeMax: EDGE_BATCH_SIZE_MAX,
+    flightsMax: 1,
+    runBatch: (address, items) => take(address, items.length),
+    runOne: async (address) => (await take(address, 1))[0]!,
+  });
   return async function rateLimit(ctx: Context, next: Next): Promise<void> {
     if (EDGE_EXEMPT_PATHS.has(ctx.path)) {
       await next();
       return;
     }
     const address = ctx.req.socket.remoteAddress ?? 'unknown';
-    let verdict: [number, number] | undefined;
+    let verdict: EdgeVerdict | undefined;
     try {
-      verdict = await takeToken(bucketKey(address), options.ratePerSecond, options.burst);
+      verdict = await batcher.submit(address, null);
     } catch (error) {
       options.logger.debug(
         { err: (error as Error).message },
         'edge rate limiter unavailable; serving',
       );
     }
-    if (verdict && verdict[0] !== 1) {
+    if (verdict && !verdict.allowed) {
       throw new AppError({
         status: 429,
         code: 'RATE_LIMITED',
         message: 'too many requests from this address; retry with the same Idempotency-Key',
-        headers: { 'Retry-After': String(Math.max(1, Math.ceil(verdict[1] / 1000))) },
+        headers: { 'Retry-After': String(Math.max(1, Math.ceil(verdict.retryAfterMs / 1000))) },
       });
     }
     await next();

@@ -5,16 +5,20 @@ import { withSystem } from '../../db/ledger/context';
 import type { Logger } from '../platform/logger';
 import { AppError } from '../platform/errors';
 import type { Principal } from './credentials';
+import { NaturalBatcher } from './batching';
 
 /** A month's counter outlives its month by this much, for late reconciliation reads. */
 const COUNTER_TTL_SECONDS = 40 * 24 * 3600;
 
-/** INCR and EXPIRE of a month's counter as one script: one command, one reply. */
-const COUNT_CALL_LUA = `
-local calls = redis.call('INCR', KEYS[1])
+/** INCRBY and EXPIRE of a month's counter as one script: one command, one reply. */
+const COUNT_CALLS_LUA = `
+local calls = redis.call('INCRBY', KEYS[1], tonumber(ARGV[2]))
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[1]))
 return calls
 `;
+
+/** Calls of one root tenant per counter call at most. */
+const METER_BATCH_SIZE_MAX = 256;
 
 export const monthOf = (date: Date): string => date.toISOString().slice(0, 7);
 
@@ -34,13 +38,25 @@ export function monthlyCallMeter(deps: {
   logger: Logger;
   monthlyCallQuota: number;
 }) {
-  const countCall = redisScript<number>(deps.redis, 'ledgerCountCall', COUNT_CALL_LUA);
+  const countCalls = redisScript<number>(deps.redis, 'ledgerCountCalls', COUNT_CALLS_LUA);
+  // Calls of one tenant and month that arrive while its last counter call is out are counted
+  // together in the next: one INCRBY per batch, each call given its own place in the count.
+  const count = async (counterKey: string, calls: number): Promise<number[]> => {
+    const total = await countCalls(counterKey, COUNTER_TTL_SECONDS, calls);
+    return Array.from({ length: calls }, (_, i) => total - calls + 1 + i);
+  };
+  const batcher = new NaturalBatcher<null, number>({
+    sizeMax: METER_BATCH_SIZE_MAX,
+    flightsMax: 1,
+    runBatch: (counterKey, items) => count(counterKey, items.length),
+    runOne: async (counterKey) => (await count(counterKey, 1))[0]!,
+  });
   return async function meter(principal: Principal, _ctx: Context): Promise<void> {
     const now = new Date();
     const month = monthOf(now);
     let calls: number;
     try {
-      calls = await countCall(`calls:${principal.rootTenantId}:${month}`, COUNTER_TTL_SECONDS);
+      calls = await batcher.submit(`calls:${principal.rootTenantId}:${month}`, null);
     } catch (error) {
       deps.logger.warn(
         { err: (error as Error).message, tenantId: principal.rootTenantId },

@@ -160,6 +160,22 @@ describe('ledger edge and limits', () => {
     }
   });
 
+  it('when calls of one tenant race past its monthly quota, then exactly the quota is served (counted together, each in its place)', async () => {
+    const metered = await new LedgerHarness().start({ LEDGER_MONTHLY_CALL_QUOTA: '12' });
+    try {
+      const root = await metered.tenant();
+      const replies = await Promise.all(
+        Array.from({ length: 30 }, () => root.reader.get('/v1/asset-types')),
+      );
+      expect(replies.filter((r) => r.status === 200)).toHaveLength(12);
+      const refused = replies.filter((r) => r.status === 429);
+      expect(refused).toHaveLength(18);
+      expect(refused.every((r) => r.body.error.code === 'QUOTA_EXCEEDED')).toBe(true);
+    } finally {
+      await metered.stop();
+    }
+  });
+
   it('when metering (Redis) is unreachable, then the call is served and recorded for reconciliation', async () => {
     const blind = await new LedgerHarness().start({ REDIS_URL: 'redis://127.0.0.1:1' });
     try {
