@@ -32,7 +32,14 @@ import {
 } from '../db/ledger/accounts';
 import { issueKey } from '../api/ledger/credentials';
 import { loadStackEnv } from '../test/support/stack-env';
-import { closedLoop, httpCall, openLoop, percentile, type LoadFigures } from './lib/http-load';
+import {
+  closedLoop,
+  httpCall,
+  openLoop,
+  percentile,
+  slowestWindows,
+  type LoadFigures,
+} from './lib/http-load';
 import { processCpuMs } from './lib/process-cpu';
 
 const ACCOUNTS = 1_000;
@@ -85,6 +92,12 @@ function report(name: string, f: Figures): void {
         ? `\n${''.padEnd(44)} CPU per request: API ${cpu.api.toFixed(2)} ms, Postgres ${cpu.postgres.toFixed(2)} ms, load generator ${cpu.loadGenerator.toFixed(2)} ms; load average ${os.loadavg()[0]!.toFixed(2)}`
         : ''),
   );
+  if (f.skipped === 0 && percentile(f.latenciesMs, 99) > 2 * percentile(f.latenciesMs, 50)) {
+    const windows = slowestWindows(f, 250, 3)
+      .map((w) => `${(w.startMs / 1000).toFixed(2)} s: ${w.maxMs.toFixed(0)} ms`)
+      .join(', ');
+    console.log(`${''.padEnd(44)} slowest 250 ms windows (from the phase's start): ${windows}`);
+  }
 }
 
 async function freePort(): Promise<number> {
@@ -100,7 +113,10 @@ async function freePort(): Promise<number> {
 async function bootApi(port: number, profileDir?: string): Promise<ChildProcess> {
   // node --import tsx (not the tsx binary) so that V8 flags reach the API process itself.
   const profile = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'api/main.ts', 'ledger'], {
+  // Extra node options of the API process, e.g. --trace-gc (as bench/runs.ts).
+  const extra = (process.env.BENCH_API_NODE_OPTIONS ?? '').split(' ').filter((a) => a !== '');
+  const args = [...profile, ...extra, '--import', 'tsx', 'api/main.ts', 'ledger'];
+  const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env: {
       ...process.env,

@@ -60,6 +60,8 @@ export interface LoadFigures {
   seconds: number;
   /** Of the successful requests; open loop: from the instant it was due, not when it went. */
   latenciesMs: number[];
+  /** For each latency, when its request started (open loop: was due), in ms from the run's start. */
+  startsMs: number[];
 }
 
 const ok = (reply: Reply | null): boolean => reply !== null && reply.status < 300;
@@ -70,7 +72,14 @@ export async function closedLoop(
   seconds: number,
   request: () => Promise<Reply>,
 ): Promise<LoadFigures> {
-  const figures: LoadFigures = { ok: 0, errors: 0, skipped: 0, seconds, latenciesMs: [] };
+  const figures: LoadFigures = {
+    ok: 0,
+    errors: 0,
+    skipped: 0,
+    seconds,
+    latenciesMs: [],
+    startsMs: [],
+  };
   const deadline = Date.now() + seconds * 1000;
   const started = performance.now();
   await Promise.all(
@@ -81,6 +90,7 @@ export async function closedLoop(
         if (ok(reply)) {
           figures.ok++;
           figures.latenciesMs.push(performance.now() - t0);
+          figures.startsMs.push(t0 - started);
         } else figures.errors++;
       }
     }),
@@ -102,7 +112,14 @@ export async function openLoop(
   request: () => Promise<Reply>,
   maxInFlight = 512,
 ): Promise<LoadFigures> {
-  const figures: LoadFigures = { ok: 0, errors: 0, skipped: 0, seconds, latenciesMs: [] };
+  const figures: LoadFigures = {
+    ok: 0,
+    errors: 0,
+    skipped: 0,
+    seconds,
+    latenciesMs: [],
+    startsMs: [],
+  };
   const intervalMs = 1000 / ratePerSecond;
   const total = Math.round(ratePerSecond * seconds);
   const started = performance.now();
@@ -121,6 +138,7 @@ export async function openLoop(
           if (ok(reply)) {
             figures.ok++;
             figures.latenciesMs.push(performance.now() - due);
+            figures.startsMs.push(due - started);
           } else figures.errors++;
           pending.delete(call);
         });
@@ -140,4 +158,24 @@ export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   const rank = Math.ceil((p / 100) * sorted.length) - 1;
   return sorted[Math.min(sorted.length - 1, Math.max(0, rank))]!;
+}
+
+/**
+ * The `count` windows of `windowMs` whose slowest request was slowest: where a p99 comes from
+ * (a few stalls, or a slow service throughout).
+ */
+export function slowestWindows(
+  figures: Pick<LoadFigures, 'latenciesMs' | 'startsMs'>,
+  windowMs: number,
+  count: number,
+): { startMs: number; maxMs: number; requests: number }[] {
+  const windows = new Map<number, { startMs: number; maxMs: number; requests: number }>();
+  figures.latenciesMs.forEach((latency, i) => {
+    const startMs = Math.floor(figures.startsMs[i]! / windowMs) * windowMs;
+    const w = windows.get(startMs) ?? { startMs, maxMs: 0, requests: 0 };
+    w.maxMs = Math.max(w.maxMs, latency);
+    w.requests++;
+    windows.set(startMs, w);
+  });
+  return [...windows.values()].sort((a, b) => b.maxMs - a.maxMs).slice(0, count);
 }
