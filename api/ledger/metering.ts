@@ -27,6 +27,14 @@ function secondsToNextMonth(now: Date): number {
   return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
 }
 
+/** A counted call, for a caller that learns afterwards that the call was not an authenticated one. */
+export interface MeteredCall {
+  uncount(): Promise<void>;
+}
+
+/** A call recorded in Postgres while Redis was unreachable stays recorded (reconciliation). */
+const UNCOUNTABLE: MeteredCall = { uncount: () => Promise.resolve() };
+
 /**
  * Monthly call quota per root tenant (a sub-tenant's calls count against its root). Redis
  * holds the counter; when it cannot answer, the call is served and recorded in Postgres
@@ -51,12 +59,13 @@ export function monthlyCallMeter(deps: {
     runBatch: (counterKey, items) => count(counterKey, items.length),
     runOne: async (counterKey) => (await count(counterKey, 1))[0]!,
   });
-  return async function meter(principal: Principal, _ctx: Context): Promise<void> {
+  return async function meter(principal: Principal, _ctx: Context): Promise<MeteredCall> {
     const now = new Date();
     const month = monthOf(now);
+    const counterKey = `calls:${principal.rootTenantId}:${month}`;
     let calls: number;
     try {
-      calls = await batcher.submit(`calls:${principal.rootTenantId}:${month}`, null);
+      calls = await batcher.submit(counterKey, null);
     } catch (error) {
       deps.logger.warn(
         { err: (error as Error).message, tenantId: principal.rootTenantId },
@@ -69,7 +78,7 @@ export function monthlyCallMeter(deps: {
       ).catch((dbError: unknown) =>
         deps.logger.error({ err: dbError }, 'unmetered call not recorded'),
       );
-      return;
+      return UNCOUNTABLE;
     }
     if (calls > deps.monthlyCallQuota) {
       throw new AppError({
@@ -79,5 +88,10 @@ export function monthlyCallMeter(deps: {
         headers: { 'Retry-After': String(secondsToNextMonth(now)) },
       });
     }
+    return {
+      uncount: async () => {
+        await countCalls(counterKey, COUNTER_TTL_SECONDS, -1);
+      },
+    };
   };
 }

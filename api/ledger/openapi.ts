@@ -410,7 +410,7 @@ const COMMON_ERRORS = {
   '413': errorResponse('PAYLOAD_TOO_LARGE: over 64 KiB at the edge or 1 MiB at the application'),
   '422': errorResponse('validation failures; see the code (final: do not retry)'),
   '429': errorResponse(
-    'RATE_LIMITED (edge, per source address) or QUOTA_EXCEEDED (monthly calls of the root tenant: authenticated calls count, and so does a posting with a key revoked, expired or suspended since its last use in the same API process); Retry-After',
+    'RATE_LIMITED (edge, per source address) or QUOTA_EXCEEDED (monthly calls of the root tenant); Retry-After',
   ),
   '500': errorResponse('INTERNAL_ERROR with a constant message'),
   '503': errorResponse(

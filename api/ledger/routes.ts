@@ -54,11 +54,12 @@ import {
   revokeSubTenantKey,
 } from './sub-tenants';
 import { LIMITS, parsePage } from './validation';
+import type { MeteredCall } from './metering';
 
 export interface LedgerRouteDeps {
   pool: DatabasePool;
   /** Runs before the role check on every authenticated request (monthly quota). */
-  meter?: (principal: Principal, ctx: Context) => Promise<void>;
+  meter?: (principal: Principal, ctx: Context) => Promise<MeteredCall>;
   /** After a hold is durably recorded: start its expiry workflow now (never awaited by the posting). */
   holdPlaced?: (principal: Principal, created: CreatedTransaction) => void;
   /** After a hold is committed or voided: end its expiry workflow early. */
@@ -244,7 +245,7 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
    * statement hands back with nothing written (key no longer admitted, Idempotency-Key already
    * taken, external_id exists), goes on to the general path below, which gives the spec's answer
    * in the order auth → meter → role → key header → claim → body; a request metered here is not
-   * metered again. A key revoked since it was remembered is metered once before it is refused.
+   * metered again, and the count of one whose key no longer passes is taken back.
    */
   async function postInOneStatement(ctx: Context, next: Next): Promise<void> {
     const request = oneStatementRequest(ctx);
@@ -273,10 +274,8 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
   ): Promise<boolean> {
     const { principal, secretSha256, key, parsed } = request;
     ctx.state.principal = principal;
-    if (deps.meter) {
-      await deps.meter(principal, ctx);
-      ctx.state.metered = true;
-    }
+    const metered = deps.meter && (await deps.meter(principal, ctx));
+    ctx.state.metered = Boolean(metered);
     const outcome = await createAuthorizedTransaction(pool, principal.tenantId, parsed, {
       keyId: principal.keyId,
       secretSha256,
@@ -292,7 +291,12 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
       await settleFailedClaim(pool, scope, outcome.refused);
       throw outcome.refused;
     }
-    if (outcome.fallback === 'credential') forgetKey(principal.keyId);
+    if (outcome.fallback === 'credential') {
+      // Not an authenticated call after all: the general path answers it, metering it if it is.
+      forgetKey(principal.keyId);
+      if (metered) await metered.uncount().catch(() => undefined);
+      ctx.state.metered = false;
+    }
     return false;
   }
 

@@ -293,8 +293,8 @@ describe('ledger postings in one statement with the check of their key', () => {
     }
   });
 
-  it('when a remembered key’s request is handed back to the general path, then it is metered once', async () => {
-    const metered = await new LedgerHarness().start({ LEDGER_MONTHLY_CALL_QUOTA: '5' });
+  it('when a remembered key’s request is handed back to the general path, then it is metered once, and not at all when its key no longer passes', async () => {
+    const metered = await new LedgerHarness().start({ LEDGER_MONTHLY_CALL_QUOTA: '6' });
     try {
       const m = await metered.tenant();
       const mUsd = await metered.assetType(m); // call 1
@@ -312,7 +312,15 @@ describe('ledger postings in one statement with the check of their key', () => {
       const replay = await m.poster.post('/v1/transactions', body, key);
       expect(replay.status).toBe(201);
       expect(replay.headers.get('idempotent-replayed')).toBe('true');
-      const over = await m.poster.post('/v1/transactions', body);
+      // Not counted: the remembered key is revoked, so the call is not an authenticated one.
+      await withSystem(metered.pool, (tx) =>
+        tx.query(sql.unsafe`
+          UPDATE ledger.api_keys SET revoked_at = now() WHERE replace(key_id::text, '-', '') = ${keyIdOf(m.poster.token)}`),
+      );
+      expect((await m.poster.post('/v1/transactions', body)).status).toBe(401);
+      const another = client(metered.url, await metered.key(m.tenantId, 'ledger_poster'));
+      expect((await another.post('/v1/transactions', body)).status).toBe(201); // 6
+      const over = await another.post('/v1/transactions', body);
       expect(over.status).toBe(429);
       expect(over.body.error.code).toBe('QUOTA_EXCEEDED');
     } finally {
