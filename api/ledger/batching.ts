@@ -116,3 +116,19 @@ export function batcherPerOwner<Owner extends object, In, Out>(
     return batcher;
   };
 }
+
+/**
+ * A batcher whose call needs only how many items of a partition came (a token bucket, a counter):
+ * one call in flight per partition, `run` answers each of the `count` items in arrival order.
+ */
+export function countingBatcher<Out>(
+  sizeMax: number,
+  run: (partition: string, count: number) => Promise<Out[]>,
+): NaturalBatcher<null, Out> {
+  return new NaturalBatcher<null, Out>({
+    sizeMax,
+    flightsMax: 1,
+    runBatch: (partition, items) => run(partition, items.length),
+    runOne: async (partition) => (await run(partition, 1))[0]!,
+  });
+}

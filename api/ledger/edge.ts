@@ -5,7 +5,7 @@ import { redisScript, type Redis } from '../../db/redis';
 import type { Logger } from '../platform/logger';
 import { PayloadTooLargeError } from '../platform/http/json-body';
 import { AppError } from '../platform/errors';
-import { NaturalBatcher } from './batching';
+import { countingBatcher } from './batching';
 
 /** Paths the edge never limits (probes). */
 export const EDGE_EXEMPT_PATHS = new Set(['/healthz']);
@@ -77,12 +77,7 @@ export function edgeRateLimit(options: EdgeOptions): Middleware {
       i < granted ? { allowed: true } : { allowed: false, retryAfterMs },
     );
   };
-  const batcher = new NaturalBatcher<null, EdgeVerdict>({
-    sizeMax: EDGE_BATCH_SIZE_MAX,
-    flightsMax: 1,
-    runBatch: (address, items) => take(address, items.length),
-    runOne: async (address) => (await take(address, 1))[0]!,
-  });
+  const batcher = countingBatcher(EDGE_BATCH_SIZE_MAX, take);
   return async function rateLimit(ctx: Context, next: Next): Promise<void> {
     if (EDGE_EXEMPT_PATHS.has(ctx.path)) {
       await next();

@@ -5,7 +5,7 @@ import { withSystem } from '../../db/ledger/context';
 import type { Logger } from '../platform/logger';
 import { AppError } from '../platform/errors';
 import type { Principal } from './credentials';
-import { NaturalBatcher } from './batching';
+import { countingBatcher } from './batching';
 
 /** A month's counter outlives its month by this much, for late reconciliation reads. */
 const COUNTER_TTL_SECONDS = 40 * 24 * 3600;
@@ -53,12 +53,7 @@ export function monthlyCallMeter(deps: {
     const total = await countCalls(counterKey, COUNTER_TTL_SECONDS, calls);
     return Array.from({ length: calls }, (_, i) => total - calls + 1 + i);
   };
-  const batcher = new NaturalBatcher<null, number>({
-    sizeMax: METER_BATCH_SIZE_MAX,
-    flightsMax: 1,
-    runBatch: (counterKey, items) => count(counterKey, items.length),
-    runOne: async (counterKey) => (await count(counterKey, 1))[0]!,
-  });
+  const batcher = countingBatcher(METER_BATCH_SIZE_MAX, count);
   return async function meter(principal: Principal, _ctx: Context): Promise<MeteredCall> {
     const now = new Date();
     const month = monthOf(now);

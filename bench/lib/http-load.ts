@@ -64,7 +64,25 @@ export interface LoadFigures {
   startsMs: number[];
 }
 
-const ok = (reply: Reply | null): boolean => reply !== null && reply.status < 300;
+const emptyFigures = (seconds: number): LoadFigures => ({
+  ok: 0,
+  errors: 0,
+  skipped: 0,
+  seconds,
+  latenciesMs: [],
+  startsMs: [],
+});
+
+/** A reply's outcome: a success with its latency and start, or a failure. */
+function record(figures: LoadFigures, reply: Reply | null, startMs: number, latencyMs: number) {
+  if (reply === null || reply.status >= 300) {
+    figures.errors++;
+    return;
+  }
+  figures.ok++;
+  figures.latenciesMs.push(latencyMs);
+  figures.startsMs.push(startMs);
+}
 
 /** `clients` callers in a loop for `seconds`: what the service sustains at saturation. */
 export async function closedLoop(
@@ -72,26 +90,14 @@ export async function closedLoop(
   seconds: number,
   request: () => Promise<Reply>,
 ): Promise<LoadFigures> {
-  const figures: LoadFigures = {
-    ok: 0,
-    errors: 0,
-    skipped: 0,
-    seconds,
-    latenciesMs: [],
-    startsMs: [],
-  };
+  const figures = emptyFigures(seconds);
   const deadline = Date.now() + seconds * 1000;
   const started = performance.now();
   await Promise.all(
     Array.from({ length: clients }, async () => {
       while (Date.now() < deadline) {
         const t0 = performance.now();
-        const reply = await request().catch(() => null);
-        if (ok(reply)) {
-          figures.ok++;
-          figures.latenciesMs.push(performance.now() - t0);
-          figures.startsMs.push(t0 - started);
-        } else figures.errors++;
+        record(figures, await request().catch(() => null), t0 - started, performance.now() - t0);
       }
     }),
   );
@@ -112,14 +118,7 @@ export async function openLoop(
   request: () => Promise<Reply>,
   maxInFlight = 512,
 ): Promise<LoadFigures> {
-  const figures: LoadFigures = {
-    ok: 0,
-    errors: 0,
-    skipped: 0,
-    seconds,
-    latenciesMs: [],
-    startsMs: [],
-  };
+  const figures = emptyFigures(seconds);
   const intervalMs = 1000 / ratePerSecond;
   const total = Math.round(ratePerSecond * seconds);
   const started = performance.now();
@@ -135,11 +134,7 @@ export async function openLoop(
       const call: Promise<void> = request()
         .catch(() => null)
         .then((reply) => {
-          if (ok(reply)) {
-            figures.ok++;
-            figures.latenciesMs.push(performance.now() - due);
-            figures.startsMs.push(due - started);
-          } else figures.errors++;
+          record(figures, reply, due - started, performance.now() - due);
           pending.delete(call);
         });
       pending.add(call);

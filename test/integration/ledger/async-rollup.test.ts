@@ -24,15 +24,8 @@ jest.setTimeout(120_000);
  */
 describe('async balances from the delta queue', () => {
   const h = new LedgerHarness();
-  let t: TenantClients;
-  let usd: string;
-  let cash: string;
-  beforeAll(async () => {
-    await h.start();
-    t = await h.tenant();
-    usd = await h.assetType(t);
-    cash = await h.account(t, usd, { normal_side: 'debit', balance_floor: null, name: 'cash' });
-  });
+  let t: TenantClients, usd: string, cash: string;
+  beforeAll(async () => ({ t, usd, cash } = await h.startWithCash()));
   afterAll(() => h.stop());
 
   const balance = async (id: string) => (await t.reader.get(`/v1/accounts/${id}/balance`)).body;

@@ -7,15 +7,8 @@ jest.setTimeout(60_000);
 
 describe('ledger idempotency', () => {
   const h = new LedgerHarness();
-  let t: TenantClients;
-  let usd: string;
-  let cash: string;
-  beforeAll(async () => {
-    await h.start();
-    t = await h.tenant();
-    usd = await h.assetType(t);
-    cash = await h.account(t, usd, { normal_side: 'debit', balance_floor: null });
-  });
+  let t: TenantClients, usd: string, cash: string;
+  beforeAll(async () => ({ t, usd, cash } = await h.startWithCash()));
   afterAll(() => h.stop());
 
   const wallet = () => h.account(t, usd, { normal_side: 'credit' });

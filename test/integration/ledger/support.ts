@@ -98,6 +98,24 @@ export class LedgerHarness {
     return this;
   }
 
+  /**
+   * The prologue of most ledger test files: the service started, a fresh tenant, an asset type of
+   * scale 2 and a debit-normal cash account without a floor (the source of deposits).
+   */
+  async startWithCash(
+    overrides: NodeJS.ProcessEnv = {},
+  ): Promise<{ t: TenantClients; usd: string; cash: string }> {
+    await this.start(overrides);
+    const t = await this.tenant();
+    const usd = await this.assetType(t);
+    const cash = await this.account(t, usd, {
+      normal_side: 'debit',
+      balance_floor: null,
+      name: 'cash',
+    });
+    return { t, usd, cash };
+  }
+
   async stop(): Promise<void> {
     await this.service?.close();
     await this.pool?.end();

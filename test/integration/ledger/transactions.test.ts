@@ -10,15 +10,8 @@ jest.setTimeout(60_000);
 /** Wallets are credit-normal (what the ledger owes its clients); cash is the debit-normal asset side. */
 describe('ledger transactions, balances and the journal', () => {
   const h = new LedgerHarness();
-  let t: TenantClients;
-  let usd: string;
-  let cash: string;
-  beforeAll(async () => {
-    await h.start();
-    t = await h.tenant();
-    usd = await h.assetType(t);
-    cash = await h.account(t, usd, { normal_side: 'debit', balance_floor: null, name: 'cash' });
-  });
+  let t: TenantClients, usd: string, cash: string;
+  beforeAll(async () => ({ t, usd, cash } = await h.startWithCash()));
   afterAll(() => h.stop());
 
   const wallet = (extra: Record<string, unknown> = {}) =>
