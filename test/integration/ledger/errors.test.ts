@@ -8,8 +8,6 @@ import { LedgerHarness, newKey, transfer, type TenantClients } from './support';
 
 jest.setTimeout(60_000);
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
  * Error codes the ledger maps but no route reaches in normal use, each provoked for real in the
  * database (no mocks): an unmapped database error, a deadlock, and the immutable-field trigger.
@@ -58,11 +56,16 @@ describe('ledger errors provoked in the database', () => {
     const lock = (accountId: string) => sql.unsafe`
       SELECT 1 FROM ledger.balances WHERE account_id = ${accountId} FOR UPDATE`;
     try {
-      // Each holds one row and then asks for the other's: a cycle the database must break.
+      // Each holds one row and then, once both hold theirs, asks for the other's: a cycle the
+      // database must break (a sleep instead of the barrier let a slow first connection miss it).
+      let holding = 0;
+      let bothHold!: () => void;
+      const barrier = new Promise<void>((resolve) => (bothHold = resolve));
       const crossing = (mine: string, theirs: string) =>
         withTenant(pool, t.tenantId, async (tx) => {
           await tx.query(lock(mine));
-          await sleep(300);
+          if (++holding === 2) bothHold();
+          await barrier;
           await tx.query(lock(theirs));
         });
       const outcomes = await Promise.allSettled([
