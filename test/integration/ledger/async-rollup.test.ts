@@ -100,9 +100,12 @@ describe('async balances from the delta queue', () => {
       await dbNow(),
     );
 
-    const expiring = await hold(lagging, '4.00', 1_000);
+    // Long enough for the rollup to show the hold before it expires (its +4.00 and the expiry's
+    // -4.00 applied in one tick would never show 4.00 pending); then past its expires_at.
+    const placedAt = Date.now();
+    const expiring = await hold(lagging, '4.00', 3_000);
     await settlesTo(lagging, { pending_debits: '4.00' }, await dbNow());
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, placedAt + 3_200 - Date.now())));
     // Commit after expires_at expires the hold in the same transaction (410); the expiry path
     // is the one the hold workflow and the sweep take.
     const late = await t.poster.post(`/v1/transactions/${expiring}/commit`);
