@@ -97,9 +97,9 @@ const authzUnavailable = (cause: unknown) =>
 /**
  * Keys that authenticated in this process, with what of them never changes: tenant, parent, role
  * and secret hash. It lets the posting route send a request's posting with the check of its key
- * in one statement (postInOneStatement, api/ledger/routes.ts); revocation, expiry and the tenants' status are
- * still read by that statement, so remembering a key never admits a request the database would
- * refuse. Oldest first out past the bound.
+ * in one statement (postInOneStatement, api/ledger/routes.ts); revocation, expiry and the
+ * tenants' status are still read by that statement, so remembering a key never admits a request
+ * the database would refuse. Oldest first out past the bound.
  */
 const REMEMBERED_KEYS_MAX = 10_000;
 const rememberedKeys = new Map<string, { secretSha256: Buffer; principal: Principal }>();
@@ -133,7 +133,10 @@ export function forgetKey(keyId: string): void {
   rememberedKeys.delete(keyId);
 }
 
-/** Judges a stored credential against the presented secret: a principal, or the spec's 401/403. */
+/**
+ * Judges a stored credential against the presented secret: a principal (its key remembered, see
+ * rememberedPrincipal), or the spec's 401/403.
+ */
 export function judgeCredential(credential: Credential | null, secret: string): Principal {
   const stored = credential ? asBuffer(credential.secret_sha256) : Buffer.alloc(32);
   const presented = sha256(secret);

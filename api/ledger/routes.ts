@@ -148,6 +148,8 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
       const outcome = claim && claimOutcome(claim, requestSha256);
       if (deps.meter && !ctx.state.metered) {
         try {
+          // A refusal the one-statement path already had from the meter: not counted twice.
+          if (ctx.state.meterRefusal) throw ctx.state.meterRefusal;
           await deps.meter(principal, ctx);
         } catch (error) {
           // Over quota (429, transient): the key this request claimed is given back.
@@ -274,7 +276,15 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
   ): Promise<boolean> {
     const { principal, secretSha256, key, parsed } = request;
     ctx.state.principal = principal;
-    const metered = deps.meter && (await deps.meter(principal, ctx));
+    let metered: MeteredCall | undefined;
+    try {
+      metered = deps.meter && (await deps.meter(principal, ctx));
+    } catch (error) {
+      // Over quota: the general path authenticates first (a key revoked since it was remembered
+      // gets its 401), then gives this refusal.
+      ctx.state.meterRefusal = error;
+      return false;
+    }
     ctx.state.metered = Boolean(metered);
     const outcome = await createAuthorizedTransaction(pool, principal.tenantId, parsed, {
       keyId: principal.keyId,

@@ -286,7 +286,7 @@ describe('ledger postings in one statement with the check of their key', () => {
     }
   });
 
-  it('when a remembered key’s request is handed back to the general path, then it is metered once, and not at all when its key no longer passes', async () => {
+  it('when a remembered key’s request is handed back to the general path, then it is metered once, not at all when its key no longer passes, and a revoked key over quota is 401 before 429', async () => {
     const metered = await new LedgerHarness().start({ LEDGER_MONTHLY_CALL_QUOTA: '6' });
     try {
       const m = await metered.tenant();
@@ -316,6 +316,14 @@ describe('ledger postings in one statement with the check of their key', () => {
       const over = await another.post('/v1/transactions', body);
       expect(over.status).toBe(429);
       expect(over.body.error.code).toBe('QUOTA_EXCEEDED');
+      // Over quota and revoked since it was remembered: authentication comes first, as always.
+      await withSystem(metered.pool, (tx) =>
+        tx.query(sql.unsafe`
+          UPDATE ledger.api_keys SET revoked_at = now() WHERE replace(key_id::text, '-', '') = ${keyIdOf(another.token)}`),
+      );
+      const revoked = await another.post('/v1/transactions', body);
+      expect(revoked.status).toBe(401);
+      expect(revoked.body.error.code).toBe('UNAUTHENTICATED');
     } finally {
       await metered.stop();
     }
