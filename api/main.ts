@@ -2,6 +2,7 @@ import { loadConfig } from './platform/config';
 import { createLogger } from './platform/logger';
 import { bootService, type BootedService } from './platform/bootstrap';
 import { SERVICES, isServiceName, type ServiceName } from './services';
+import { watchEventLoop } from './platform/event-loop';
 
 /**
  * Serves the services named on the command line (all three by default), each on its own
@@ -10,6 +11,7 @@ import { SERVICES, isServiceName, type ServiceName } from './services';
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, { process: 'api' });
+  watchEventLoop(logger);
   const requested = process.argv.slice(2);
   const unknown = requested.filter((name) => !isServiceName(name));
   if (unknown.length > 0)

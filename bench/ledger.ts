@@ -32,6 +32,7 @@ import {
 } from '../db/ledger/accounts';
 import { issueKey } from '../api/ledger/credentials';
 import { loadStackEnv } from '../test/support/stack-env';
+import { watchEventLoop } from '../api/platform/event-loop';
 import {
   closedLoop,
   httpCall,
@@ -185,6 +186,13 @@ async function provision(pool: DatabasePool) {
 
 async function main(): Promise<void> {
   loadStackEnv();
+  // A stall of the load generator itself shows as latency of the service: say when it happens.
+  watchEventLoop({
+    warn: (fields: { maxMs: number }) =>
+      console.log(
+        `${''.padEnd(44)} (the load generator's event loop was held up ${fields.maxMs} ms)`,
+      ),
+  } as never);
   const { values } = parseArgs({
     options: {
       seconds: { type: 'string', default: '10' },
