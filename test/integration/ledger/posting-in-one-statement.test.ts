@@ -29,8 +29,13 @@ describe('ledger postings in one statement with the check of their key', () => {
     ...extra,
   });
   const keyIdOf = (token: string) => token.slice(3, 35);
-  const system = (statement: ReturnType<typeof sql.unsafe>) =>
-    withSystem(h.pool, (tx) => tx.query(statement));
+  const system = (statement: ReturnType<typeof sql.unsafe>, pool = h.pool) =>
+    withSystem(pool, (tx) => tx.query(statement));
+  const changeKey = (token: string, change: ReturnType<typeof sql.fragment>, pool = h.pool) =>
+    system(
+      sql.unsafe`UPDATE ledger.api_keys SET ${change} WHERE replace(key_id::text, '-', '') = ${keyIdOf(token)}`,
+      pool,
+    );
   const transactionsOn = async (accountId: string) =>
     Number(
       await withTenant(h.pool, t.tenantId, (tx) =>
@@ -55,7 +60,7 @@ describe('ledger postings in one statement with the check of their key', () => {
     return poster;
   }
 
-  it('when a remembered key posts, then the posting and its completed Idempotency-Key are one write, replayed as such', async () => {
+  it('when a remembered key posts, then its Idempotency-Key holds the 201 it answered, and a replay or another body with it gets what the general path gives', async () => {
     const poster = await rememberedPoster();
     const a = await wallet();
     const key = newKey();
@@ -78,12 +83,11 @@ describe('ledger postings in one statement with the check of their key', () => {
 
   it('when a remembered key is revoked or expires, then its next posting gets 401 and nothing is written', async () => {
     for (const [change, code] of [
-      [sql.unsafe`revoked_at = now()`, 'UNAUTHENTICATED'],
-      [sql.unsafe`expires_at = now() - interval '1 second'`, 'CREDENTIAL_EXPIRED'],
+      [sql.fragment`revoked_at = now()`, 'UNAUTHENTICATED'],
+      [sql.fragment`expires_at = now() - interval '1 second'`, 'CREDENTIAL_EXPIRED'],
     ] as const) {
       const poster = await rememberedPoster();
-      await system(sql.unsafe`
-        UPDATE ledger.api_keys SET ${change} WHERE replace(key_id::text, '-', '') = ${keyIdOf(poster.token)}`);
+      await changeKey(poster.token, change);
       const a = await wallet();
       const key = newKey();
       const reply = await poster.post('/v1/transactions', deposit(a, '1.00'), key);
@@ -306,10 +310,7 @@ describe('ledger postings in one statement with the check of their key', () => {
       expect(replay.status).toBe(201);
       expect(replay.headers.get('idempotent-replayed')).toBe('true');
       // Not counted: the remembered key is revoked, so the call is not an authenticated one.
-      await withSystem(metered.pool, (tx) =>
-        tx.query(sql.unsafe`
-          UPDATE ledger.api_keys SET revoked_at = now() WHERE replace(key_id::text, '-', '') = ${keyIdOf(m.poster.token)}`),
-      );
+      await changeKey(m.poster.token, sql.fragment`revoked_at = now()`, metered.pool);
       expect((await m.poster.post('/v1/transactions', body)).status).toBe(401);
       const another = client(metered.url, await metered.key(m.tenantId, 'ledger_poster'));
       expect((await another.post('/v1/transactions', body)).status).toBe(201); // 6
@@ -317,10 +318,7 @@ describe('ledger postings in one statement with the check of their key', () => {
       expect(over.status).toBe(429);
       expect(over.body.error.code).toBe('QUOTA_EXCEEDED');
       // Over quota and revoked since it was remembered: authentication comes first, as always.
-      await withSystem(metered.pool, (tx) =>
-        tx.query(sql.unsafe`
-          UPDATE ledger.api_keys SET revoked_at = now() WHERE replace(key_id::text, '-', '') = ${keyIdOf(another.token)}`),
-      );
+      await changeKey(another.token, sql.fragment`revoked_at = now()`, metered.pool);
       const revoked = await another.post('/v1/transactions', body);
       expect(revoked.status).toBe(401);
       expect(revoked.body.error.code).toBe('UNAUTHENTICATED');
