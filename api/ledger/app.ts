@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import client from 'prom-client';
 import { createApp } from '../platform/http/app';
 import { BackendMonitor, postgresCheck } from '../platform/health';
 import type { PlatformDeps, ServiceInstance } from '../platform/service';
@@ -11,6 +12,7 @@ import { openApiDocument } from './openapi';
 import { LLMS_TXT } from './llms';
 import { drainAsyncBalances } from '../../db/ledger/accounts';
 import { enableAutoPipelining } from '../../db/redis';
+import { privateNetworkOnly } from '../platform/http/private-network';
 
 /** Request bodies past this size are refused by the application (the edge allows less). */
 export const LEDGER_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -43,6 +45,17 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
 
   router.get('/openapi.json', (ctx) => {
     ctx.body = openApiDocument;
+  });
+  router.get('/metrics', privateNetworkOnly('metrics', 'FORBIDDEN'), async (ctx) => {
+    ctx.type = metrics.contentType;
+    ctx.body = await metrics.metrics();
+  });
+  // Registered once the app's registry exists (below).
+  const postings = new client.Counter({
+    name: 'ledger_postings_total',
+    help: 'POST /v1/transactions by path (one_statement: a remembered key, in one statement; general: key lookup and claim first) and outcome',
+    labelNames: ['path', 'outcome'],
+    registers: [],
   });
   router.get('/llms.txt', (ctx) => {
     ctx.type = 'text/plain; charset=utf-8';
@@ -81,10 +94,12 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
             expiresAtMs: created.hold!.expiresAtMs,
           }),
         holdSettled: (settled) => holds.settled(settled.transaction_id, settled.state),
+        countPosting: (path, outcome) => postings.inc({ path, outcome }),
       }),
     ],
-    quietPaths: ['/healthz'],
+    quietPaths: ['/healthz', '/metrics'],
   });
+  metrics.registerMetric(postings);
   return {
     name: 'ledger',
     app,

@@ -541,6 +541,25 @@ export const openApiDocument = {
         },
       },
     },
+    '/metrics': {
+      get: {
+        ...operation({
+          summary: 'Prometheus metrics; private networks only',
+          role: null,
+          ok: ['200', 'Prometheus text'],
+          description:
+            'For operators: request durations by route and status, and ledger_postings_total{path, outcome} (path one_statement: a key seen before in the process, posted with its check and claim in one statement; general: key lookup and claim first).',
+        }),
+        responses: {
+          '200': {
+            description: 'Prometheus text',
+            content: { 'text/plain': { schema: { type: 'string' } } },
+          },
+          '403': errorResponse('FORBIDDEN: not a private network address'),
+          '429': errorResponse('RATE_LIMITED'),
+        },
+      },
+    },
     '/llms.txt': {
       get: {
         ...operation({ summary: 'Agent guide', role: null, ok: ['200', 'a concise text guide'] }),

@@ -62,6 +62,11 @@ export interface LedgerRouteDeps {
   meter?: (principal: Principal, ctx: Context) => Promise<MeteredCall>;
   /** After a hold is durably recorded: start its expiry workflow now (never awaited by the posting). */
   holdPlaced?: (principal: Principal, created: CreatedTransaction) => void;
+  /** Counts a posting request by the path that answered it (ledger_postings_total). */
+  countPosting?: (
+    path: 'one_statement' | 'general',
+    outcome: 'created' | 'refused' | 'handed_back',
+  ) => void;
   /** After a hold is committed or voided: end its expiry workflow early. */
   holdSettled?: (settled: SettledTransaction) => void;
 }
@@ -293,9 +298,11 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
       requestSha256: requestHashOf(ctx),
     });
     if ('created' in outcome) {
+      deps.countPosting?.('one_statement', 'created');
       answerCreated(ctx, principal, outcome.created);
       return true;
     }
+    deps.countPosting?.('one_statement', 'refused' in outcome ? 'refused' : 'handed_back');
     if ('refused' in outcome) {
       const scope = { tenantId: principal.tenantId, endpoint: POSTING_ENDPOINT, key };
       await settleFailedClaim(pool, scope, outcome.refused);
@@ -324,6 +331,7 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
         status: 201,
       });
       idempotency.markCompleted();
+      deps.countPosting?.('general', 'created');
       answerCreated(ctx, principal, created);
     },
   );

@@ -25,14 +25,14 @@ export function isPrivateAddress(address: string | undefined): boolean {
 
 /**
  * Serves a route to loopback and private networks only (operator endpoints: metrics,
- * diagnostics); anyone else gets 403 in the service's envelope.
+ * diagnostics); anyone else gets 403 in the service's envelope, with the service's `code`.
  */
-export function privateNetworkOnly(what: string) {
+export function privateNetworkOnly(what: string, code = 'forbidden') {
   return async function refuseOutsiders(ctx: Context, next: Next): Promise<void> {
     if (!isPrivateAddress(ctx.req.socket.remoteAddress)) {
       throw new AppError({
         status: 403,
-        code: 'forbidden',
+        code,
         message: `${what} are served to private networks only`,
       });
     }

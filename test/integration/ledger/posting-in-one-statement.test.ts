@@ -290,6 +290,39 @@ describe('ledger postings in one statement with the check of their key', () => {
     }
   });
 
+  it('when postings take either path, then /metrics counts them by path and outcome', async () => {
+    const counts = async () => {
+      const text = await (await fetch(`${h.url}/metrics`)).text();
+      const count = (path: string, outcome: string) =>
+        Number(
+          new RegExp(
+            `ledger_postings_total\\{[^}]*path="${path}"[^}]*outcome="${outcome}"[^}]*\\} (\\d+)`,
+          ).exec(text)?.[1] ?? 0,
+        );
+      return [
+        count('general', 'created'),
+        count('one_statement', 'created'),
+        count('one_statement', 'handed_back'),
+        count('one_statement', 'refused'),
+      ];
+    };
+    const before = await counts();
+    const poster = await rememberedPoster(); // general, created
+    const a = await wallet();
+    const key = newKey();
+    expect((await poster.post('/v1/transactions', deposit(a, '1.00'), key)).status).toBe(201);
+    expect((await poster.post('/v1/transactions', deposit(a, '1.00'), key)).status).toBe(201); // replay
+    const overdraw = {
+      entries: [
+        { account_id: a, direction: 'debit', amount: '9.00' },
+        { account_id: cash, direction: 'credit', amount: '9.00' },
+      ],
+    };
+    expect((await poster.post('/v1/transactions', overdraw)).status).toBe(422);
+    const after = await counts();
+    expect(after.map((n, i) => n - before[i]!)).toEqual([1, 1, 1, 1]);
+  });
+
   it('when a remembered key’s request is handed back to the general path, then it is metered once, not at all when its key no longer passes, and a revoked key over quota is 401 before 429', async () => {
     const metered = await new LedgerHarness().start({ LEDGER_MONTHLY_CALL_QUOTA: '6' });
     try {
