@@ -11,7 +11,7 @@ import { watchEventLoop } from './platform/event-loop';
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, { process: 'api' });
-  watchEventLoop(logger);
+  watchEventLoop((stall) => logger.warn(stall, 'event loop held up'));
   const requested = process.argv.slice(2);
   const unknown = requested.filter((name) => !isServiceName(name));
   if (unknown.length > 0)

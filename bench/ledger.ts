@@ -187,12 +187,9 @@ async function provision(pool: DatabasePool) {
 async function main(): Promise<void> {
   loadStackEnv();
   // A stall of the load generator itself shows as latency of the service: say when it happens.
-  watchEventLoop({
-    warn: (fields: { maxMs: number }) =>
-      console.log(
-        `${''.padEnd(44)} (the load generator's event loop was held up ${fields.maxMs} ms)`,
-      ),
-  } as never);
+  watchEventLoop((stall) =>
+    console.log(`${''.padEnd(44)} (the load generator's event loop was held up ${stall.maxMs} ms)`),
+  );
   const { values } = parseArgs({
     options: {
       seconds: { type: 'string', default: '10' },

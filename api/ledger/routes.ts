@@ -151,11 +151,11 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
       );
       ctx.state.principal = principal;
       const outcome = claim && claimOutcome(claim, requestSha256);
-      if (deps.meter && !ctx.state.metered) {
+      if (deps.meter) {
         try {
-          // A refusal the one-statement path already had from the meter: not counted twice.
-          if (ctx.state.meterRefusal) throw ctx.state.meterRefusal;
-          await deps.meter(principal, ctx);
+          // The meter's verdict, taken once: the one-statement path may have asked it already.
+          await ((ctx.state.metering as Promise<MeteredCall> | undefined) ??
+            deps.meter(principal, ctx));
         } catch (error) {
           // Over quota (429, transient): the key this request claimed is given back.
           if (outcome?.kind === 'claimed')
@@ -281,16 +281,16 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
   ): Promise<boolean> {
     const { principal, secretSha256, key, parsed } = request;
     ctx.state.principal = principal;
+    const metering = deps.meter?.(principal, ctx);
+    ctx.state.metering = metering;
     let metered: MeteredCall | undefined;
     try {
-      metered = deps.meter && (await deps.meter(principal, ctx));
-    } catch (error) {
+      metered = await metering;
+    } catch {
       // Over quota: the general path authenticates first (a key revoked since it was remembered
       // gets its 401), then gives this refusal.
-      ctx.state.meterRefusal = error;
       return false;
     }
-    ctx.state.metered = Boolean(metered);
     const outcome = await createAuthorizedTransaction(pool, principal.tenantId, parsed, {
       keyId: principal.keyId,
       secretSha256,
@@ -311,8 +311,8 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
     if (outcome.fallback === 'credential') {
       // Not an authenticated call after all: the general path answers it, metering it if it is.
       forgetKey(principal.keyId);
-      if (metered) await metered.uncount().catch(() => undefined);
-      ctx.state.metered = false;
+      await metered?.uncount().catch(() => undefined);
+      ctx.state.metering = undefined;
     }
     return false;
   }

@@ -1,17 +1,21 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { Logger } from './logger';
 
 /** A hold-up of the event loop longer than this is logged: every request in flight waited it. */
 export const EVENT_LOOP_STALL_MS = 50;
 
+export interface EventLoopStall {
+  maxMs: number;
+  meanMs: number;
+}
+
 /**
- * Warns, at most once a second, when the process's event loop was held up for longer than
- * `thresholdMs` in the last second (a long synchronous task, a GC pause, or the process not
- * getting a core). A latency spike with no such warning was spent outside this process.
+ * Calls `onStall`, at most once a second, when the process's event loop was held up for longer
+ * than `thresholdMs` in the last second (a long synchronous task, a GC pause, or the process not
+ * getting a core). A latency spike with no such call was spent outside this process.
  * Returns a stop function.
  */
 export function watchEventLoop(
-  logger: Pick<Logger, 'warn'>,
+  onStall: (stall: EventLoopStall) => void,
   thresholdMs = EVENT_LOOP_STALL_MS,
   intervalMs = 1_000,
 ): () => void {
@@ -20,10 +24,7 @@ export function watchEventLoop(
   const timer = setInterval(() => {
     const maxMs = delays.max / 1e6;
     if (maxMs > thresholdMs)
-      logger.warn(
-        { maxMs: Math.round(maxMs), meanMs: Math.round(delays.mean / 1e6) },
-        'event loop held up',
-      );
+      onStall({ maxMs: Math.round(maxMs), meanMs: Math.round(delays.mean / 1e6) });
     delays.reset();
   }, intervalMs);
   timer.unref();
