@@ -101,7 +101,7 @@ const authzUnavailable = (cause: unknown) =>
  * tenants' status are still read by that statement, so remembering a key never admits a request
  * the database would refuse. Oldest first out past the bound.
  */
-const REMEMBERED_KEYS_MAX = 10_000;
+export const REMEMBERED_KEYS_MAX = 10_000;
 const rememberedKeys = new Map<string, { secretSha256: Buffer; principal: Principal }>();
 
 function remember(secretSha256: Buffer, principal: Principal): void {

@@ -43,4 +43,12 @@ describe('privateNetworkOnly', () => {
     });
     expect(next).not.toHaveBeenCalled();
   });
+
+  it("refuses with the service's own error code when given one (the ledger's FORBIDDEN)", async () => {
+    const next = jest.fn(() => Promise.resolve());
+    await expect(
+      privateNetworkOnly('metrics', 'FORBIDDEN')(from('8.8.8.8'), next),
+    ).rejects.toMatchObject({ status: 403, code: 'FORBIDDEN' });
+    await expect(guard(from('8.8.8.8'), next)).rejects.toMatchObject({ code: 'forbidden' });
+  });
 });
