@@ -11,7 +11,12 @@ import {
   type TenantKind,
 } from '../../db/ledger/tenants';
 import { rebuildAsyncBalances } from '../../db/ledger/accounts';
+import { freezePosting, listPostingFreezes, unfreezePosting } from '../../db/ledger/freezes';
 import { issueKey } from './credentials';
+
+const RETRY_AFTER_DEFAULT_SECONDS = 60;
+const RETRY_AFTER_MAX_SECONDS = 86_400;
+const REASON_LENGTH_MAX = 1024;
 
 const USAGE = `usage: ledger-admin <command> [options]
   tenant create --name NAME [--kind production|sandbox] [--json]
@@ -19,6 +24,11 @@ const USAGE = `usage: ledger-admin <command> [options]
   tenant activate --tenant TENANT_ID [--json]
   key create --tenant TENANT_ID --role ${LEDGER_ROLES.join('|')} [--ttl-days N] [--label LABEL] [--json]
   key revoke --key KEY_ID [--json]
+  posting freeze --tenant TENANT_ID [--asset-type ASSET_TYPE_ID] [--retry-after SECONDS] [--reason TEXT] [--json]
+    refuse postings and commits of the tenant (and its sub-tenants), or of one of its asset types,
+    with 409 POSTING_FROZEN and Retry-After (default ${RETRY_AFTER_DEFAULT_SECONDS} s); reads, voids and expiries go on
+  posting unfreeze --tenant TENANT_ID [--asset-type ASSET_TYPE_ID] [--json]
+  posting freezes [--tenant TENANT_ID] [--json]
   balances rebuild [--tenant TENANT_ID] [--json]
     recompute async accounts' balance rows from the journal (repair; sums the whole journal)
 The secret of a new key is printed once; only its SHA-256 is stored.`;
@@ -29,7 +39,19 @@ const TTL_DAYS_MAX = 3650;
 class UsageError extends Error {}
 
 type Options = Partial<
-  Record<'name' | 'kind' | 'tenant' | 'role' | 'ttl-days' | 'label' | 'key', string>
+  Record<
+    | 'name'
+    | 'kind'
+    | 'tenant'
+    | 'role'
+    | 'ttl-days'
+    | 'label'
+    | 'key'
+    | 'asset-type'
+    | 'retry-after'
+    | 'reason',
+    string
+  >
 > & { json?: boolean; help?: boolean };
 
 function parse(argv: string[]): { command: string; options: Options } {
@@ -44,6 +66,9 @@ function parse(argv: string[]): { command: string; options: Options } {
       'ttl-days': { type: 'string' },
       label: { type: 'string' },
       key: { type: 'string' },
+      'asset-type': { type: 'string' },
+      'retry-after': { type: 'string' },
+      reason: { type: 'string' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -58,11 +83,26 @@ function required(options: Options, name: keyof Options): string {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-function uuidOption(options: Options, name: 'tenant' | 'key'): string {
+function uuidOption(options: Options, name: 'tenant' | 'key' | 'asset-type'): string {
   const value = required(options, name);
   if (!UUID.test(value)) throw new UsageError(`--${name} must be a UUID`);
   return value.toLowerCase();
 }
+
+const optionalUuid = (options: Options, name: 'tenant' | 'asset-type'): string | null =>
+  options[name] === undefined ? null : uuidOption(options, name);
+
+function freezeScope(options: Options): { tenantId: string; assetTypeId: string | null } {
+  return {
+    tenantId: uuidOption(options, 'tenant'),
+    assetTypeId: optionalUuid(options, 'asset-type'),
+  };
+}
+
+const scopeText = (f: { tenant_id: string; asset_type_id: string | null }) =>
+  f.asset_type_id === null
+    ? `tenant ${f.tenant_id}`
+    : `asset type ${f.asset_type_id} of tenant ${f.tenant_id}`;
 
 /** Runs one command; returns what to print (an object for --json, a line otherwise). */
 export async function runCommand(
@@ -129,8 +169,70 @@ export async function runCommand(
       if (!key) throw new UsageError(`key ${keyId} not found`);
       return { json: key, text: `key ${keyId} revoked` };
     }
+    case 'posting freeze': {
+      const scope = freezeScope(options);
+      const retryText = options['retry-after'];
+      const retryAfterSeconds =
+        retryText === undefined ? RETRY_AFTER_DEFAULT_SECONDS : Number(retryText);
+      if (
+        !Number.isInteger(retryAfterSeconds) ||
+        retryAfterSeconds < 1 ||
+        retryAfterSeconds > RETRY_AFTER_MAX_SECONDS
+      )
+        throw new UsageError(
+          `--retry-after must be an integer from 1 to ${RETRY_AFTER_MAX_SECONDS}`,
+        );
+      const reason = options.reason ?? null;
+      if (reason !== null && (reason === '' || reason.length > REASON_LENGTH_MAX))
+        throw new UsageError(`--reason must be 1 to ${REASON_LENGTH_MAX} chars`);
+      const freeze = await withSystem(pool, async (tx) => {
+        const exists: unknown = await tx.maybeOne(sql.unsafe`
+          SELECT 1 FROM ledger.tenants t
+          WHERE t.tenant_id = ${scope.tenantId}
+            AND (${scope.assetTypeId}::uuid IS NULL OR EXISTS (
+              SELECT 1 FROM ledger.asset_types a
+              WHERE a.tenant_id = t.tenant_id AND a.asset_type_id = ${scope.assetTypeId}::uuid))`);
+        if (!exists)
+          throw new UsageError(
+            `${scope.assetTypeId === null ? 'tenant' : 'asset type of that tenant'} not found`,
+          );
+        return freezePosting(tx, { ...scope, reason, retryAfterSeconds });
+      });
+      return {
+        json: freeze,
+        text: `posting frozen for ${scopeText(freeze)} (Retry-After ${freeze.retry_after_seconds} s)`,
+      };
+    }
+    case 'posting unfreeze': {
+      const scope = freezeScope(options);
+      const lifted = await withSystem(pool, (tx) =>
+        unfreezePosting(tx, scope.tenantId, scope.assetTypeId),
+      );
+      const described = scopeText({ tenant_id: scope.tenantId, asset_type_id: scope.assetTypeId });
+      return {
+        json: { unfrozen: lifted !== null, freeze: lifted },
+        text: lifted ? `posting unfrozen for ${described}` : `no posting freeze on ${described}`,
+      };
+    }
+    case 'posting freezes': {
+      const freezes = await withSystem(pool, (tx) =>
+        listPostingFreezes(tx, optionalUuid(options, 'tenant')),
+      );
+      return {
+        json: { freezes },
+        text:
+          freezes.length === 0
+            ? 'no posting freezes'
+            : freezes
+                .map(
+                  (f) =>
+                    `${scopeText(f)}: since ${f.frozen_at}, Retry-After ${f.retry_after_seconds} s${f.reason ? ` (${f.reason})` : ''}`,
+                )
+                .join('\n'),
+      };
+    }
     case 'balances rebuild': {
-      const tenantId = options.tenant === undefined ? null : uuidOption(options, 'tenant');
+      const tenantId = optionalUuid(options, 'tenant');
       const result = await rebuildAsyncBalances(pool, tenantId);
       return {
         json: result,

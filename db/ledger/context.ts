@@ -10,6 +10,7 @@ export const SQLSTATE = {
   unbalanced: 'LB001',
   depth: 'LD001',
   immutable: 'LI001',
+  postingFrozen: 'LF001',
   rlsViolation: '42501',
   lockNotAvailable: '55P03',
   serializationFailure: '40001',
@@ -25,6 +26,40 @@ export function sqlState(error: unknown): string | undefined {
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;
+}
+
+/** The DETAIL of a database error (what a trigger attached to its refusal), through slonik's wrappers. */
+function sqlDetail(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 5; depth++) {
+    const detail = (current as { detail?: unknown }).detail;
+    if (typeof detail === 'string') return detail;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** 409 POSTING_FROZEN from the refusal of migration 0015's trigger, with the operator's Retry-After. */
+function postingFrozen(error: unknown): AppError {
+  const detail = JSON.parse(sqlDetail(error) ?? '{}') as {
+    retry_after_seconds?: number;
+    asset_type_id?: string | null;
+  };
+  const assetTypeId = detail.asset_type_id ?? null;
+  return new AppError({
+    status: 409,
+    code: 'POSTING_FROZEN',
+    message:
+      assetTypeId === null
+        ? 'posting is frozen for this tenant by its operator; retry later with the same Idempotency-Key'
+        : `posting is frozen for asset type ${assetTypeId} by its operator; retry later with the same Idempotency-Key`,
+    details:
+      assetTypeId === null
+        ? { scope: 'tenant' }
+        : { scope: 'asset_type', asset_type_id: assetTypeId },
+    headers: { 'Retry-After': String(detail.retry_after_seconds ?? 60) },
+    cause: error,
+  });
 }
 
 /** Maps the database's own refusals to the ledger's error codes; anything else passes through. */
@@ -61,6 +96,8 @@ export function mapDatabaseError(error: unknown): unknown {
         message: 'an immutable field was targeted',
         cause: error,
       });
+    case SQLSTATE.postingFrozen:
+      return postingFrozen(error);
     case SQLSTATE.rlsViolation:
       return new AppError({
         status: 403,
@@ -109,6 +146,15 @@ export function mapDatabaseError(error: unknown): unknown {
         cause: error,
       });
     default:
+      // Class 22 (data exception: a malformed uuid, a number out of range, a bad timestamp) is a
+      // value that slipped past the API's validation: the caller's input, not a server fault.
+      if (sqlState(error)?.startsWith('22'))
+        return new AppError({
+          status: 422,
+          code: 'INVALID_INPUT',
+          message: 'a value is malformed or out of range',
+          cause: error,
+        });
       return error;
   }
 }

@@ -1,0 +1,54 @@
+import { sql } from '../pool';
+import type { Tx } from './context';
+
+/** A posting freeze (migration 0015): of a whole tenant (asset_type_id null) or of one asset type. */
+export interface PostingFreezeRow {
+  tenant_id: string;
+  asset_type_id: string | null;
+  reason: string | null;
+  retry_after_seconds: number;
+  frozen_at: string;
+}
+
+const FREEZE_COLUMNS = sql.fragment`tenant_id, asset_type_id, reason, retry_after_seconds, frozen_at`;
+
+/** Sets a freeze, or updates the reason and Retry-After of the one already there. System context. */
+export async function freezePosting(
+  tx: Tx,
+  freeze: {
+    tenantId: string;
+    assetTypeId: string | null;
+    reason: string | null;
+    retryAfterSeconds: number;
+  },
+): Promise<PostingFreezeRow> {
+  return (await tx.one(sql.unsafe`
+    INSERT INTO ledger.posting_freezes (tenant_id, asset_type_id, reason, retry_after_seconds)
+    VALUES (${freeze.tenantId}, ${freeze.assetTypeId}, ${freeze.reason}, ${freeze.retryAfterSeconds})
+    ON CONFLICT (tenant_id, asset_type_id) DO UPDATE
+      SET reason = EXCLUDED.reason, retry_after_seconds = EXCLUDED.retry_after_seconds
+    RETURNING ${FREEZE_COLUMNS}`)) as PostingFreezeRow;
+}
+
+/** Lifts a freeze; null when there was none of that scope. System context. */
+export async function unfreezePosting(
+  tx: Tx,
+  tenantId: string,
+  assetTypeId: string | null,
+): Promise<PostingFreezeRow | null> {
+  return (await tx.maybeOne(sql.unsafe`
+    DELETE FROM ledger.posting_freezes
+    WHERE tenant_id = ${tenantId} AND asset_type_id IS NOT DISTINCT FROM ${assetTypeId}::uuid
+    RETURNING ${FREEZE_COLUMNS}`)) as PostingFreezeRow | null;
+}
+
+/** Freezes in place, of one tenant or of all, oldest first. System context. */
+export async function listPostingFreezes(
+  tx: Tx,
+  tenantId: string | null,
+): Promise<readonly PostingFreezeRow[]> {
+  return (await tx.any(sql.unsafe`
+    SELECT ${FREEZE_COLUMNS} FROM ledger.posting_freezes
+    WHERE ${tenantId}::uuid IS NULL OR tenant_id = ${tenantId}::uuid
+    ORDER BY frozen_at, tenant_id, asset_type_id NULLS FIRST`)) as readonly PostingFreezeRow[];
+}
