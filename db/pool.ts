@@ -15,6 +15,33 @@ export const byteaArray = (values: (Buffer | null)[]) =>
     'text',
   )}::bytea[]`;
 
+/** A field of the server's error under slonik's wrappers (each keeps the one below as `cause`). */
+function serverErrorField(error: unknown, field: 'code' | 'detail'): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 5; depth++) {
+    const value = (current as Record<string, unknown>)[field];
+    if (typeof value === 'string' && (field !== 'code' || /^[0-9A-Z]{5}$/.test(value)))
+      return value;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** The SQLSTATE of a database error. */
+export const sqlState = (error: unknown) => serverErrorField(error, 'code');
+
+/** The DETAIL of a database error (what a trigger attached to its refusal). */
+export const sqlDetail = (error: unknown) => serverErrorField(error, 'detail');
+
+/**
+ * The database refused the service's own login when the pool opened a connection: 28P01
+ * invalid_password, or 28000 (no pg_hba rule, a role that may not log in).
+ */
+export function isLoginRefused(error: unknown): boolean {
+  const state = sqlState(error);
+  return state === '28P01' || state === '28000';
+}
+
 export interface PoolOptions {
   applicationName: string;
   maximumPoolSize?: number;

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import client from 'prom-client';
 import { createApp } from '../platform/http/app';
-import { BackendMonitor, postgresCheck } from '../platform/health';
+import { BackendMonitor, postgresLoginCheck, type DatabaseStatus } from '../platform/health';
 import type { PlatformDeps, ServiceInstance } from '../platform/service';
 import { ledgerEnvelope } from './envelope';
 import { ledgerRouter } from './routes';
@@ -22,9 +22,46 @@ export const ASYNC_ROLLUP_INTERVAL_MS = 1_000;
 /** A backlog is drained in batches for at most this long per tick; the next tick goes on. */
 export const ASYNC_ROLLUP_BUDGET_MS = 500;
 
+/**
+ * /healthz from what the monitor last saw of the database. Keys are verified against the ledger's
+ * own Postgres tables, reached with the service's own database credential, so the database is the
+ * authorization service: up, the credential is ok; refusing the service's login, every keyed
+ * request gets 503 AUTHZ_CREDENTIAL_REJECTED, so the credential is rejected; unreachable, or not
+ * yet checked, nobody can say.
+ */
+export function ledgerHealth(database: DatabaseStatus | 'unknown'): {
+  status: 200 | 503;
+  body: { status: 'ok' | 'unhealthy'; reason?: string; auth_client_credential: string };
+} {
+  switch (database) {
+    case 'up':
+      return { status: 200, body: { status: 'ok', auth_client_credential: 'ok' } };
+    case 'unknown':
+      return { status: 200, body: { status: 'ok', auth_client_credential: 'unknown' } };
+    case 'rejected':
+      return {
+        status: 503,
+        body: {
+          status: 'unhealthy',
+          reason: "database refuses the service's credential",
+          auth_client_credential: 'rejected',
+        },
+      };
+    case 'down':
+      return {
+        status: 503,
+        body: {
+          status: 'unhealthy',
+          reason: 'database unreachable',
+          auth_client_credential: 'unknown',
+        },
+      };
+  }
+}
+
 export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
   // /healthz makes no network call of its own: it reads what the monitor last saw.
-  const monitor = new BackendMonitor({ database: postgresCheck(deps.pool) });
+  const monitor = new BackendMonitor({ database: postgresLoginCheck(deps.pool) });
   let rollup: NodeJS.Timeout | undefined;
   const holds = new HoldDispatcher(deps);
   const ledgerConfig = deps.config.ledger;
@@ -32,15 +69,9 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
   enableAutoPipelining(deps.redis);
   const router = new Router();
   router.get('/healthz', (ctx) => {
-    const { database } = monitor.snapshot();
-    if (database === 'down') {
-      ctx.status = 503;
-      ctx.body = { status: 'unhealthy', reason: 'database unreachable' };
-      return;
-    }
-    // Keys are verified against the ledger's own Postgres tables, so the authorization
-    // store is reachable exactly when the database is.
-    ctx.body = { status: 'ok', auth_client_credential: 'ok' };
+    const health = ledgerHealth(monitor.snapshot().database);
+    ctx.status = health.status;
+    ctx.body = health.body;
   });
 
   router.get('/openapi.json', (ctx) => {

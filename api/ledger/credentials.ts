@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import type { DatabasePool } from '../../db/pool';
-import type { Tx } from '../../db/ledger/context';
+import { mapDatabaseError, type Tx } from '../../db/ledger/context';
 import {
   findCredential,
   findCredentialAndClaim,
@@ -85,7 +85,7 @@ export function bearerOf(authorization: string | undefined): { keyId: string; se
   return parsed;
 }
 
-const authzUnavailable = (cause: unknown) =>
+export const authzUnavailable = (cause: unknown) =>
   new AppError({
     status: 503,
     code: 'AUTHZ_UNAVAILABLE',
@@ -93,6 +93,18 @@ const authzUnavailable = (cause: unknown) =>
     headers: { 'Retry-After': '1' },
     cause,
   });
+
+/**
+ * Why the key store could not be asked: its database refuses the service's own login (503
+ * AUTHZ_CREDENTIAL_REJECTED, as mapDatabaseError gives it on every other path), or it is
+ * unreachable, stalled or failed otherwise (503 AUTHZ_UNAVAILABLE). Both are transient.
+ */
+function authzFailure(cause: unknown): AppError {
+  const mapped = mapDatabaseError(cause);
+  return mapped instanceof AppError && mapped.code === 'AUTHZ_CREDENTIAL_REJECTED'
+    ? mapped
+    : authzUnavailable(cause);
+}
 
 /**
  * Keys that authenticated in this process, with what of them never changes: tenant, parent, role
@@ -171,7 +183,8 @@ export function judgeCredential(credential: Credential | null, secret: string): 
 
 /**
  * Resolves a bearer header to a principal, or throws the spec's 401/403/503. The key store is
- * the ledger's own Postgres: when it cannot be asked, the answer is 503 AUTHZ_UNAVAILABLE.
+ * the ledger's own Postgres: when it cannot be asked, the answer is 503 AUTHZ_UNAVAILABLE, or
+ * AUTHZ_CREDENTIAL_REJECTED when it refuses the service's own login (authzFailure).
  */
 export async function authenticate(
   pool: DatabasePool,
@@ -182,7 +195,7 @@ export async function authenticate(
   try {
     credential = await findCredential(pool, parsed.keyId);
   } catch (error) {
-    throw authzUnavailable(error);
+    throw authzFailure(error);
   }
   return judgeCredential(credential, parsed.secret);
 }
@@ -227,7 +240,7 @@ export async function authenticateAndClaim(
       claim,
     });
   } catch (error) {
-    throw authzUnavailable(error);
+    throw authzFailure(error);
   }
   const principal = judgeCredential(row, parsed.secret);
   return { principal, claim: row && row.claimed !== null ? row : null };

@@ -112,9 +112,19 @@ const schemas: Record<string, Schema> = {
   }),
   Health: object({
     status: str(undefined, { enum: ['ok'] }),
-    auth_client_credential: str('ok, rejected or unknown', { enum: ['ok', 'rejected', 'unknown'] }),
+    auth_client_credential: str(
+      "ok: the database (the key store) accepts the service's own credential; unknown: not yet checked",
+      { enum: ['ok', 'unknown'] },
+    ),
   }),
-  Unhealthy: object({ status: str(undefined, { enum: ['unhealthy'] }), reason: str() }),
+  Unhealthy: object({
+    status: str(undefined, { enum: ['unhealthy'] }),
+    reason: str(),
+    auth_client_credential: str(
+      "rejected: the database refuses the service's own credential (every keyed request gets 503 AUTHZ_CREDENTIAL_REJECTED); unknown: the database is unreachable",
+      { enum: ['rejected', 'unknown'] },
+    ),
+  }),
   AssetTypeCreate: object(
     {
       code: str('unique per tenant; immutable', {
@@ -414,7 +424,7 @@ const COMMON_ERRORS = {
   ),
   '500': errorResponse('INTERNAL_ERROR with a constant message'),
   '503': errorResponse(
-    'AUTHZ_UNAVAILABLE or STATEMENT_TIMEOUT; transient, retry with the same Idempotency-Key',
+    "AUTHZ_UNAVAILABLE (key store unreachable), AUTHZ_CREDENTIAL_REJECTED (the database refuses the service's own credential; /healthz says rejected) or STATEMENT_TIMEOUT; Retry-After; transient, retry with the same Idempotency-Key",
   ),
 };
 const MUTATING_ERRORS = {
@@ -520,12 +530,15 @@ export const openApiDocument = {
             'Health',
           ],
           description:
-            'Never rate limited; makes no network call of its own (reads what a background monitor last saw). Also answers HEAD.',
+            "auth_client_credential says whether the key store (the ledger's own database, reached with the service's own database credential) accepts that credential: ok (200); rejected (503, every keyed request gets 503 AUTHZ_CREDENTIAL_REJECTED); unknown (503 when the database is unreachable, 200 before the first check). Never rate limited; makes no network call of its own (reads what a background monitor last saw, every second). Also answers HEAD.",
         }),
         responses: {
-          '200': json('up', 'Health'),
+          '200': json('up (auth_client_credential ok), or not yet checked (unknown)', 'Health'),
           '405': errorResponse('METHOD_NOT_ALLOWED (GET and HEAD only)'),
-          '503': json('database unreachable', 'Unhealthy'),
+          '503': json(
+            "the database refuses the service's own credential (auth_client_credential rejected) or is unreachable (unknown)",
+            'Unhealthy',
+          ),
         },
       },
     },
@@ -701,7 +714,7 @@ export const openApiDocument = {
           "One database transaction: sync accounts are locked in account_id order; debits equal credits per asset (also checked by a deferred database constraint at COMMIT); each sync account's floor is tested once on the net of the whole transaction, only when the transaction lowers its available balance. Unknown accounts are 422 REFERENCE_NOT_FOUND. A hold starts a Temporal workflow ledger-hold/<transaction_id> that expires it at expires_at. There is no listing of transactions (GET here is 405).",
         errors: {
           '409':
-            'ACCOUNT_NOT_ACTIVE (frozen: Retry-After; closed: final), DUPLICATE_TRANSACTION, LOCK_TIMEOUT, IDEMPOTENCY_IN_FLIGHT',
+            'ACCOUNT_NOT_ACTIVE (frozen: Retry-After; closed: final), DUPLICATE_TRANSACTION, LOCK_TIMEOUT, IDEMPOTENCY_IN_FLIGHT, POSTING_FROZEN (an operator froze posting for the tenant, its parent, or the asset type: details.scope is tenant or asset_type with asset_type_id; Retry-After as the operator set it; retry with the same Idempotency-Key)',
         },
       }),
     },
@@ -725,7 +738,8 @@ export const openApiDocument = {
           'A hold is never committed after its expires_at: past it the hold is expired in the same database transaction and the answer is 410 HOLD_EXPIRED, whether or not the expiry workflow has run.',
         errors: {
           '404': 'TRANSACTION_NOT_FOUND',
-          '409': 'INVALID_TRANSACTION_STATE (final), ACCOUNT_NOT_ACTIVE (frozen: Retry-After)',
+          '409':
+            'INVALID_TRANSACTION_STATE (final), ACCOUNT_NOT_ACTIVE (frozen: Retry-After), POSTING_FROZEN (posting frozen by the operator: Retry-After; a void still goes through)',
           '410': 'HOLD_EXPIRED',
         },
       }),
@@ -799,7 +813,11 @@ export const openApiDocument = {
         mutating: true,
         params: [idParam('sub_tenant_id', 'sub-tenant id'), idParam('key_id', 'key id')],
         ok: ['200', 'the revoked key (idempotent: the first revocation time is kept)', 'Key'],
-        errors: { '404': 'SUB_TENANT_NOT_FOUND, KEY_NOT_FOUND' },
+        errors: {
+          '404': 'SUB_TENANT_NOT_FOUND, KEY_NOT_FOUND',
+          '502':
+            "REVOCATION_FAILED: the database refused the revocation (the key's row locked past the 2 s lock budget, the statement budget, any other refusal); nothing changed and the key still works. The Idempotency-Key is released, so a retry with it runs again",
+        },
       }),
     },
   },

@@ -1,6 +1,11 @@
+import {
+  BackendTerminatedError,
+  BackendTerminatedUnexpectedlyError,
+  ConnectionError,
+} from 'slonik';
 import { v7 as uuidv7 } from 'uuid';
 import type { DatabasePool } from '../../db/pool';
-import { withTenant } from '../../db/ledger/context';
+import { sqlState, withTenant } from '../../db/ledger/context';
 import {
   findTenant,
   insertTenant,
@@ -13,7 +18,7 @@ import {
   type TenantRow,
 } from '../../db/ledger/tenants';
 import { AppError } from '../platform/errors';
-import { issueKey, type Principal } from './credentials';
+import { authzUnavailable, issueKey, type Principal } from './credentials';
 import { checkText, invalid, isUuid, LIMITS, pageOf, type Page } from './validation';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -188,16 +193,49 @@ export async function getSubTenantKeys(
   });
 }
 
+/** Errors of a database that gave no answer: it could not be reached, or the connection was lost. */
+const NO_ANSWER = [ConnectionError, BackendTerminatedError, BackendTerminatedUnexpectedlyError];
+
+/**
+ * How a revocation that did not happen is answered. The ledger's own refusals (404) and a database
+ * refusing the service's login (503 AUTHZ_CREDENTIAL_REJECTED) as they are; no answer from the
+ * database (unreachable, or the connection lost, perhaps during COMMIT) 503 AUTHZ_UNAVAILABLE: a
+ * retry is safe, revocation being idempotent. Any refusal of the revocation by the database (the
+ * key's row locked past the lock budget, the statement budget, a constraint) is the spec's 502
+ * REVOCATION_FAILED: its transaction rolled back, so nothing changed and the key still works.
+ */
+function revocationFailure(error: unknown): unknown {
+  if (error instanceof AppError && error.cause === undefined) return error;
+  if (error instanceof AppError && error.code === 'AUTHZ_CREDENTIAL_REJECTED') return error;
+  if (NO_ANSWER.some((type) => error instanceof type)) return authzUnavailable(error);
+  // The database's refusals carry their SQLSTATE, also when mapDatabaseError has made them an
+  // AppError (LOCK_TIMEOUT, STATEMENT_TIMEOUT, ...) with the database's error as its cause.
+  if (sqlState(error) !== undefined) {
+    return new AppError({
+      status: 502,
+      code: 'REVOCATION_FAILED',
+      message: 'the key store refused the revocation; nothing changed, the key still works',
+      cause: error,
+    });
+  }
+  return error;
+}
+
 export async function revokeSubTenantKey(
   pool: DatabasePool,
   principal: Principal,
   subTenantId: string,
   keyId: string,
 ) {
-  return withTenant(pool, principal.tenantId, async (tx) => {
-    await findChild(tx, principal, subTenantId);
-    const key = isUuid(keyId) ? await revokeKey(tx, subTenantId, keyId) : null;
-    if (!key) throw new AppError({ status: 404, code: 'KEY_NOT_FOUND', message: 'key not found' });
-    return presentKey(key);
-  });
+  try {
+    return await withTenant(pool, principal.tenantId, async (tx) => {
+      await findChild(tx, principal, subTenantId);
+      const key = isUuid(keyId) ? await revokeKey(tx, subTenantId, keyId) : null;
+      if (!key)
+        throw new AppError({ status: 404, code: 'KEY_NOT_FOUND', message: 'key not found' });
+      return presentKey(key);
+    });
+  } catch (error) {
+    throw revocationFailure(error);
+  }
 }

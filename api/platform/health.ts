@@ -1,8 +1,13 @@
-import { sql, type DatabasePool } from '../../db/pool';
+import { isLoginRefused, sql, type DatabasePool } from '../../db/pool';
 import type { Redis } from '../../db/redis';
 
 export type BackendStatus = 'up' | 'down';
 export type BackendCheck = () => Promise<BackendStatus>;
+/**
+ * What postgresLoginCheck sees: 'rejected' is a database that answers but refuses the service's
+ * own login (its credential), as opposed to one that is unreachable or stalled ('down').
+ */
+export type DatabaseStatus = BackendStatus | 'rejected';
 
 /** How long a probe waits on one backend before calling it down. */
 export const BACKEND_CHECK_TIMEOUT_MS = 1_000;
@@ -25,39 +30,63 @@ export async function withinTimeout(
 }
 
 /** A round trip through a real transaction, so a stalled commit path counts as down. */
+const roundTrip = (pool: DatabasePool) =>
+  pool.transaction((tx) => tx.oneFirst(sql.unsafe`SELECT 1`));
+
 export const postgresCheck =
   (pool: DatabasePool, timeoutMs = BACKEND_CHECK_TIMEOUT_MS): BackendCheck =>
   () =>
-    withinTimeout(() => pool.transaction((tx) => tx.oneFirst(sql.unsafe`SELECT 1`)), timeoutMs);
+    withinTimeout(() => roundTrip(pool), timeoutMs);
+
+/**
+ * postgresCheck that tells a database refusing the service's own credential ('rejected') from one
+ * that is unreachable or stalled ('down'). A refusal comes only when the pool opens a connection;
+ * connections that logged in before keep working, and so does this check on them.
+ */
+export const postgresLoginCheck =
+  (pool: DatabasePool, timeoutMs = BACKEND_CHECK_TIMEOUT_MS): (() => Promise<DatabaseStatus>) =>
+  async () => {
+    let refused = false;
+    const status = await withinTimeout(
+      () =>
+        roundTrip(pool).catch((error: unknown) => {
+          refused = isLoginRefused(error);
+          throw error;
+        }),
+      timeoutMs,
+    );
+    return refused ? 'rejected' : status;
+  };
 
 export const redisCheck =
   (redis: Redis, timeoutMs = BACKEND_CHECK_TIMEOUT_MS): BackendCheck =>
   () =>
     withinTimeout(() => redis.ping(), timeoutMs);
 
-export async function checkAll<K extends string>(
-  checks: Record<K, BackendCheck>,
-): Promise<Record<K, BackendStatus>> {
+export async function checkAll<K extends string, S extends string = BackendStatus>(
+  checks: Record<K, () => Promise<S>>,
+): Promise<Record<K, S>> {
   const names = Object.keys(checks) as K[];
-  const results = await Promise.all(names.map((name) => checks[name]()));
-  return Object.fromEntries(names.map((name, i) => [name, results[i]])) as Record<K, BackendStatus>;
+  const results: S[] = await Promise.all(names.map((name) => checks[name]()));
+  return Object.fromEntries(names.map((name, i) => [name, results[i]])) as Record<K, S>;
 }
 
 /**
  * Keeps the last known status of each backend, refreshed in the background, for probes
- * that must answer without a network call of their own (the ledger's /healthz).
+ * that must answer without a network call of their own (the ledger's /healthz). A backend
+ * is 'unknown' until its first check has completed.
  */
-export class BackendMonitor<K extends string> {
-  private statuses: Record<K, BackendStatus>;
+export class BackendMonitor<K extends string, S extends string = BackendStatus> {
+  private statuses: Record<K, S | 'unknown'>;
   private timer?: NodeJS.Timeout;
 
   constructor(
-    private readonly checks: Record<K, BackendCheck>,
+    private readonly checks: Record<K, () => Promise<S>>,
     private readonly intervalMs = 1_000,
   ) {
-    this.statuses = Object.fromEntries(Object.keys(checks).map((k) => [k, 'down'])) as Record<
+    this.statuses = Object.fromEntries(Object.keys(checks).map((k) => [k, 'unknown'])) as Record<
       K,
-      BackendStatus
+      S | 'unknown'
     >;
   }
 
@@ -71,7 +100,7 @@ export class BackendMonitor<K extends string> {
     clearInterval(this.timer);
   }
 
-  snapshot(): Record<K, BackendStatus> {
+  snapshot(): Record<K, S | 'unknown'> {
     return { ...this.statuses };
   }
 

@@ -1,5 +1,9 @@
-import { StatementTimeoutError, type DatabaseTransactionConnection } from 'slonik';
-import { sql, type DatabasePool } from '../pool';
+import {
+  InvalidInputError,
+  StatementTimeoutError,
+  type DatabaseTransactionConnection,
+} from 'slonik';
+import { isLoginRefused, sql, sqlDetail, sqlState, type DatabasePool } from '../pool';
 import { AppError } from '../../api/platform/errors';
 
 export type Tx = DatabaseTransactionConnection;
@@ -17,27 +21,7 @@ export const SQLSTATE = {
   deadlock: '40P01',
 } as const;
 
-/** The SQLSTATE of a database error, looking through slonik's wrappers. */
-export function sqlState(error: unknown): string | undefined {
-  let current: unknown = error;
-  for (let depth = 0; current && depth < 5; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
-
-/** The DETAIL of a database error (what a trigger attached to its refusal), through slonik's wrappers. */
-function sqlDetail(error: unknown): string | undefined {
-  let current: unknown = error;
-  for (let depth = 0; current && depth < 5; depth++) {
-    const detail = (current as { detail?: unknown }).detail;
-    if (typeof detail === 'string') return detail;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
+export { sqlState };
 
 /** 409 POSTING_FROZEN from the refusal of migration 0015's trigger, with the operator's Retry-After. */
 function postingFrozen(error: unknown): AppError {
@@ -74,6 +58,15 @@ export function mapDatabaseError(error: unknown): unknown {
       cause: error,
     });
   }
+  // The database refused the service's own login: its credential, not the caller's.
+  if (isLoginRefused(error))
+    return new AppError({
+      status: 503,
+      code: 'AUTHZ_CREDENTIAL_REJECTED',
+      message: "the ledger's database refuses the service's credential; retry",
+      headers: { 'Retry-After': '1' },
+      cause: error,
+    });
   switch (sqlState(error)) {
     case SQLSTATE.appendOnly:
       return new AppError({
@@ -146,17 +139,32 @@ export function mapDatabaseError(error: unknown): unknown {
         cause: error,
       });
     default:
-      // Class 22 (data exception: a malformed uuid, a number out of range, a bad timestamp) is a
-      // value that slipped past the API's validation: the caller's input, not a server fault.
-      if (sqlState(error)?.startsWith('22'))
+      if (isMalformedValue(error))
         return new AppError({
           status: 422,
           code: 'INVALID_INPUT',
-          message: 'a value is malformed or out of range',
+          message: 'a value is malformed',
           cause: error,
         });
       return error;
   }
+}
+
+/**
+ * SQLSTATEs of a value the database could not read (a bad timestamp, a character text cannot
+ * hold): input that slipped past the API's validation. Other data exceptions (a numeric overflow,
+ * a division by zero) come from the ledger's own arithmetic and stay 500 INTERNAL_ERROR.
+ */
+const MALFORMED_VALUE_STATES = new Set(['22007', '22008', '22021', '22P05']);
+
+function isMalformedValue(error: unknown): boolean {
+  // slonik rethrows 22P02 (invalid text representation: a malformed uuid, number or boolean) as
+  // its InvalidInputError with the server's message and without the SQLSTATE; it uses the same
+  // class for its own misuse errors, so only the server's messages count.
+  if (error instanceof InvalidInputError)
+    return /^invalid input (syntax|value)/.test(error.message);
+  const state = sqlState(error);
+  return state !== undefined && MALFORMED_VALUE_STATES.has(state);
 }
 
 async function run<T>(

@@ -1,7 +1,11 @@
-/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-return -- JSON replies in tests */
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-return, @typescript-eslint/no-unsafe-assignment -- JSON replies in tests */
+import net from 'node:net';
+import type { Context } from 'koa';
 import { sql } from '../../../db/pool';
-import { withTenant } from '../../../db/ledger/context';
-import { call, LedgerHarness, newKey, type TenantClients } from './support';
+import { withSystem, withTenant } from '../../../db/ledger/context';
+import { requestHashOf } from '../../../api/ledger/idempotency';
+import { POSTING_ENDPOINT } from '../../../api/ledger/transactions';
+import { call, client, LedgerHarness, newKey, type TenantClients } from './support';
 
 jest.setTimeout(60_000);
 
@@ -161,5 +165,209 @@ describe('ledger idempotency', () => {
       expect(r.headers.get('retry-after')).toBe('1');
     }
     expect(await transactionsOf(a)).toBe('1');
+  });
+
+  /**
+   * A POST written byte for byte on a socket, so that the header lines are exactly `lines`
+   * (fetch and node:http may drop or normalise an empty header value).
+   */
+  const rawPost = (path: string, lines: string[], body: string) =>
+    new Promise<{ status: number; headers: string; body: unknown }>((resolve, reject) => {
+      const { hostname, port } = new URL(h.url);
+      // Written, not ended: a half-closed socket makes the server drop the request's body.
+      const socket = net.connect(Number(port), hostname, () =>
+        socket.write(
+          [
+            `POST ${path} HTTP/1.1`,
+            `Host: ${hostname}:${port}`,
+            'Connection: close',
+            'Content-Type: application/json',
+            `Content-Length: ${Buffer.byteLength(body)}`,
+            ...lines,
+            '',
+            body,
+          ].join('\r\n'),
+        ),
+      );
+      const chunks: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+      socket.on('error', reject);
+      socket.on('close', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const split = text.indexOf('\r\n\r\n');
+        const head = text.slice(0, split);
+        try {
+          resolve({
+            status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]),
+            headers: head,
+            body: JSON.parse(text.slice(split + 4)) as unknown,
+          });
+        } catch (error) {
+          reject(new Error(`unreadable reply ${JSON.stringify(text)}: ${String(error)}`));
+        }
+      });
+    });
+
+  it('when the Idempotency-Key is 1 char, then the request is accepted and the key is remembered; an explicitly empty header is 400 MISSING_IDEMPOTENCY_KEY as a missing one, and writes nothing', async () => {
+    const other = await h.tenant(); // a tenant of its own: no 1-char key of this run exists in it
+    const otherUsd = await h.assetType(other);
+    const otherCash = await h.account(other, otherUsd, { balance_floor: null });
+    const a = await h.account(other, otherUsd, { normal_side: 'credit' });
+    const body = {
+      entries: [
+        { account_id: otherCash, direction: 'debit', amount: '1.00' },
+        { account_id: a, direction: 'credit', amount: '1.00' },
+      ],
+    };
+    const countOn = async (accountId: string) =>
+      withTenant(h.pool, other.tenantId, (tx) =>
+        tx.oneFirst(
+          sql.unsafe`SELECT count(DISTINCT transaction_id) FROM ledger.entries WHERE account_id = ${accountId}`,
+        ),
+      );
+    const one = await other.poster.post('/v1/transactions', body, 'k');
+    expect(one.status).toBe(201);
+    const again = await other.poster.post('/v1/transactions', body, 'k');
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(one.body);
+    expect(await countOn(a)).toBe('1');
+    // On a route other than postings too (the general claim of every mutating route).
+    const asset = await other.admin.post(
+      '/v1/asset-types',
+      { code: `ONE${Date.now()}`, kind: 'fiat', scale: 0 },
+      'x',
+    );
+    expect(asset.status).toBe(201);
+
+    // The poster's key is remembered now (one-statement path first); the reader's is not used.
+    const raw = JSON.stringify(body);
+    const auth = `Authorization: Bearer ${other.poster.token}`;
+    const missing = await rawPost('/v1/transactions', [auth], raw);
+    expect(missing.status).toBe(400);
+    expect(missing.body).toEqual({
+      error: { code: 'MISSING_IDEMPOTENCY_KEY', message: expect.any(String) },
+    });
+    for (const empty of ['Idempotency-Key: ', 'Idempotency-Key:', 'Idempotency-Key:    ']) {
+      const reply = await rawPost('/v1/transactions', [auth, empty], raw);
+      expect([reply.status, reply.body]).toEqual([400, missing.body]);
+    }
+    // A fresh key (general path first) gets the same answer for an empty header.
+    const fresh = await h.key(other.tenantId, 'ledger_poster');
+    const reply = await rawPost(
+      '/v1/transactions',
+      [`Authorization: Bearer ${fresh}`, 'Idempotency-Key: '],
+      raw,
+    );
+    expect([reply.status, reply.body]).toEqual([400, missing.body]);
+    const adminReply = await rawPost(
+      '/v1/asset-types',
+      [`Authorization: Bearer ${other.admin.token}`, 'Idempotency-Key: '],
+      JSON.stringify({ code: `EMPTY${Date.now()}`, kind: 'fiat', scale: 0 }),
+    );
+    expect([adminReply.status, adminReply.body]).toEqual([400, missing.body]);
+    expect(await countOn(a)).toBe('1');
+    const empties = await withSystem(h.pool, (tx) =>
+      tx.oneFirst(
+        sql.unsafe`SELECT count(*) FROM ledger.idempotency_keys WHERE tenant_id = ${other.tenantId} AND key = ''`,
+      ),
+    );
+    expect(Number(empties)).toBe(0);
+  });
+
+  describe('when another request holds the Idempotency-Key (an in-flight row), then 409 IDEMPOTENCY_IN_FLIGHT with Retry-After and nothing written', () => {
+    /** ledger_postings_total of this service, by path and outcome. */
+    const postingCounts = async () => {
+      const text = await (await fetch(`${h.url}/metrics`)).text();
+      const count = (path: string, outcome: string) =>
+        Number(
+          new RegExp(
+            `ledger_postings_total\\{[^}]*path="${path}"[^}]*outcome="${outcome}"[^}]*\\} (\\d+)`,
+          ).exec(text)?.[1] ?? 0,
+        );
+      return {
+        generalCreated: count('general', 'created'),
+        oneStatementCreated: count('one_statement', 'created'),
+        oneStatementHandedBack: count('one_statement', 'handed_back'),
+        oneStatementRefused: count('one_statement', 'refused'),
+      };
+    };
+    const rowOf = (key: string) =>
+      withSystem(h.pool, (tx) =>
+        tx.maybeOne(sql.unsafe`
+          SELECT state, encode(request_sha256, 'hex') AS sha, locked_until, response_status, response_body
+          FROM ledger.idempotency_keys
+          WHERE tenant_id = ${t.tenantId} AND endpoint = ${POSTING_ENDPOINT} AND key = ${key}`),
+      );
+    /** Another request's claim of `key` for exactly this request: in flight for 10 more minutes. */
+    const holdKey = async (key: string, body: unknown) => {
+      const hash = requestHashOf({
+        path: '/v1/transactions',
+        request: { body },
+      } as unknown as Context);
+      await withSystem(h.pool, (tx) =>
+        tx.query(sql.unsafe`
+          INSERT INTO ledger.idempotency_keys (tenant_id, endpoint, key, request_sha256, state, locked_until)
+          VALUES (${t.tenantId}, ${POSTING_ENDPOINT}, ${key}, ${sql.binary(hash)}, 'in_flight',
+                  now() + interval '10 minutes')`),
+      );
+      return rowOf(key);
+    };
+    const expectInFlight = async (
+      reply: Awaited<ReturnType<typeof call>>,
+      key: string,
+      held: unknown,
+      accountId: string,
+    ) => {
+      expect(reply.status).toBe(409);
+      expect(reply.body).toEqual({
+        error: { code: 'IDEMPOTENCY_IN_FLIGHT', message: expect.any(String) },
+      });
+      expect(reply.headers.get('retry-after')).toBe('1');
+      expect(reply.headers.get('idempotent-replayed')).toBeNull();
+      expect(await transactionsOf(accountId)).toBe('0');
+      const balance = await t.reader.get(`/v1/accounts/${accountId}/balance`);
+      expect(balance.body.version).toBe('0');
+      // The holder's claim is untouched: not released, not completed, not extended.
+      expect(await rowOf(key)).toEqual(held);
+    };
+
+    it('on the general path (a key on its first request)', async () => {
+      const poster = client(h.url, await h.key(t.tenantId, 'ledger_poster'));
+      const a = await wallet();
+      const key = newKey();
+      const held = await holdKey(key, deposit(a, '4.00'));
+      expect(held).toMatchObject({ state: 'in_flight', response_status: null });
+      const before = await postingCounts();
+      const reply = await poster.post('/v1/transactions', deposit(a, '4.00'), key);
+      await expectInFlight(reply, key, held, a);
+      // Not through the one-statement path: the key had not authenticated before.
+      expect(await postingCounts()).toEqual(before);
+      // A second try is still refused while the claim holds (nothing was taken over).
+      await expectInFlight(
+        await poster.post('/v1/transactions', deposit(a, '4.00'), key),
+        key,
+        held,
+        a,
+      );
+    });
+
+    it('on the one-statement path (a key remembered after a posting), which hands it back to the general path', async () => {
+      const poster = client(h.url, await h.key(t.tenantId, 'ledger_poster'));
+      expect((await poster.post('/v1/transactions', deposit(await wallet(), '1.00'))).status).toBe(
+        201,
+      );
+      const a = await wallet();
+      const key = newKey();
+      const held = await holdKey(key, deposit(a, '4.00'));
+      const before = await postingCounts();
+      const reply = await poster.post('/v1/transactions', deposit(a, '4.00'), key);
+      await expectInFlight(reply, key, held, a);
+      // Taken by the one-statement path, handed back with nothing written, answered by the general.
+      expect(await postingCounts()).toEqual({
+        ...before,
+        oneStatementHandedBack: before.oneStatementHandedBack + 1,
+      });
+    });
   });
 });

@@ -2,7 +2,9 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { v7 as uuidv7 } from 'uuid';
-import { client, LedgerHarness, type TenantClients } from './support';
+import { sql } from '../../../db/pool';
+import { withSystem } from '../../../db/ledger/context';
+import { call, client, LedgerHarness, newKey, type TenantClients } from './support';
 
 jest.setTimeout(60_000);
 
@@ -74,6 +76,43 @@ describe('ledger sub-tenants and their keys', () => {
       kind: 'production',
     });
     expect(kindChange.body.error.code).toBe('IMMUTABLE_FIELD');
+  });
+
+  it('when contact_email is exactly 255 chars it is stored as sent; 256 chars are 422 INVALID_TENANT and nothing is made', async () => {
+    const atLimit = `${'a'.repeat(249)}@b.com`;
+    expect([...atLimit]).toHaveLength(255);
+    const ok = await root.partner.post('/v1/sub-tenants', {
+      name: 'email-255',
+      kind: 'sandbox',
+      contact_email: atLimit,
+    });
+    expect(ok.status).toBe(201);
+    expect(ok.body.contact_email).toBe(atLimit);
+    // Chars, not UTF-16 units: 255 chars of which 10 are outside the BMP (265 units) still pass.
+    const astral = `${'😀'.repeat(10)}${'a'.repeat(239)}@b.com`;
+    expect([...astral]).toHaveLength(255);
+    const astralOk = await root.partner.post('/v1/sub-tenants', {
+      name: 'email-255-astral',
+      kind: 'sandbox',
+      contact_email: astral,
+    });
+    expect(astralOk.status).toBe(201);
+    expect(astralOk.body.contact_email).toBe(astral);
+
+    const before = (await root.partner.get('/v1/sub-tenants?limit=1000')).body.sub_tenants.length;
+    const pastLimit = `${'a'.repeat(250)}@b.com`;
+    expect([...pastLimit]).toHaveLength(256);
+    const past = await root.partner.post('/v1/sub-tenants', {
+      name: 'email-256',
+      kind: 'sandbox',
+      contact_email: pastLimit,
+    });
+    expect(past.status).toBe(422);
+    expect(past.body.error.code).toBe('INVALID_TENANT');
+    expect(past.body.error.message).toMatch(/contact_email/);
+    expect((await root.partner.get('/v1/sub-tenants?limit=1000')).body.sub_tenants).toHaveLength(
+      before,
+    );
   });
 
   it("when a client's key transacts, then it works on the client's own ledger, and the partner key cannot read or write it", async () => {
@@ -165,6 +204,45 @@ describe('ledger sub-tenants and their keys', () => {
       (await root.partner.del(`/v1/sub-tenants/${sub.sub_tenant_id}/keys/${uuidv7()}`)).body.error
         .code,
     ).toBe('KEY_NOT_FOUND');
+  });
+
+  it("when the key's row stays locked past the lock budget, then revocation is 502 REVOCATION_FAILED and nothing changed: the key still works, and the retry with the same Idempotency-Key revokes it", async () => {
+    const sub = await newSubTenant();
+    const issued = await root.partner.post(`/v1/sub-tenants/${sub.sub_tenant_id}/keys`, {
+      label: 'reader',
+      role: 'ledger_reader',
+      ttl_days: 1,
+    });
+    const keyId = issued.body.key_id as string;
+    const reader = client(h.url, issued.body.secret as string);
+    expect((await reader.get('/v1/asset-types')).status).toBe(200);
+    const path = `/v1/sub-tenants/${sub.sub_tenant_id}/keys/${keyId}`;
+    const idempotencyKey = newKey();
+
+    // Another session holds the key's row (withTenant gives the revocation LOCK_TIMEOUT_MS).
+    const refused = await withSystem(h.pool, async (tx) => {
+      await tx.query(sql.unsafe`SELECT 1 FROM ledger.api_keys WHERE key_id = ${keyId} FOR UPDATE`);
+      return root.partner.del(path, idempotencyKey);
+    });
+    expect([refused.status, refused.body.error.code]).toEqual([502, 'REVOCATION_FAILED']);
+    const doc = (await call(h.url, 'GET', '/openapi.json', null)).body;
+    expect(
+      doc.paths['/v1/sub-tenants/{sub_tenant_id}/keys/{key_id}'].delete.responses['502'],
+    ).toBeDefined();
+
+    // Nothing changed: the key authenticates and is listed unrevoked.
+    expect((await reader.get('/v1/asset-types')).status).toBe(200);
+    const listed = await root.partner.get(`/v1/sub-tenants/${sub.sub_tenant_id}/keys`);
+    expect(listed.body.keys).toEqual([
+      expect.objectContaining({ key_id: keyId, revoked_at: null }),
+    ]);
+
+    // A 5xx is not remembered: the retry with the same Idempotency-Key runs and revokes.
+    const revoked = await root.partner.del(path, idempotencyKey);
+    expect(revoked.status).toBe(200);
+    expect(revoked.headers.get('idempotent-replayed')).toBeNull();
+    expect(revoked.body.revoked_at).not.toBeNull();
+    expect((await reader.get('/v1/asset-types')).status).toBe(401);
   });
 
   it('when a key request is malformed, then 422 INVALID_KEY; label 255 passes, 256 fails; a partner role for a client is refused', async () => {

@@ -63,6 +63,7 @@ describe('readiness probes follow Postgres and Redis', () => {
     expect(await (await fetch(probes().ledger)).json()).toEqual({
       status: 'unhealthy',
       reason: 'database unreachable',
+      auth_client_credential: 'unknown',
     });
     expect(await (await fetch(probes().runs)).json()).toMatchObject({
       database: 'down',
