@@ -15,7 +15,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { v7 as uuidv7 } from 'uuid';
@@ -42,6 +41,7 @@ import {
   type LoadFigures,
 } from './lib/http-load';
 import { processCpuMs } from './lib/process-cpu';
+import { HostCpu } from './lib/host-cpu';
 
 const ACCOUNTS = 1_000;
 const AS_OF_ENTRIES = 100_000;
@@ -55,7 +55,11 @@ const REPO_ROOT = path.resolve(__dirname, '..');
 interface Figures extends LoadFigures {
   /** CPU spent per successful request by the API process, its Postgres backends, this process. */
   cpuMsPerRequest?: { api: number; postgres: number; loadGenerator: number };
+  /** The whole machine's CPU during the phase. */
+  host: HostCpu;
 }
+
+const WINDOW_MS = 250;
 
 interface CpuSample {
   api: number;
@@ -90,14 +94,22 @@ function report(name: string, f: Figures): void {
   console.log(
     `${name.padEnd(44)} ${(f.ok / f.seconds).toFixed(0).padStart(6)} req/s  p50 ${ms(50)} ms  p99 ${ms(99)} ms  (${f.ok} ok, ${f.errors} failed${f.skipped ? `, ${f.skipped} not sent: ${OPEN_LOOP_IN_FLIGHT} unanswered` : ''}, ${f.seconds.toFixed(1)} s)` +
       (cpu
-        ? `\n${''.padEnd(44)} CPU per request: API ${cpu.api.toFixed(2)} ms, Postgres ${cpu.postgres.toFixed(2)} ms, load generator ${cpu.loadGenerator.toFixed(2)} ms; load average ${os.loadavg()[0]!.toFixed(2)}`
+        ? `\n${''.padEnd(44)} CPU per request: API ${cpu.api.toFixed(2)} ms, Postgres ${cpu.postgres.toFixed(2)} ms, load generator ${cpu.loadGenerator.toFixed(2)} ms; the machine ${(f.host.busyShare() * 100).toFixed(0)}% busy (both cores, every process)`
         : ''),
   );
   if (f.skipped === 0 && percentile(f.latenciesMs, 99) > 2 * percentile(f.latenciesMs, 50)) {
-    const windows = slowestWindows(f, 250, 3)
-      .map((w) => `${(w.startMs / 1000).toFixed(2)} s: ${w.maxMs.toFixed(0)} ms`)
-      .join(', ');
-    console.log(`${''.padEnd(44)} slowest 250 ms windows (from the phase's start): ${windows}`);
+    const stolen = (w: { startMs: number }) => {
+      const from = f.originMs + w.startMs;
+      return f.host.available
+        ? `, host took ${f.host.stealBetween(from, from + WINDOW_MS)} ms`
+        : '';
+    };
+    const windows = slowestWindows(f, WINDOW_MS, 3)
+      .map((w) => `${(w.startMs / 1000).toFixed(2)} s: ${w.maxMs.toFixed(0)} ms${stolen(w)}`)
+      .join('; ');
+    console.log(
+      `${''.padEnd(44)} slowest ${WINDOW_MS} ms windows (from the phase's start: slowest request, CPU time the VM's host gave to others): ${windows}`,
+    );
   }
 }
 
@@ -146,7 +158,10 @@ async function bootApi(port: number, profileDir?: string): Promise<ChildProcess>
 /** One phase's load, with the CPU it cost each process when a meter is given. */
 async function measured(load: () => Promise<LoadFigures>, meter?: CpuMeter): Promise<Figures> {
   const before = await meter?.sample();
-  const figures: Figures = await load();
+  const host = new HostCpu();
+  host.start();
+  const figures: Figures = { ...(await load()), host };
+  host.stop();
   if (meter && before) {
     const after = await meter.sample();
     const per = (a: number, b: number) => (a - b) / Math.max(1, figures.ok);
@@ -281,7 +296,10 @@ async function main(): Promise<void> {
     );
     report(
       `  evenly spaced at the bar's ${SPREAD_BAR_RATE}/s`,
-      await measured(() => openLoop(SPREAD_BAR_RATE, seconds, spreadTransfer, OPEN_LOOP_IN_FLIGHT)),
+      await measured(
+        () => openLoop(SPREAD_BAR_RATE, seconds, spreadTransfer, OPEN_LOOP_IN_FLIGHT),
+        meter,
+      ),
     );
 
     const hot = await account({ balance_floor: '0.00' });
@@ -300,7 +318,10 @@ async function main(): Promise<void> {
     );
     report(
       `  evenly spaced at the bar's ${HOT_BAR_RATE}/s`,
-      await measured(() => openLoop(HOT_BAR_RATE, seconds, hotTransfer, OPEN_LOOP_IN_FLIGHT)),
+      await measured(
+        () => openLoop(HOT_BAR_RATE, seconds, hotTransfer, OPEN_LOOP_IN_FLIGHT),
+        meter,
+      ),
     );
 
     if (values.phase === 'postings') return;

@@ -62,6 +62,8 @@ export interface LoadFigures {
   latenciesMs: number[];
   /** For each latency, when its request started (open loop: was due), in ms from the run's start. */
   startsMs: number[];
+  /** The run's start, a performance.now() instant (startsMs count from it). */
+  originMs: number;
 }
 
 const emptyFigures = (seconds: number): LoadFigures => ({
@@ -71,6 +73,7 @@ const emptyFigures = (seconds: number): LoadFigures => ({
   seconds,
   latenciesMs: [],
   startsMs: [],
+  originMs: performance.now(),
 });
 
 /** A reply's outcome: a success with its latency and start, or a failure. */
@@ -93,6 +96,7 @@ export async function closedLoop(
   const figures = emptyFigures(seconds);
   const deadline = Date.now() + seconds * 1000;
   const started = performance.now();
+  figures.originMs = started;
   await Promise.all(
     Array.from({ length: clients }, async () => {
       while (Date.now() < deadline) {
@@ -122,6 +126,7 @@ export async function openLoop(
   const intervalMs = 1000 / ratePerSecond;
   const total = Math.round(ratePerSecond * seconds);
   const started = performance.now();
+  figures.originMs = started;
   const pending = new Set<Promise<void>>();
   for (let sent = 0; sent < total;) {
     const now = performance.now();
