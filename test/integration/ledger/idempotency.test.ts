@@ -5,7 +5,7 @@ import { sql } from '../../../db/pool';
 import { withSystem, withTenant } from '../../../db/ledger/context';
 import { requestHashOf } from '../../../api/ledger/idempotency';
 import { POSTING_ENDPOINT } from '../../../api/ledger/transactions';
-import { call, client, LedgerHarness, newKey, type TenantClients } from './support';
+import { call, client, LedgerHarness, newKey, postingCounts, type TenantClients } from './support';
 
 jest.setTimeout(60_000);
 
@@ -276,22 +276,7 @@ describe('ledger idempotency', () => {
   });
 
   describe('when another request holds the Idempotency-Key (an in-flight row), then 409 IDEMPOTENCY_IN_FLIGHT with Retry-After and nothing written', () => {
-    /** ledger_postings_total of this service, by path and outcome. */
-    const postingCounts = async () => {
-      const text = await (await fetch(`${h.url}/metrics`)).text();
-      const count = (path: string, outcome: string) =>
-        Number(
-          new RegExp(
-            `ledger_postings_total\\{[^}]*path="${path}"[^}]*outcome="${outcome}"[^}]*\\} (\\d+)`,
-          ).exec(text)?.[1] ?? 0,
-        );
-      return {
-        generalCreated: count('general', 'created'),
-        oneStatementCreated: count('one_statement', 'created'),
-        oneStatementHandedBack: count('one_statement', 'handed_back'),
-        oneStatementRefused: count('one_statement', 'refused'),
-      };
-    };
+    const counts = () => postingCounts(h.url);
     const rowOf = (key: string) =>
       withSystem(h.pool, (tx) =>
         tx.maybeOne(sql.unsafe`
@@ -338,11 +323,11 @@ describe('ledger idempotency', () => {
       const key = newKey();
       const held = await holdKey(key, deposit(a, '4.00'));
       expect(held).toMatchObject({ state: 'in_flight', response_status: null });
-      const before = await postingCounts();
+      const before = await counts();
       const reply = await poster.post('/v1/transactions', deposit(a, '4.00'), key);
       await expectInFlight(reply, key, held, a);
       // Not through the one-statement path: the key had not authenticated before.
-      expect(await postingCounts()).toEqual(before);
+      expect(await counts()).toEqual(before);
       // A second try is still refused while the claim holds (nothing was taken over).
       await expectInFlight(
         await poster.post('/v1/transactions', deposit(a, '4.00'), key),
@@ -360,11 +345,11 @@ describe('ledger idempotency', () => {
       const a = await wallet();
       const key = newKey();
       const held = await holdKey(key, deposit(a, '4.00'));
-      const before = await postingCounts();
+      const before = await counts();
       const reply = await poster.post('/v1/transactions', deposit(a, '4.00'), key);
       await expectInFlight(reply, key, held, a);
       // Taken by the one-statement path, handed back with nothing written, answered by the general.
-      expect(await postingCounts()).toEqual({
+      expect(await counts()).toEqual({
         ...before,
         oneStatementHandedBack: before.oneStatementHandedBack + 1,
       });

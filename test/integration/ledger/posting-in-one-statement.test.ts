@@ -4,7 +4,14 @@ import { withSystem, withTenant } from '../../../db/ledger/context';
 import { postTransactionsAuthorized } from '../../../db/ledger/transactions';
 import { sha256 } from '../../../api/ledger/credentials';
 import { POSTING_ENDPOINT } from '../../../api/ledger/transactions';
-import { client, LedgerHarness, newKey, postingCall, type TenantClients } from './support';
+import {
+  client,
+  LedgerHarness,
+  newKey,
+  postingCall,
+  postingCounts,
+  type TenantClients,
+} from './support';
 
 jest.setTimeout(60_000);
 
@@ -291,21 +298,7 @@ describe('ledger postings in one statement with the check of their key', () => {
   });
 
   it('when postings take either path, then /metrics counts them by path and outcome', async () => {
-    const counts = async () => {
-      const text = await (await fetch(`${h.url}/metrics`)).text();
-      const count = (path: string, outcome: string) =>
-        Number(
-          new RegExp(
-            `ledger_postings_total\\{[^}]*path="${path}"[^}]*outcome="${outcome}"[^}]*\\} (\\d+)`,
-          ).exec(text)?.[1] ?? 0,
-        );
-      return [
-        count('general', 'created'),
-        count('one_statement', 'created'),
-        count('one_statement', 'handed_back'),
-        count('one_statement', 'refused'),
-      ];
-    };
+    const counts = async () => Object.values(await postingCounts(h.url));
     const before = await counts();
     const poster = await rememberedPoster(); // general, created
     const a = await wallet();

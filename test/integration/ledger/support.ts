@@ -179,6 +179,23 @@ export class LedgerHarness {
   }
 }
 
+/** ledger_postings_total of a ledger service's /metrics, by path and outcome (0 when not seen yet). */
+export async function postingCounts(url: string) {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const count = (path: string, outcome: string) =>
+    Number(
+      new RegExp(
+        `ledger_postings_total\\{[^}]*path="${path}"[^}]*outcome="${outcome}"[^}]*\\} (\\d+)`,
+      ).exec(text)?.[1] ?? 0,
+    );
+  return {
+    generalCreated: count('general', 'created'),
+    oneStatementCreated: count('one_statement', 'created'),
+    oneStatementHandedBack: count('one_statement', 'handed_back'),
+    oneStatementRefused: count('one_statement', 'refused'),
+  };
+}
+
 /** A 2-leg transfer body: debit `to`, credit `from` (both debit-normal: money moves from → to). */
 export const transfer = (
   from: string,
