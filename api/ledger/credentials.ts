@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
-import type { DatabasePool } from '../../db/pool';
+import { isLoginRefused, type DatabasePool } from '../../db/pool';
 import { mapDatabaseError, type Tx } from '../../db/ledger/context';
 import {
   findCredential,
@@ -100,10 +100,7 @@ export const authzUnavailable = (cause: unknown) =>
  * unreachable, stalled or failed otherwise (503 AUTHZ_UNAVAILABLE). Both are transient.
  */
 function authzFailure(cause: unknown): AppError {
-  const mapped = mapDatabaseError(cause);
-  return mapped instanceof AppError && mapped.code === 'AUTHZ_CREDENTIAL_REJECTED'
-    ? mapped
-    : authzUnavailable(cause);
+  return isLoginRefused(cause) ? (mapDatabaseError(cause) as AppError) : authzUnavailable(cause);
 }
 
 /**

@@ -4,8 +4,8 @@ import {
   ConnectionError,
 } from 'slonik';
 import { v7 as uuidv7 } from 'uuid';
-import type { DatabasePool } from '../../db/pool';
-import { sqlState, withTenant } from '../../db/ledger/context';
+import { sqlState, type DatabasePool } from '../../db/pool';
+import { withTenant } from '../../db/ledger/context';
 import {
   findTenant,
   insertTenant,

@@ -95,8 +95,7 @@ export async function closedLoop(
 ): Promise<LoadFigures> {
   const figures = emptyFigures(seconds);
   const deadline = Date.now() + seconds * 1000;
-  const started = performance.now();
-  figures.originMs = started;
+  const started = figures.originMs;
   await Promise.all(
     Array.from({ length: clients }, async () => {
       while (Date.now() < deadline) {
@@ -125,8 +124,7 @@ export async function openLoop(
   const figures = emptyFigures(seconds);
   const intervalMs = 1000 / ratePerSecond;
   const total = Math.round(ratePerSecond * seconds);
-  const started = performance.now();
-  figures.originMs = started;
+  const started = figures.originMs;
   const pending = new Set<Promise<void>>();
   for (let sent = 0; sent < total;) {
     const now = performance.now();

@@ -21,8 +21,6 @@ export const SQLSTATE = {
   deadlock: '40P01',
 } as const;
 
-export { sqlState };
-
 /** 409 POSTING_FROZEN from the refusal of migration 0015's trigger, with the operator's Retry-After. */
 function postingFrozen(error: unknown): AppError {
   const detail = JSON.parse(sqlDetail(error) ?? '{}') as {

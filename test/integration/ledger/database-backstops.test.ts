@@ -2,8 +2,8 @@ import { v7 as uuidv7 } from 'uuid';
 import { loadConfig } from '../../../api/platform/config';
 import { AppError } from '../../../api/platform/errors';
 import { ledgerEnvelope } from '../../../api/ledger/envelope';
-import { createDatabasePool, sql, type DatabasePool } from '../../../db/pool';
-import { sqlState, withSystem, withTenant, type Tx } from '../../../db/ledger/context';
+import { createDatabasePool, sql, sqlState, type DatabasePool } from '../../../db/pool';
+import { withSystem, withTenant, type Tx } from '../../../db/ledger/context';
 import { insertTenant } from '../../../db/ledger/tenants';
 
 jest.setTimeout(60_000);
