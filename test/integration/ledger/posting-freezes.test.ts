@@ -232,8 +232,15 @@ describe('ledger posting freezes (409 POSTING_FROZEN, set by the operator)', () 
       freeze: null,
     });
 
+    // The lower edges: 1 s and a 1-char reason are taken; 0 s and an empty reason are not.
+    expect(
+      (await admin('posting freeze', { tenant: other.tenantId, 'retry-after': '1', reason: 'r' }))
+        .json,
+    ).toMatchObject({ retry_after_seconds: 1, reason: 'r' });
+    await unfreeze(other.tenantId);
     for (const bad of [
       ['--retry-after', '0'],
+      ['--reason', ''],
       ['--retry-after', '86401'],
       ['--reason', 'r'.repeat(1025)],
       ['--asset-type', uuidv7()],
