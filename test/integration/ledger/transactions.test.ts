@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-argument -- JSON replies in tests */
 import { v7 as uuidv7 } from 'uuid';
 import { sql } from '../../../db/pool';
-import { withTenant } from '../../../db/ledger/context';
+import { withSystem, withTenant } from '../../../db/ledger/context';
 import { eventually } from '../../support/services';
 import { LedgerHarness, type TenantClients } from './support';
 
@@ -261,6 +261,77 @@ describe('ledger transactions, balances and the journal', () => {
     expect(
       (await asOf(new Date(Date.parse(commit.body.finalized_at) - 1), 'recorded')).body,
     ).toMatchObject({ balance: '5.00' });
+  });
+
+  it('as-of buckets: a leg effective when recorded has one row per width (basis both), a backdated one a row per basis; rows one per basis (as before migration 0016) give the same as-of', async () => {
+    const a = await wallet();
+    await deposit(a, '3.00');
+    const backdated = new Date(Date.now() - 2 * 24 * 3600 * 1000);
+    expect((await move(cash, a, '5.00', { effective_at: backdated.toISOString() })).status).toBe(
+      201,
+    );
+    const rows = () =>
+      withTenant(h.pool, t.tenantId, (tx) =>
+        tx.any(sql.unsafe`
+          SELECT basis, width, leg_count::int AS legs FROM ledger.leg_buckets
+          WHERE account_id = ${a} ORDER BY basis, width`),
+      );
+    expect(await rows()).toEqual([
+      { basis: 'both', width: 'day', legs: 1 },
+      { basis: 'both', width: 'minute', legs: 1 },
+      { basis: 'effective', width: 'day', legs: 1 },
+      { basis: 'effective', width: 'minute', legs: 1 },
+      { basis: 'recorded', width: 'day', legs: 1 },
+      { basis: 'recorded', width: 'minute', legs: 1 },
+    ]);
+
+    const instants = [
+      new Date(backdated.getTime() - 60_000),
+      new Date(backdated.getTime() + 60_000),
+      new Date(Date.now() - 3_600_000),
+      new Date(Date.now() + 120_000),
+    ];
+    const asOfAll = async () => {
+      const answers: unknown[] = [];
+      for (const at of instants)
+        for (const basis of ['effective', 'recorded']) {
+          const reply = await t.reader.get(
+            `/v1/accounts/${a}/balance-as-of?at=${encodeURIComponent(at.toISOString())}&basis=${basis}`,
+          );
+          answers.push([basis, reply.body.balance_minor, reply.body.entry_count]);
+        }
+      return answers;
+    };
+    const before = await asOfAll();
+    expect(before).toEqual([
+      ['effective', '0', 0],
+      ['recorded', '0', 0],
+      ['effective', '500', 1],
+      ['recorded', '0', 0],
+      ['effective', '500', 1],
+      ['recorded', '0', 0],
+      ['effective', '800', 2],
+      ['recorded', '800', 2],
+    ]);
+
+    // What the trigger wrote before 0016: each 'both' row as one row per basis.
+    await withSystem(h.pool, async (tx) => {
+      await tx.query(sql.unsafe`
+        INSERT INTO ledger.leg_buckets AS b
+          (account_id, basis, width, bucket_start, tenant_id, debit_minor, credit_minor, leg_count)
+        SELECT o.account_id, x.basis, o.width, o.bucket_start, o.tenant_id, o.debit_minor, o.credit_minor, o.leg_count
+        FROM ledger.leg_buckets o CROSS JOIN (VALUES ('effective'), ('recorded')) AS x(basis)
+        WHERE o.account_id = ${a} AND o.basis = 'both'
+        ON CONFLICT (account_id, basis, width, bucket_start) DO UPDATE
+          SET debit_minor = b.debit_minor + EXCLUDED.debit_minor,
+              credit_minor = b.credit_minor + EXCLUDED.credit_minor,
+              leg_count = b.leg_count + EXCLUDED.leg_count`);
+      await tx.query(
+        sql.unsafe`DELETE FROM ledger.leg_buckets WHERE account_id = ${a} AND basis = 'both'`,
+      );
+    });
+    expect((await rows()).map((r) => r.basis as string)).not.toContain('both');
+    expect(await asOfAll()).toEqual(before);
   });
 
   it('rule 7: entries list every leg newest first; with state=committed they sum to the posted counters', async () => {
