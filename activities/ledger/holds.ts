@@ -1,11 +1,66 @@
-import { ApplicationFailure } from '@temporalio/activity';
-import { sql, type DatabasePool } from '../../db/pool';
+import { ApplicationFailure, log } from '@temporalio/activity';
+import type { DatabasePool } from '../../db/pool';
+import { readDueHolds, type DueHold } from '../../db/ledger/transactions';
 import { withSystem } from '../../db/ledger/context';
 import { settleTransaction } from '../../api/ledger/transactions';
 import { isAppError } from '../../api/platform/errors';
 
-/** Holds expired per sweep run, oldest first; the next run takes the rest. */
+/** Due holds read per query of a sweep, oldest first. */
 export const SWEEP_BATCH_MAX = 500;
+/**
+ * A sweep starts no new batch after this long (well inside postgresProfile's 10 s timeout); the
+ * schedule's next run takes the rest. About 1,500 holds at 4 ms each.
+ */
+export const SWEEP_BUDGET_MS = 6_000;
+
+export interface SweepResult {
+  expired: number;
+  /** Holds whose expiry failed; they stay due and the next run tries them again. */
+  failed: number;
+  /** The budget ran out with holds still due. */
+  more: boolean;
+}
+
+/**
+ * Expires due holds batch after batch, oldest first, until none is left or the budget is spent.
+ * Before, a sweep took the 500 oldest and stopped: a backlog past 500 waited a whole schedule
+ * interval per 500, and one hold whose expiry kept failing failed every run, so no hold behind
+ * it was ever swept. Now a hold that fails is logged and passed over (the keyset cursor moves
+ * past it); only a batch in which every hold fails fails the sweep, since that is the database
+ * or the service, not a hold, and Temporal retries the activity.
+ */
+export async function sweepInBatches(deps: {
+  readDue(after: DueHold | null, limit: number): Promise<DueHold[]>;
+  expire(hold: DueHold): Promise<string>;
+  batchMax: number;
+  budgetMs: number;
+  now?: () => number;
+  onFailure?: (hold: DueHold, error: unknown) => void;
+}): Promise<SweepResult> {
+  const now = deps.now ?? Date.now;
+  const started = now();
+  const result: SweepResult = { expired: 0, failed: 0, more: false };
+  let after: DueHold | null = null;
+  for (;;) {
+    const due = await deps.readDue(after, deps.batchMax);
+    let lastError: unknown;
+    let batchFailed = 0;
+    for (const hold of due) {
+      try {
+        if ((await deps.expire(hold)) === 'expired') result.expired++;
+      } catch (error) {
+        batchFailed++;
+        lastError = error;
+        deps.onFailure?.(hold, error);
+      }
+    }
+    if (due.length > 0 && batchFailed === due.length) throw lastError;
+    result.failed += batchFailed;
+    if (due.length < deps.batchMax) return result;
+    after = due[due.length - 1]!;
+    if (now() - started >= deps.budgetMs) return { ...result, more: true };
+  }
+}
 
 export function createLedgerHoldActivities(deps: { pool: DatabasePool }) {
   /** Idempotent: a hold already final is left as it is and its state returned. */
@@ -35,22 +90,21 @@ export function createLedgerHoldActivities(deps: { pool: DatabasePool }) {
 
   return {
     expireHold,
-    async sweepExpiredHolds(): Promise<{ expired: number }> {
-      const due = (await withSystem(deps.pool, (tx) =>
-        tx.any(sql.unsafe`
-          SELECT transaction_id, tenant_id FROM ledger.transactions
-          WHERE state = 'pending' AND expires_at <= now()
-          ORDER BY expires_at LIMIT ${SWEEP_BATCH_MAX}`),
-      )) as { transaction_id: string; tenant_id: string }[];
-      let expired = 0;
-      for (const hold of due) {
-        if (
-          (await expireHold({ tenantId: hold.tenant_id, transactionId: hold.transaction_id })) ===
-          'expired'
-        )
-          expired++;
-      }
-      return { expired };
+    async sweepExpiredHolds(): Promise<SweepResult> {
+      return sweepInBatches({
+        readDue: (after, limit) => withSystem(deps.pool, (tx) => readDueHolds(tx, after, limit)),
+        expire: (hold) =>
+          expireHold({ tenantId: hold.tenant_id, transactionId: hold.transaction_id }),
+        batchMax: SWEEP_BATCH_MAX,
+        budgetMs: SWEEP_BUDGET_MS,
+        onFailure: (hold, error) => {
+          log.warn('hold not expired by the sweep; the next run tries it again', {
+            tenantId: hold.tenant_id,
+            transactionId: hold.transaction_id,
+            error: (error as Error).message,
+          });
+        },
+      });
     },
   };
 }

@@ -140,6 +140,32 @@ export async function findTransaction(
     ${forUpdate ? sql.fragment`FOR UPDATE` : sql.fragment``}`)) as TransactionRow | null;
 }
 
+/** A pending transaction past its expires_at, as the hold sweep reads it. */
+export interface DueHold {
+  transaction_id: string;
+  tenant_id: string;
+  /** expires_at as Postgres prints it (full precision): the keyset cursor's first half. */
+  expires_at: string;
+}
+
+/**
+ * Holds past their expires_at in every tenant (system context), oldest first, after `after` in
+ * (expires_at, transaction_id) order: a sweep pages through them however many there are.
+ */
+export async function readDueHolds(
+  tx: Tx,
+  after: DueHold | null,
+  limit: number,
+): Promise<DueHold[]> {
+  const cursor = after
+    ? sql.fragment`AND (expires_at, transaction_id) > (${after.expires_at}::timestamptz, ${after.transaction_id}::uuid)`
+    : sql.fragment``;
+  return (await tx.any(sql.unsafe`
+    SELECT transaction_id, tenant_id, expires_at::text AS expires_at FROM ledger.transactions
+    WHERE state = 'pending' AND expires_at <= now() ${cursor}
+    ORDER BY expires_at, transaction_id LIMIT ${limit}`)) as DueHold[];
+}
+
 export async function findEntries(tx: Tx, transactionId: string): Promise<EntryRow[]> {
   return (await tx.any(sql.unsafe`
     SELECT e.entry_id AS id, e.transaction_id, e.account_id, e.asset_type_id, e.direction, e.amount_minor, t.scale, e.line_no, e.created_at

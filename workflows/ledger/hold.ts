@@ -1,5 +1,5 @@
 import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
-import type { LedgerHoldActivities } from '../../activities/ledger/holds';
+import type { LedgerHoldActivities, SweepResult } from '../../activities/ledger/holds';
 import { postgresProfile } from '../platform/activity-profiles';
 
 /** `ledger-hold/<transaction_id>`: an operator with a transaction id finds its hold in one search. */
@@ -43,6 +43,6 @@ export async function ledgerHoldWorkflow(input: HoldInput): Promise<HoldOutcome>
 }
 
 /** Run by the schedule: expires every pending hold past its expires_at (a backstop for lost workflows). */
-export async function ledgerHoldSweepWorkflow(): Promise<{ expired: number }> {
+export async function ledgerHoldSweepWorkflow(): Promise<SweepResult> {
   return db.sweepExpiredHolds();
 }

@@ -7,6 +7,7 @@ import { loadConfig } from '../../../api/platform/config';
 import { sql } from '../../../db/pool';
 import { withSystem } from '../../../db/ledger/context';
 import { createTransaction } from '../../../api/ledger/transactions';
+import { readDueHolds, type DueHold } from '../../../db/ledger/transactions';
 import { holdSweepScheduleId, holdWorkflowId } from '../../../workflows/ledger/hold';
 import { eventually } from '../../support/services';
 import { LedgerHarness, type TenantClients } from './support';
@@ -129,6 +130,32 @@ describe('ledger holds that expire on Temporal', () => {
     expect(running.status.name).toBe('RUNNING');
     await t.poster.post(`/v1/transactions/${created.transaction_id}/void`);
     expect(await handle.result()).toBe('settled');
+  });
+
+  it('the sweep reads due holds oldest first and pages after a hold: only holds behind it come next', async () => {
+    const a = await funded('2.00');
+    const first = await createTransaction(h.pool, t.tenantId, holdBody(a, cash, '1.00', 300));
+    const second = await createTransaction(h.pool, t.tenantId, holdBody(a, cash, '1.00', 600));
+    const ids = [first.transaction_id, second.transaction_id];
+    // Lost to Temporal, so that nothing but a sweep expires them.
+    await withSystem(h.pool, (tx) =>
+      tx.query(
+        sql.unsafe`UPDATE ledger.hold_outbox SET dispatched_at = now() WHERE transaction_id = ANY(${sql.array(ids, 'uuid')})`,
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 900));
+    const page = async (after: DueHold | null) =>
+      withSystem(h.pool, (tx) => readDueHolds(tx, after, 100_000));
+    const due = await page(null);
+    const at = (id: string) => due.findIndex((d) => d.transaction_id === id);
+    expect(at(first.transaction_id)).toBeGreaterThanOrEqual(0);
+    expect(at(second.transaction_id)).toBeGreaterThan(at(first.transaction_id));
+    const afterFirst = (await page(due[at(first.transaction_id)]!)).map((d) => d.transaction_id);
+    expect(afterFirst).not.toContain(first.transaction_id);
+    expect(afterFirst).toContain(second.transaction_id);
+    const afterSecond = (await page(due[at(second.transaction_id)]!)).map((d) => d.transaction_id);
+    expect(afterSecond).not.toContain(second.transaction_id);
+    expect(afterSecond).not.toContain(first.transaction_id);
   });
 
   it('when a hold has no workflow at all and passes its expiry, then the sweep schedule expires it', async () => {
