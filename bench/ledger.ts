@@ -12,6 +12,7 @@
  * Usage: npm run bench:ledger [-- --seconds 10 --concurrency 32 --profile-api /tmp/prof]
  *        npm run bench:ledger -- --phase rollup [--rollup-journal 200000]
  *        npm run bench:ledger -- --phase postings   (phases 1 and 2 only)
+ *        npm run bench:ledger -- --phase rates      (only their evenly-spaced halves)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
@@ -211,7 +212,8 @@ async function main(): Promise<void> {
       concurrency: { type: 'string', default: '32' },
       // Writes a V8 CPU profile of the API process there when it stops (chrome://inspect).
       'profile-api': { type: 'string' },
-      // `rollup`: only phase 4 (no API process); `postings`: only phases 1 and 2.
+      // `rollup`: only phase 4 (no API process); `postings`: only phases 1 and 2; `rates`: only
+      // their evenly-spaced halves (the bars' latencies), each after a short warm-up.
       phase: { type: 'string' },
       'rollup-journal': { type: 'string', default: '200000' },
     },
@@ -289,11 +291,13 @@ async function main(): Promise<void> {
       while (to === from) to = pick();
       return call(keys.poster, 'POST', '/v1/transactions', transfer(from, to));
     };
+    const ratesOnly = values.phase === 'rates';
     await closedLoop(concurrency, 2, spreadTransfer); // warm-up
-    report(
-      'postings spread over 1,000 accounts',
-      await measured(() => closedLoop(concurrency, seconds, spreadTransfer), meter),
-    );
+    if (!ratesOnly)
+      report(
+        'postings spread over 1,000 accounts',
+        await measured(() => closedLoop(concurrency, seconds, spreadTransfer), meter),
+      );
     report(
       `  evenly spaced at the bar's ${SPREAD_BAR_RATE}/s`,
       await measured(
@@ -312,10 +316,13 @@ async function main(): Promise<void> {
     });
     if (funded.status !== 201) throw new Error(`funding the hot account failed: ${funded.status}`);
     const hotTransfer = () => call(keys.poster, 'POST', '/v1/transactions', transfer(hot, pick()));
-    report(
-      'postings all touching one hot floored account',
-      await measured(() => closedLoop(concurrency, seconds, hotTransfer), meter),
-    );
+    if (ratesOnly)
+      await closedLoop(concurrency, 2, hotTransfer); // warm-up
+    else
+      report(
+        'postings all touching one hot floored account',
+        await measured(() => closedLoop(concurrency, seconds, hotTransfer), meter),
+      );
     report(
       `  evenly spaced at the bar's ${HOT_BAR_RATE}/s`,
       await measured(
@@ -324,7 +331,7 @@ async function main(): Promise<void> {
       ),
     );
 
-    if (values.phase === 'postings') return;
+    if (values.phase === 'postings' || ratesOnly) return;
     const deep = await account({ balance_floor: null });
     const other = await account({ balance_floor: null });
     console.log(`seeding ${AS_OF_ENTRIES} entries on one account for as-of ...`);
