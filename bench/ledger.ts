@@ -56,13 +56,39 @@ const REPO_ROOT = path.resolve(__dirname, '..');
 interface Figures extends LoadFigures {
   /** CPU spent per successful request by the API process, its Postgres backends, this process. */
   cpuMsPerRequest?: { api: number; postgres: number; loadGenerator: number };
+  /** The posting batchers' calls during the phase (group commit). */
+  batches?: BatchTotals;
   /** The whole machine's CPU during the phase. */
   host: HostCpu;
 }
 
 const WINDOW_MS = 250;
 
+/** The posting batchers' histograms (api/ledger/metrics.ts), both paths summed. */
+interface BatchTotals {
+  calls: number;
+  postings: number;
+  waitSeconds: number;
+  flightSeconds: number;
+}
+
+async function batchTotals(base: string): Promise<BatchTotals> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const total = (series: string) =>
+    [...text.matchAll(new RegExp(`^${series}\\{[^}]*\\} (\\S+)$`, 'gm'))].reduce(
+      (sum, m) => sum + Number(m[1]),
+      0,
+    );
+  return {
+    calls: total('ledger_posting_batch_size_count'),
+    postings: total('ledger_posting_batch_size_sum'),
+    waitSeconds: total('ledger_posting_batch_wait_seconds_sum'),
+    flightSeconds: total('ledger_posting_batch_flight_seconds_sum'),
+  };
+}
+
 interface CpuSample {
+  batches: BatchTotals;
   api: number;
   /** CPU ms by backend pid (a backend that ended during a phase is not counted). */
   postgres: Map<number, number>;
@@ -74,6 +100,7 @@ class CpuMeter {
   constructor(
     private readonly apiPid: number,
     private readonly pool: DatabasePool,
+    private readonly base: string,
   ) {}
 
   async sample(): Promise<CpuSample> {
@@ -82,6 +109,7 @@ class CpuMeter {
     )) as number[];
     const usage = process.cpuUsage();
     return {
+      batches: await batchTotals(this.base),
       api: processCpuMs(this.apiPid),
       postgres: new Map(backends.map((pid) => [pid, processCpuMs(pid)])),
       loadGenerator: (usage.user + usage.system) / 1000,
@@ -98,6 +126,11 @@ function report(name: string, f: Figures): void {
         ? `\n${''.padEnd(44)} CPU per request: API ${cpu.api.toFixed(2)} ms, Postgres ${cpu.postgres.toFixed(2)} ms, load generator ${cpu.loadGenerator.toFixed(2)} ms; the machine ${(f.host.busyShare() * 100).toFixed(0)}% busy (both cores, every process)`
         : ''),
   );
+  const b = f.batches;
+  if (b && b.calls > 0)
+    console.log(
+      `${''.padEnd(44)} posting batches: ${b.calls} calls of ${(b.postings / b.calls).toFixed(1)} postings on average; the oldest posting waited ${((b.waitSeconds / b.calls) * 1000).toFixed(1)} ms for its call, which took ${((b.flightSeconds / b.calls) * 1000).toFixed(1)} ms (means)`,
+    );
   if (f.skipped === 0 && percentile(f.latenciesMs, 99) > 2 * percentile(f.latenciesMs, 50)) {
     const stolen = (w: { startMs: number }) => {
       const from = f.originMs + w.startMs;
@@ -174,6 +207,12 @@ async function measured(load: () => Promise<LoadFigures>, meter?: CpuMeter): Pro
       postgres: postgres / Math.max(1, figures.ok),
       loadGenerator: per(after.loadGenerator, before.loadGenerator),
     };
+    figures.batches = {
+      calls: after.batches.calls - before.batches.calls,
+      postings: after.batches.postings - before.batches.postings,
+      waitSeconds: after.batches.waitSeconds - before.batches.waitSeconds,
+      flightSeconds: after.batches.flightSeconds - before.batches.flightSeconds,
+    };
   }
   return figures;
 }
@@ -236,7 +275,7 @@ async function main(): Promise<void> {
   const port = await freePort();
   const api = await bootApi(port, values['profile-api']);
   const base = `http://127.0.0.1:${port}`;
-  const meter = new CpuMeter(api.pid!, pool);
+  const meter = new CpuMeter(api.pid!, pool, base);
   try {
     const { tenantId, keys } = await provision(pool);
     let keyCounter = 0;

@@ -10,6 +10,7 @@ import { edgeBodyLimit, edgeRateLimit } from './edge';
 import { monthlyCallMeter } from './metering';
 import { openApiDocument } from './openapi';
 import { LLMS_TXT } from './llms';
+import { postingBatchMetrics } from './metrics';
 import { drainAsyncBalances } from '../../db/ledger/accounts';
 import { enableAutoPipelining } from '../../db/redis';
 import { privateNetworkOnly } from '../platform/http/private-network';
@@ -131,6 +132,7 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
     quietPaths: ['/healthz', '/metrics'],
   });
   metrics.registerMetric(postings);
+  for (const metric of postingBatchMetrics) metrics.registerMetric(metric);
   return {
     name: 'ledger',
     app,

@@ -17,10 +17,20 @@ export interface BatcherOptions<In, Out> {
   flightsMax: number;
   runBatch(partition: string, items: In[]): Promise<Out[]>;
   runOne(partition: string, item: In): Promise<Out>;
+  /** Told of every call when it ends, whatever its outcome (metrics). */
+  onFlight?(partition: string, flight: BatchFlight): void;
+}
+
+/** One call of a partition: how many items, how long the oldest waited for it, how long it took. */
+export interface BatchFlight {
+  size: number;
+  waitedMs: number;
+  flightMs: number;
 }
 
 interface Waiter<In, Out> {
   item: In;
+  queuedAt: number;
   resolve(value: Out): void;
   reject(error: unknown): void;
 }
@@ -46,7 +56,7 @@ export class NaturalBatcher<In, Out> {
         p = { queue: [], flights: 0, scheduled: false };
         this.partitions.set(partition, p);
       }
-      p.queue.push({ item, resolve, reject });
+      p.queue.push({ item, queuedAt: performance.now(), resolve, reject });
       this.schedule(partition, p);
     });
   }
@@ -73,6 +83,23 @@ export class NaturalBatcher<In, Out> {
   }
 
   private async fly(name: string, batch: Waiter<In, Out>[]): Promise<void> {
+    const started = performance.now();
+    try {
+      await this.run(name, batch);
+    } finally {
+      try {
+        this.options.onFlight?.(name, {
+          size: batch.length,
+          waitedMs: started - batch[0]!.queuedAt,
+          flightMs: performance.now() - started,
+        });
+      } catch {
+        // An observer's fault never reaches the items, which have their answers.
+      }
+    }
+  }
+
+  private async run(name: string, batch: Waiter<In, Out>[]): Promise<void> {
     if (batch.length > 1) {
       let results: Out[] | undefined;
       try {

@@ -25,6 +25,7 @@ import {
 } from '../../db/ledger/transactions';
 import { AppError } from '../platform/errors';
 import { batcherPerOwner, type BatcherOptions } from './batching';
+import { observePostingFlight } from './metrics';
 import { IDEMPOTENCY_LOCK_MS } from './idempotency';
 import { minorToDecimal } from './money';
 import { deltasOf, type Counters, type Leg } from './posting';
@@ -236,6 +237,7 @@ const postingBatcher = batcherPerOwner(
     flightsMax: POSTING_BATCH_FLIGHTS_MAX,
     runBatch: (tenantId, calls) => postTransactions(pool, tenantId, `${LOCK_TIMEOUT_MS}ms`, calls),
     runOne: (_tenantId, call) => postTransaction(pool, call),
+    onFlight: observePostingFlight('general'),
   }),
 );
 
@@ -363,6 +365,7 @@ const authorizedPostingBatcher = batcherPerOwner(
       flightsMax: POSTING_BATCH_FLIGHTS_MAX,
       runBatch: post,
       runOne: async (tenantId, call) => (await post(tenantId, [call]))[0]!,
+      onFlight: observePostingFlight('one_statement'),
     };
   },
 );

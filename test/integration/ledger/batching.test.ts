@@ -10,7 +10,15 @@ import {
   type LedgerRole,
 } from '../../../db/ledger/tenants';
 import { parseToken, sha256 } from '../../../api/ledger/credentials';
-import { LedgerHarness, newKey, postingCall, transfer, type TenantClients } from './support';
+import {
+  LedgerHarness,
+  newKey,
+  postingBatchFlights,
+  postingCall,
+  postingCounts,
+  transfer,
+  type TenantClients,
+} from './support';
 
 jest.setTimeout(120_000);
 
@@ -146,6 +154,35 @@ describe('ledger group commit of postings', () => {
     );
     expect(sinkTotals).toEqual(['10', '10', '10', '10']);
     expect((await t.reader.get(`/v1/accounts/${big}/balance`)).body.posted.debits_minor).toBe(max);
+  });
+
+  it('when postings arrive together over HTTP, then /metrics counts their batches per path: every posting in one call, and a wait and a flight per call', async () => {
+    const usd = await h.assetType(t, 0);
+    const payer = await h.account(t, usd, { normal_side: 'credit', balance_floor: null });
+    const sink = await h.account(t, usd, { balance_floor: null });
+    const before = await postingBatchFlights(h.url);
+    const handedBack = (await postingCounts(h.url)).oneStatementHandedBack;
+    const replies = await Promise.all(
+      Array.from({ length: 30 }, () =>
+        t.poster.post('/v1/transactions', transfer(payer, sink, '1')),
+      ),
+    );
+    expect(replies.map((r) => r.status)).toEqual(replies.map(() => 201));
+    expect((await postingCounts(h.url)).oneStatementHandedBack).toBe(handedBack);
+    const after = await postingBatchFlights(h.url);
+    const grown = (path: 'oneStatement' | 'general') => ({
+      calls: after[path].calls - before[path].calls,
+      postings: after[path].postings - before[path].postings,
+      waits: after[path].waits - before[path].waits,
+      flights: after[path].flights - before[path].flights,
+    });
+    const [one, general] = [grown('oneStatement'), grown('general')];
+    expect(one.postings + general.postings).toBe(30);
+    expect(one.calls + general.calls).toBeGreaterThanOrEqual(1);
+    expect(one.calls + general.calls).toBeLessThanOrEqual(30);
+    for (const path of [one, general])
+      expect([path.waits, path.flights]).toEqual([path.calls, path.calls]);
+    expect(after.oneStatement.flightSeconds + after.general.flightSeconds).toBeGreaterThan(0);
   });
 
   it('when one batch fails as a whole (a counter overflow), then the statement throws and writes nothing, which is what sends the API to post each one alone', async () => {

@@ -196,6 +196,23 @@ export async function postingCounts(url: string) {
   };
 }
 
+/** The posting batchers' histograms on /metrics, per path: calls, postings in them, waits and flights observed. */
+export async function postingBatchFlights(url: string) {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const value = (series: string, path: string) =>
+    Number(
+      new RegExp(`^${series}\\{[^}]*path="${path}"[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0,
+    );
+  const of = (path: string) => ({
+    calls: value('ledger_posting_batch_size_count', path),
+    postings: value('ledger_posting_batch_size_sum', path),
+    waits: value('ledger_posting_batch_wait_seconds_count', path),
+    flights: value('ledger_posting_batch_flight_seconds_count', path),
+    flightSeconds: value('ledger_posting_batch_flight_seconds_sum', path),
+  });
+  return { oneStatement: of('one_statement'), general: of('general') };
+}
+
 /** A 2-leg transfer body: debit `to`, credit `from` (both debit-normal: money moves from → to). */
 export const transfer = (
   from: string,

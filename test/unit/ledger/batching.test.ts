@@ -1,4 +1,4 @@
-import { batcherPerOwner, NaturalBatcher } from '../../../api/ledger/batching';
+import { batcherPerOwner, NaturalBatcher, type BatchFlight } from '../../../api/ledger/batching';
 
 /** A batcher whose calls are recorded and answered when the test says so. */
 function harness(options: { sizeMax?: number; flightsMax?: number } = {}) {
@@ -108,6 +108,43 @@ describe('NaturalBatcher (group commit in the API process)', () => {
     expect(calls.map((c) => c.items)).toEqual([[1], [2], [3]]);
     calls.slice(1).forEach((c) => c.done());
     await expect(Promise.all(replies)).resolves.toEqual(['t:1', 't:2', 't:3']);
+  });
+});
+
+describe('NaturalBatcher flights (metrics)', () => {
+  it('tells of every call when it ends: its size, how long its oldest item waited for it, how long it took; a failing observer reaches no item', async () => {
+    const flights: [string, BatchFlight][] = [];
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const batcher = new NaturalBatcher<number, number>({
+      sizeMax: 8,
+      flightsMax: 1,
+      runBatch: (_p, items) => Promise.resolve(items),
+      runOne: async (_p, item) => {
+        if (item === 1) await held;
+        return item;
+      },
+      onFlight: (partition, flight) => {
+        flights.push([partition, flight]);
+        throw new Error('observer fault');
+      },
+    });
+    const first = batcher.submit('t', 1);
+    await new Promise((resolve) => setImmediate(resolve));
+    const later = [2, 3, 4].map((i) => batcher.submit('t', i));
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    release();
+    await expect(first).resolves.toBe(1);
+    await expect(Promise.all(later)).resolves.toEqual([2, 3, 4]);
+    expect(flights.map(([p, f]) => [p, f.size])).toEqual([
+      ['t', 1],
+      ['t', 3],
+    ]);
+    const [lone, batch] = flights.map(([, f]) => f);
+    // The first call was held ~30 ms, and the three waited it out.
+    expect(lone!.flightMs).toBeGreaterThanOrEqual(25);
+    expect(batch!.waitedMs).toBeGreaterThanOrEqual(25);
+    expect(lone!.waitedMs).toBeGreaterThanOrEqual(0);
   });
 });
 
