@@ -87,7 +87,7 @@ async function batchTotals(base: string): Promise<BatchTotals> {
   };
 }
 
-interface CpuSample {
+interface PhaseSample {
   batches: BatchTotals;
   api: number;
   /** CPU ms by backend pid (a backend that ended during a phase is not counted). */
@@ -95,15 +95,15 @@ interface CpuSample {
   loadGenerator: number;
 }
 
-/** Where the CPU of a phase goes: the API process, its Postgres backends, the load generator. */
-class CpuMeter {
+/** What a phase cost: CPU of the API process, its Postgres backends and the load generator, and the posting batchers' calls. */
+class PhaseMeter {
   constructor(
     private readonly apiPid: number,
     private readonly pool: DatabasePool,
     private readonly base: string,
   ) {}
 
-  async sample(): Promise<CpuSample> {
+  async sample(): Promise<PhaseSample> {
     const backends = (await this.pool.anyFirst(
       sql.unsafe`SELECT pid FROM pg_stat_activity WHERE application_name = 'ledger-api'`,
     )) as number[];
@@ -190,7 +190,7 @@ async function bootApi(port: number, profileDir?: string): Promise<ChildProcess>
 }
 
 /** One phase's load, with the CPU it cost each process when a meter is given. */
-async function measured(load: () => Promise<LoadFigures>, meter?: CpuMeter): Promise<Figures> {
+async function measured(load: () => Promise<LoadFigures>, meter?: PhaseMeter): Promise<Figures> {
   const before = await meter?.sample();
   const host = new HostCpu();
   host.start();
@@ -275,7 +275,7 @@ async function main(): Promise<void> {
   const port = await freePort();
   const api = await bootApi(port, values['profile-api']);
   const base = `http://127.0.0.1:${port}`;
-  const meter = new CpuMeter(api.pid!, pool, base);
+  const meter = new PhaseMeter(api.pid!, pool, base);
   try {
     const { tenantId, keys } = await provision(pool);
     let keyCounter = 0;

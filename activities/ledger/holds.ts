@@ -22,12 +22,11 @@ export interface SweepResult {
 }
 
 /**
- * Expires due holds batch after batch, oldest first, until none is left or the budget is spent.
- * Before, a sweep took the 500 oldest and stopped: a backlog past 500 waited a whole schedule
- * interval per 500, and one hold whose expiry kept failing failed every run, so no hold behind
- * it was ever swept. Now a hold that fails is logged and passed over (the keyset cursor moves
- * past it); only a batch in which every hold fails fails the sweep, since that is the database
- * or the service, not a hold, and Temporal retries the activity.
+ * Expires due holds batch after batch, oldest first, until none is left or the budget is spent,
+ * so a backlog of other tenants' holds does not make a due hold wait for the next run. A hold
+ * whose expiry fails is logged and passed over (the keyset cursor moves past it), so it cannot
+ * hold up the ones behind it; only a batch in which every hold fails fails the sweep, since that
+ * is the database or the service, not a hold, and Temporal retries the activity.
  */
 export async function sweepInBatches(deps: {
   readDue(after: DueHold | null, limit: number): Promise<DueHold[]>;

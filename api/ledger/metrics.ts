@@ -8,6 +8,7 @@ import type { BatchFlight } from './batching';
  * each ledger app registers them in its registry.
  */
 const path = ['path'] as const;
+const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 export const postingBatchMetrics = [
   new client.Histogram({
     name: 'ledger_posting_batch_size',
@@ -20,14 +21,14 @@ export const postingBatchMetrics = [
     name: 'ledger_posting_batch_wait_seconds',
     help: "How long a posting batch's oldest posting waited for its database call",
     labelNames: path,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    buckets: SECONDS,
     registers: [],
   }),
   new client.Histogram({
     name: 'ledger_posting_batch_flight_seconds',
     help: "A posting batch's database call, commit included",
     labelNames: path,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    buckets: SECONDS,
     registers: [],
   }),
 ] as const;
