@@ -95,7 +95,10 @@ interface PhaseSample {
   loadGenerator: number;
 }
 
-/** What a phase cost: CPU of the API process, its Postgres backends and the load generator, and the posting batchers' calls. */
+/**
+ * What a phase cost: CPU of the API process, its Postgres backends and the load generator, and
+ * the posting batchers' calls.
+ */
 class PhaseMeter {
   constructor(
     private readonly apiPid: number,
