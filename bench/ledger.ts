@@ -32,6 +32,7 @@ import {
 } from '../db/ledger/accounts';
 import { issueKey } from '../api/ledger/credentials';
 import { loadStackEnv } from '../test/support/stack-env';
+import { scrapeMetrics } from '../test/support/metrics-scrape';
 import { watchEventLoop } from '../api/platform/event-loop';
 import {
   closedLoop,
@@ -73,12 +74,7 @@ interface BatchTotals {
 }
 
 async function batchTotals(base: string): Promise<BatchTotals> {
-  const text = await (await fetch(`${base}/metrics`)).text();
-  const total = (series: string) =>
-    [...text.matchAll(new RegExp(`^${series}\\{[^}]*\\} (\\S+)$`, 'gm'))].reduce(
-      (sum, m) => sum + Number(m[1]),
-      0,
-    );
+  const total = await scrapeMetrics(base);
   return {
     calls: total('ledger_posting_batch_size_count'),
     postings: total('ledger_posting_batch_size_sum'),

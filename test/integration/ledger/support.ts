@@ -8,6 +8,7 @@ import { insertTenant, type LedgerRole } from '../../../db/ledger/tenants';
 import { drainAsyncBalances } from '../../../db/ledger/accounts';
 import { issueKey } from '../../../api/ledger/credentials';
 import { startTestService, type TestService } from '../../support/services';
+import { scrapeMetrics } from '../../support/metrics-scrape';
 
 export interface Reply<T = Record<string, any>> {
   status: number;
@@ -181,13 +182,9 @@ export class LedgerHarness {
 
 /** ledger_postings_total of a ledger service's /metrics, by path and outcome (0 when not seen yet). */
 export async function postingCounts(url: string) {
-  const text = await (await fetch(`${url}/metrics`)).text();
+  const value = await scrapeMetrics(url);
   const count = (path: string, outcome: string) =>
-    Number(
-      new RegExp(
-        `ledger_postings_total\\{[^}]*path="${path}"[^}]*outcome="${outcome}"[^}]*\\} (\\d+)`,
-      ).exec(text)?.[1] ?? 0,
-    );
+    value('ledger_postings_total', { path, outcome });
   return {
     generalCreated: count('general', 'created'),
     oneStatementCreated: count('one_statement', 'created'),
@@ -198,17 +195,13 @@ export async function postingCounts(url: string) {
 
 /** The posting batchers' histograms on /metrics, per path: calls, postings in them, waits and flights observed. */
 export async function postingBatchFlights(url: string) {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const value = (series: string, path: string) =>
-    Number(
-      new RegExp(`^${series}\\{[^}]*path="${path}"[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0,
-    );
+  const value = await scrapeMetrics(url);
   const of = (path: string) => ({
-    calls: value('ledger_posting_batch_size_count', path),
-    postings: value('ledger_posting_batch_size_sum', path),
-    waits: value('ledger_posting_batch_wait_seconds_count', path),
-    flights: value('ledger_posting_batch_flight_seconds_count', path),
-    flightSeconds: value('ledger_posting_batch_flight_seconds_sum', path),
+    calls: value('ledger_posting_batch_size_count', { path }),
+    postings: value('ledger_posting_batch_size_sum', { path }),
+    waits: value('ledger_posting_batch_wait_seconds_count', { path }),
+    flights: value('ledger_posting_batch_flight_seconds_count', { path }),
+    flightSeconds: value('ledger_posting_batch_flight_seconds_sum', { path }),
   });
   return { oneStatement: of('one_statement'), general: of('general') };
 }
