@@ -18,7 +18,11 @@ RUN npm run build \
 # ---- runtime: production node_modules, dist/, and the files read at run time
 # (package.json marks the app root; db/migrations/ holds the SQL migrations)
 FROM node:20-bookworm-slim
+# A larger young generation: the APIs allocate ~100 KB per request, and with V8's default 16 MB
+# semi-space the ledger API collected it ~5 times a second at 1,500 postings/s (bench/ledger.ts:
+# 202 scavenges and 1.7 s of pauses per run against 69 and 0.5 s at 64 MB). Same in scripts/start.
 ENV NODE_ENV=production \
+    NODE_OPTIONS=--max-semi-space-size=64 \
     BIND_HOST=0.0.0.0 \
     RUNS_LOG_DIR=/var/lib/platform/run-logs
 WORKDIR /app

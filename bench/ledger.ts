@@ -161,7 +161,9 @@ async function bootApi(port: number, profileDir?: string): Promise<ChildProcess>
   const profile = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
   // Extra node options of the API process, e.g. --trace-gc (as bench/runs.ts).
   const extra = (process.env.BENCH_API_NODE_OPTIONS ?? '').split(' ').filter((a) => a !== '');
-  const args = [...profile, ...extra, '--import', 'tsx', 'api/main.ts', 'ledger'];
+  // The young generation's size the API runs with (Dockerfile, scripts/start).
+  const heap = ['--max-semi-space-size=64'];
+  const args = [...heap, ...profile, ...extra, '--import', 'tsx', 'api/main.ts', 'ledger'];
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env: {
