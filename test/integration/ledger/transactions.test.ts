@@ -334,6 +334,42 @@ describe('ledger transactions, balances and the journal', () => {
     expect(await asOfAll()).toEqual(before);
   });
 
+  it('as-of buckets start where balance_as_of cuts (UTC days and minutes, from year 1 to 9999, either side of 1970 and 2000)', async () => {
+    const instants = [
+      '0001-03-01T12:34:56.789Z',
+      '1969-12-31T23:59:59.999Z',
+      '1999-12-31T23:59:59.999+05:30',
+      '2000-01-01T00:00:00.000Z',
+      '2024-02-29T23:59:00.000-01:00',
+      '9999-12-31T23:59:59.999Z',
+    ];
+    const accounts: string[] = [];
+    for (const effective_at of instants) {
+      const a = await wallet();
+      accounts.push(a);
+      expect((await move(cash, a, '1.00', { effective_at })).status).toBe(201);
+    }
+    const starts = await withTenant(h.pool, t.tenantId, (tx) =>
+      tx.any(sql.unsafe`
+        SELECT b.width, b.bucket_start = date_trunc(b.width, tr.effective_at, 'UTC') AS same
+        FROM ledger.leg_buckets b
+        JOIN ledger.entries e ON e.account_id = b.account_id
+        JOIN ledger.transactions tr ON tr.transaction_id = e.transaction_id
+        WHERE b.account_id = ANY (${sql.array(accounts, 'uuid')}) AND b.basis = 'effective'`),
+    );
+    expect(starts).toHaveLength(2 * instants.length);
+    expect(starts.every((r) => r.same === true)).toBe(true);
+    for (const [i, at] of instants.entries()) {
+      const count = async (instant: number): Promise<number> =>
+        (
+          await t.reader.get(
+            `/v1/accounts/${accounts[i]}/balance-as-of?at=${new Date(instant).toISOString()}&basis=effective`,
+          )
+        ).body.entry_count as number;
+      expect([await count(Date.parse(at) - 1), await count(Date.parse(at))]).toEqual([0, 1]);
+    }
+  });
+
   it('rule 7: entries list every leg newest first; with state=committed they sum to the posted counters', async () => {
     const a = await wallet();
     await deposit(a, '4.00');
