@@ -22,7 +22,7 @@ const notFound = () =>
 export async function createAssetType(
   pool: DatabasePool,
   tenantId: string,
-  input: { code: string; kind: string; scale: number; description?: string | null },
+  input: { code: string; kind: unknown; scale: number; description?: string | null },
 ) {
   if (!ASSET_KINDS.includes(input.kind as AssetKind)) {
     throw invalid(

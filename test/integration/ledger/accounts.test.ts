@@ -35,10 +35,14 @@ describe('ledger asset types and accounts', () => {
     expect(listed.body).not.toHaveProperty('next_cursor');
   });
 
-  it('when kind is not fiat/credit/inventory, then 422 INVALID_ASSET_TYPE; scale 0 and 12 pass, -1 and 13 fail', async () => {
-    const bad = await t.admin.post('/v1/asset-types', { code: 'BTC', kind: 'crypto', scale: 8 });
-    expect(bad.status).toBe(422);
-    expect(bad.body.error.code).toBe('INVALID_ASSET_TYPE');
+  it('when kind is not fiat/credit/inventory (another word, missing, not a string), then 422 INVALID_ASSET_TYPE; scale 0 and 12 pass, -1 and 13 fail', async () => {
+    for (const kind of ['crypto', undefined, null, 7, ['fiat']]) {
+      const bad = await t.admin.post('/v1/asset-types', { code: 'BTC', kind, scale: 8 });
+      expect([bad.status, bad.body.error.code]).toEqual([422, 'INVALID_ASSET_TYPE']);
+    }
+    expect(
+      (await t.reader.get('/v1/asset-types')).body.asset_types.map((a: { code: string }) => a.code),
+    ).not.toContain('BTC');
     expect(
       (await t.admin.post('/v1/asset-types', { code: 'S0', kind: 'inventory', scale: 0 })).status,
     ).toBe(201);
