@@ -5,7 +5,7 @@ import {
 } from 'slonik';
 import { v7 as uuidv7 } from 'uuid';
 import { sqlState, type DatabasePool } from '../../db/pool';
-import { withTenant } from '../../db/ledger/context';
+import { SUB_TENANT_DEPTH_MESSAGE, withTenant } from '../../db/ledger/context';
 import {
   findTenant,
   insertTenant,
@@ -58,11 +58,7 @@ export function presentKey(k: KeyRow) {
 }
 
 function assertRootPartner(principal: Principal): void {
-  if (principal.isSubTenant)
-    throw invalid(
-      'INVALID_TENANT',
-      'a sub-tenant cannot have sub-tenants (depth is capped at one)',
-    );
+  if (principal.isSubTenant) throw invalid('INVALID_TENANT', SUB_TENANT_DEPTH_MESSAGE);
 }
 
 export async function createSubTenant(

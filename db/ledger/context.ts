@@ -8,6 +8,10 @@ import { AppError } from '../../api/platform/errors';
 
 export type Tx = DatabaseTransactionConnection;
 
+/** The refusal of a sub-tenant's sub-tenant: by the API first, by the depth trigger behind it. */
+export const SUB_TENANT_DEPTH_MESSAGE =
+  'a sub-tenant cannot have sub-tenants (depth is capped at one)';
+
 /** SQLSTATEs raised by the ledger's own triggers (db/migrations/ledger). */
 export const SQLSTATE = {
   appendOnly: 'LA001',
@@ -78,6 +82,13 @@ export function mapDatabaseError(error: unknown): unknown {
         status: 422,
         code: 'UNBALANCED_TRANSACTION',
         message: 'debits must equal credits per asset type',
+        cause: error,
+      });
+    case SQLSTATE.depth:
+      return new AppError({
+        status: 422,
+        code: 'INVALID_TENANT',
+        message: SUB_TENANT_DEPTH_MESSAGE,
         cause: error,
       });
     case SQLSTATE.immutable:

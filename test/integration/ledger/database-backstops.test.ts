@@ -11,7 +11,7 @@ jest.setTimeout(60_000);
 /**
  * The database's own refusals, as db/ledger/context.ts maps them (mapDatabaseError), provoked
  * for real through Postgres with SQL the API never sends: a CHECK constraint, the missing tenant
- * context, row-level security, and a data exception. Each runs a valid write first in the same
+ * context, row-level security, a data exception, and the sub-tenant depth trigger. Each runs a valid write first in the same
  * transaction, to show that the refusal leaves nothing behind.
  */
 describe('ledger database backstops', () => {
@@ -117,6 +117,34 @@ describe('ledger database backstops', () => {
       expect(await rowsWithId('accounts', refused)).toBe(0);
       expect(await rowsWithId('asset_types', earlier)).toBe(0);
     }
+  });
+
+  it('when a sub-tenant of a sub-tenant is written (the API refuses it first), then the depth trigger refuses it too: 422 INVALID_TENANT, nothing written', async () => {
+    const child = uuidv7();
+    const subTenant = (tx: Tx, tenantId: string, parentId: string) =>
+      insertTenant(tx, { tenantId, parentId, name: 'depth', kind: 'sandbox', contactEmail: null });
+    await withSystem(pool, (tx) => subTenant(tx, child, tenantA));
+    const sibling = uuidv7();
+    const grandchild = uuidv7();
+    const error = await failureOf(() =>
+      withSystem(pool, async (tx) => {
+        await subTenant(tx, sibling, tenantA);
+        await subTenant(tx, grandchild, child);
+      }),
+    );
+    expectAppError(
+      error,
+      422,
+      'INVALID_TENANT',
+      'a sub-tenant cannot have sub-tenants (depth is capped at one)',
+      'LD001',
+    );
+    const written: unknown = await withSystem(pool, (tx) =>
+      tx.oneFirst(
+        sql.unsafe`SELECT count(*) FROM ledger.tenants WHERE tenant_id IN (${sibling}, ${grandchild})`,
+      ),
+    );
+    expect(Number(written)).toBe(0);
   });
 
   it('when a tenant transaction is asked for without a tenant id, then 409 TENANT_CONTEXT_REQUIRED and nothing runs', async () => {
