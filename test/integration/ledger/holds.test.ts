@@ -117,6 +117,21 @@ describe('ledger holds that expire on Temporal', () => {
     }
   });
 
+  it('when an account of a hold is frozen and the hold reaches its expires_at, then its workflow still expires it and the funds are released (frozen blocks commits, not expiries)', async () => {
+    const a = await funded('4.00');
+    const hold = await t.poster.post('/v1/transactions', holdBody(a, cash, '4.00', 3_000));
+    expect(hold.status).toBe(201);
+    const id = hold.body.transaction_id as string;
+    expect((await t.admin.patch(`/v1/accounts/${a}`, { status: 'frozen' })).status).toBe(200);
+    expect(await temporal.workflow.getHandle(holdWorkflowId(id)).result()).toBe('expired');
+    expect(await state(id)).toBe('expired');
+    expect((await t.reader.get(`/v1/accounts/${a}/balance`)).body).toMatchObject({
+      available: '4.00',
+      pending: { debits: '0.00' },
+    });
+    expect((await t.reader.get(`/v1/accounts/${a}`)).body.status).toBe('frozen');
+  });
+
   it('when a hold was recorded but its workflow never started, then the outbox dispatcher starts it', async () => {
     const a = await funded('1.00');
     // Written straight through the service (as if the process died right after COMMIT).
