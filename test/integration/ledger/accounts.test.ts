@@ -35,6 +35,25 @@ describe('ledger asset types and accounts', () => {
     expect(listed.body).not.toHaveProperty('next_cursor');
   });
 
+  it('when a code is taken in the tenant, then 422 CONSTRAINT_VIOLATION naming it; another tenant may use the same code', async () => {
+    const first = await t.admin.post('/v1/asset-types', { code: 'GBP', kind: 'fiat', scale: 2 });
+    expect(first.status).toBe(201);
+    const again = await t.admin.post('/v1/asset-types', { code: 'GBP', kind: 'credit', scale: 0 });
+    expect([again.status, again.body.error.code, again.body.error.details]).toEqual([
+      422,
+      'CONSTRAINT_VIOLATION',
+      { code: 'GBP' },
+    ]);
+    const gbp = (await t.reader.get('/v1/asset-types')).body.asset_types.filter(
+      (a: { code: string }) => a.code === 'GBP',
+    );
+    expect(gbp).toMatchObject([{ kind: 'fiat', scale: 2 }]);
+    const other = await h.tenant();
+    expect(
+      (await other.admin.post('/v1/asset-types', { code: 'GBP', kind: 'fiat', scale: 2 })).status,
+    ).toBe(201);
+  });
+
   it('when kind is not fiat/credit/inventory (another word, missing, not a string), then 422 INVALID_ASSET_TYPE; scale 0 and 12 pass, -1 and 13 fail', async () => {
     for (const kind of ['crypto', undefined, null, 7, ['fiat']]) {
       const bad = await t.admin.post('/v1/asset-types', { code: 'BTC', kind, scale: 8 });
