@@ -13,6 +13,7 @@
  *        npm run bench:ledger -- --phase rollup [--rollup-journal 200000]
  *        npm run bench:ledger -- --phase postings   (phases 1 and 2 only)
  *        npm run bench:ledger -- --phase rates      (only their evenly-spaced halves)
+ *        npm run bench:ledger -- --phase rates --spread-rates 1000,1250,1500   (a rate sweep)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
@@ -256,8 +257,16 @@ async function main(): Promise<void> {
       // their evenly-spaced halves (the bars' latencies), each after a short warm-up.
       phase: { type: 'string' },
       'rollup-journal': { type: 'string', default: '200000' },
+      // The spread postings' evenly spaced rates, e.g. 1000,1250,1500: up to which rate the p99
+      // bar holds on this machine (default: the bar's rate only).
+      'spread-rates': { type: 'string', default: String(SPREAD_BAR_RATE) },
     },
   });
+  const spreadRates = values['spread-rates'].split(',').map(Number);
+  if (spreadRates.some((rate) => !Number.isInteger(rate) || rate < 1))
+    throw new Error(
+      `--spread-rates: positive integers, comma-separated (${values['spread-rates']})`,
+    );
   const rollupJournal = Number(values['rollup-journal']);
   const seconds = Number(values.seconds);
   const concurrency = Number(values.concurrency);
@@ -338,13 +347,11 @@ async function main(): Promise<void> {
         'postings spread over 1,000 accounts',
         await measured(() => closedLoop(concurrency, seconds, spreadTransfer), meter),
       );
-    report(
-      `  evenly spaced at the bar's ${SPREAD_BAR_RATE}/s`,
-      await measured(
-        () => openLoop(SPREAD_BAR_RATE, seconds, spreadTransfer, OPEN_LOOP_IN_FLIGHT),
-        meter,
-      ),
-    );
+    for (const rate of spreadRates)
+      report(
+        `  evenly spaced at ${rate === SPREAD_BAR_RATE ? "the bar's " : ''}${rate}/s`,
+        await measured(() => openLoop(rate, seconds, spreadTransfer, OPEN_LOOP_IN_FLIGHT), meter),
+      );
 
     const hot = await account({ balance_floor: '0.00' });
     const funding = await account({ balance_floor: null });
