@@ -20,17 +20,11 @@ describe('ledger database backstops', () => {
   let tenantB: string;
   let assetOfA: string;
 
+  const insertTenantRow = (tx: Tx, tenantId: string, parentId: string | null = null) =>
+    insertTenant(tx, { tenantId, parentId, name: 'backstop', kind: 'sandbox', contactEmail: null });
   const newTenant = async () => {
     const tenantId = uuidv7();
-    await withSystem(pool, (tx) =>
-      insertTenant(tx, {
-        tenantId,
-        parentId: null,
-        name: 'backstop',
-        kind: 'sandbox',
-        contactEmail: null,
-      }),
-    );
+    await withSystem(pool, (tx) => insertTenantRow(tx, tenantId));
     return tenantId;
   };
   const insertAssetType = (tx: Tx, tenantId: string, assetTypeId = uuidv7()) =>
@@ -121,15 +115,13 @@ describe('ledger database backstops', () => {
 
   it('when a sub-tenant of a sub-tenant is written (the API refuses it first), then the depth trigger refuses it too: 422 INVALID_TENANT, nothing written', async () => {
     const child = uuidv7();
-    const subTenant = (tx: Tx, tenantId: string, parentId: string) =>
-      insertTenant(tx, { tenantId, parentId, name: 'depth', kind: 'sandbox', contactEmail: null });
-    await withSystem(pool, (tx) => subTenant(tx, child, tenantA));
+    await withSystem(pool, (tx) => insertTenantRow(tx, child, tenantA));
     const sibling = uuidv7();
     const grandchild = uuidv7();
     const error = await failureOf(() =>
       withSystem(pool, async (tx) => {
-        await subTenant(tx, sibling, tenantA);
-        await subTenant(tx, grandchild, child);
+        await insertTenantRow(tx, sibling, tenantA);
+        await insertTenantRow(tx, grandchild, child);
       }),
     );
     expectAppError(

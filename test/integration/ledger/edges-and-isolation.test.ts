@@ -63,31 +63,11 @@ describe('ledger edges and cross-tenant isolation', () => {
     );
     return { tenantId, admin: admin!.client, poster: poster!.client, reader: reader!.client };
   };
-  const assetType = async (l: Ledger, description?: string) => {
-    const reply = await l.admin.post('/v1/asset-types', {
-      code: `USD-${newKey()}`.slice(0, 64),
-      kind: 'fiat',
-      scale: 2,
-      ...(description === undefined ? {} : { description }),
-    });
-    expect(reply.status).toBe(201);
-    return reply.body.asset_type_id as string;
-  };
-  const account = async (l: Ledger, assetTypeId: string, extra: Record<string, unknown> = {}) => {
-    const reply = await l.admin.post('/v1/accounts', {
-      asset_type_id: assetTypeId,
-      name: 'acct',
-      normal_side: 'debit',
-      ...extra,
-    });
-    expect(reply.status).toBe(201);
-    return reply.body.account_id as string;
-  };
   /** An asset type, a floorless debit-normal cash account and a wallet funded with `funded`. */
   const fundedWallet = async (l: Ledger, funded = '10.00') => {
-    const usd = await assetType(l);
-    const cash = await account(l, usd, { name: 'cash', balance_floor: null });
-    const wallet = await account(l, usd, { name: 'wallet' });
+    const usd = await h.assetType(l);
+    const cash = await h.account(l, usd, { name: 'cash', balance_floor: null });
+    const wallet = await h.account(l, usd, { name: 'wallet' });
     expect((await l.poster.post('/v1/transactions', transfer(cash, wallet, funded))).status).toBe(
       201,
     );
@@ -147,7 +127,7 @@ describe('ledger edges and cross-tenant isolation', () => {
 
     it("when a tenant commits or voids another tenant's pending hold, then 404 TRANSACTION_NOT_FOUND and the hold is unchanged for its owner, who can still commit it", async () => {
       const { usd, wallet } = await fundedWallet(owner, '10.00');
-      const payee = await account(owner, usd, { name: 'payee' });
+      const payee = await h.account(owner, usd, { name: 'payee' });
       const hold = await owner.poster.post(
         '/v1/transactions',
         transfer(wallet, payee, '4.00', { pending: true, expires_at: inFuture(3_600_000) }),
@@ -182,7 +162,10 @@ describe('ledger edges and cross-tenant isolation', () => {
     });
 
     it("when a tenant patches another tenant's asset type, then 404 ASSET_TYPE_NOT_FOUND and the asset type is unchanged", async () => {
-      const usd = await assetType(owner, 'mine');
+      const usd = await h.assetType(owner);
+      expect(
+        (await owner.admin.patch(`/v1/asset-types/${usd}`, { description: 'mine' })).status,
+      ).toBe(200);
       const listed = async () =>
         ((await owner.reader.get('/v1/asset-types')).body.asset_types as Row[]).find(
           (a) => a.asset_type_id === usd,
@@ -207,7 +190,7 @@ describe('ledger edges and cross-tenant isolation', () => {
 
       expect(await listed()).toEqual(before);
       // Still active: the owner can open accounts on it.
-      await account(owner, usd);
+      await h.account(owner, usd);
     });
 
     it("when a partner revokes a key of another partner's sub-tenant, then 404 (SUB_TENANT_NOT_FOUND by its path, KEY_NOT_FOUND under its own sub-tenant) and the key keeps working", async () => {
@@ -366,8 +349,8 @@ describe('ledger edges and cross-tenant isolation', () => {
     });
 
     it('when an account is patched with metadata of exactly 16 KiB canonical it is stored; one byte more is 422 INVALID_METADATA and nothing changes, not even the name sent with it', async () => {
-      const usd = await assetType(owner);
-      const id = await account(owner, usd, { name: 'before', metadata: { v: 1 } });
+      const usd = await h.assetType(owner);
+      const id = await h.account(owner, usd, { name: 'before', metadata: { v: 1 } });
       for (const metadata of [atLimitWide, atLimit]) {
         const patched = await owner.admin.patch(`/v1/accounts/${id}`, { metadata });
         expect(patched.status).toBe(200);
@@ -389,8 +372,8 @@ describe('ledger edges and cross-tenant isolation', () => {
 
   describe('lengths and ranges', () => {
     it('when an account is renamed to 255 chars it is stored; 256 chars are 422 INVALID_ACCOUNT and nothing changes', async () => {
-      const usd = await assetType(owner);
-      const id = await account(owner, usd, { name: 'before', metadata: { v: 1 } });
+      const usd = await h.assetType(owner);
+      const id = await h.account(owner, usd, { name: 'before', metadata: { v: 1 } });
       // Chars, not UTF-16 units: 255 chars outside the BMP (510 units) pass too.
       for (const name of ['😀'.repeat(255), 'n'.repeat(255)]) {
         const patched = await owner.admin.patch(`/v1/accounts/${id}`, { name });
@@ -483,7 +466,7 @@ describe('ledger edges and cross-tenant isolation', () => {
 
     it("when a hold's expires_at is just under 366 days ahead it is placed; just past 366 days is 422 INVALID_EXPIRES_AT and nothing is written", async () => {
       const { usd, wallet } = await fundedWallet(owner, '10.00');
-      const payee = await account(owner, usd, { name: 'payee' });
+      const payee = await h.account(owner, usd, { name: 'payee' });
       const expiresAt = inFuture(366 * DAY_MS - 60_000);
       const placed = await owner.poster.post(
         '/v1/transactions',

@@ -153,7 +153,7 @@ export class LedgerHarness {
   }
 
   async assetType(
-    t: TenantClients,
+    t: Pick<TenantClients, 'admin'>,
     scale = 2,
     code = `USD${newKey()}`.slice(0, 60),
   ): Promise<string> {
@@ -164,7 +164,7 @@ export class LedgerHarness {
   }
 
   async account(
-    t: TenantClients,
+    t: Pick<TenantClients, 'admin'>,
     assetTypeId: string,
     extra: Record<string, unknown> = {},
   ): Promise<string> {
