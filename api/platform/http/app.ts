@@ -4,6 +4,7 @@ import type Router from '@koa/router';
 import client from 'prom-client';
 import type { Logger } from '../logger';
 import { AppError, isAppError } from '../errors';
+import { isBackendUnreachable } from '../../../db/unreachable';
 import { jsonBody, type JsonBodyOptions } from './json-body';
 
 /** How one service renders an AppError: its own status mapping and body shape. */
@@ -31,6 +32,19 @@ const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export const internalError = (cause?: unknown): AppError =>
   new AppError({ status: 500, code: 'INTERNAL_ERROR', message: 'internal error', cause });
+
+/** Seconds a client waits before retrying a request a backend could not answer. */
+export const BACKEND_RETRY_AFTER_SECONDS = 1;
+
+/** Postgres or Redis was out of reach (restarting, failing over): transient, retry as it was. */
+export const serviceUnavailable = (cause?: unknown): AppError =>
+  new AppError({
+    status: 503,
+    code: 'SERVICE_UNAVAILABLE',
+    message: 'a backend is briefly unreachable; retry',
+    headers: { 'Retry-After': String(BACKEND_RETRY_AFTER_SECONDS) },
+    cause,
+  });
 
 /**
  * The Koa app every service is built on: request id, access log, metrics, one error hook
@@ -82,15 +96,19 @@ export function createApp(options: AppOptions): ServiceApp {
   app.use(async function notFoundOrNotAllowed(ctx: Context, next: Next) {
     await next();
     if (ctx.body !== undefined && ctx.body !== null) return;
-    if (ctx.status === 405) {
+    // The router answers 501 for a method no route of it uses (TRACE, CONNECT, ...): to a client
+    // that is a method this path does not allow, so 405 with `Allow` like any other, or 404
+    // where no route has the path at all.
+    const allow = ctx.response.get('Allow');
+    if ((ctx.status === 405 || ctx.status === 501) && allow !== '') {
       throw new AppError({
         status: 405,
         code: 'METHOD_NOT_ALLOWED',
         message: `method ${ctx.method} not allowed on ${ctx.path}`,
-        headers: { Allow: ctx.response.get('Allow') },
+        headers: { Allow: allow },
       });
     }
-    if (ctx.status === 404) {
+    if (ctx.status === 404 || ctx.status === 501) {
       throw new AppError({
         status: 404,
         code: 'NOT_FOUND',
@@ -107,7 +125,11 @@ export function createApp(options: AppOptions): ServiceApp {
 }
 
 function renderError(ctx: Context, error: unknown, options: AppOptions): void {
-  const appError = isAppError(error) ? error : internalError(error);
+  const appError = isAppError(error)
+    ? error
+    : isBackendUnreachable(error)
+      ? serviceUnavailable(error)
+      : internalError(error);
   const log = ctx.state.log as Logger;
   if (appError.status >= 500) log.error({ err: appError.cause ?? appError }, 'request failed');
   else log.debug({ code: appError.code, message: appError.message }, 'request refused');

@@ -1,4 +1,25 @@
+import http from 'node:http';
 import { startTestService, type TestService } from '../../support/services';
+
+/** fetch() refuses TRACE and other methods it calls forbidden; node:http sends any. */
+function rawRequest(url: string, method: string) {
+  return new Promise<{ status: number; allow?: string; body: unknown }>((resolve, reject) => {
+    const request = http.request(url, { method }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (text += chunk));
+      response.on('end', () =>
+        resolve({
+          status: response.statusCode!,
+          allow: response.headers.allow,
+          body: JSON.parse(text) as unknown,
+        }),
+      );
+    });
+    request.on('error', reject);
+    request.end();
+  });
+}
 
 describe('the HTTP platform under every service', () => {
   let ledger: TestService;
@@ -65,6 +86,22 @@ describe('the HTTP platform under every service', () => {
 
     const quotaMissing = await fetch(`${quota.url}/v1/nothing`);
     expect(await quotaMissing.json()).toEqual({ detail: 'no route for GET /v1/nothing' });
+  });
+
+  it('answers a method no route uses (TRACE, PROPFIND) with 405 and Allow in each envelope, or 404 where no route has the path', async () => {
+    const ledgerTrace = await rawRequest(`${ledger.url}/v1/accounts`, 'TRACE');
+    expect(ledgerTrace.status).toBe(405);
+    expect(ledgerTrace.allow).toBe('POST, HEAD, GET');
+    expect(ledgerTrace.body).toMatchObject({ error: { code: 'METHOD_NOT_ALLOWED' } });
+
+    const runsTrace = await rawRequest(`${runs.url}/api/v1/runs`, 'PROPFIND');
+    expect(runsTrace.status).toBe(405);
+    expect(runsTrace.allow).toBe('POST, HEAD, GET');
+    expect(runsTrace.body).toEqual({ detail: 'method PROPFIND not allowed on /api/v1/runs' });
+
+    const nowhere = await rawRequest(`${runs.url}/api/v1/nothing`, 'TRACE');
+    expect(nowhere.status).toBe(404);
+    expect(nowhere.body).toEqual({ detail: 'no route for TRACE /api/v1/nothing' });
   });
 
   describe('JSON bodies', () => {
