@@ -9,7 +9,8 @@ import {
   type ClaimResult,
   type IdempotencyScope,
 } from '../../db/ledger/idempotency';
-import { AppError, isAppError } from '../platform/errors';
+import { AppError, isAppError, RequestValidationError } from '../platform/errors';
+import { MISSING_BODY } from '../platform/http/validate';
 import { sha256, type Principal } from './credentials';
 import { ledgerEnvelope } from './envelope';
 import { LIMITS } from './validation';
@@ -26,8 +27,12 @@ export interface IdempotencyState {
   complete(tx: Tx, status: number, body: unknown): Promise<void>;
 }
 
-/** A refusal is remembered (a replay gets it again) unless it is transient. */
+/**
+ * A refusal is remembered (a replay gets it again) unless it is transient, or the request came
+ * without a body: that send went wrong, and the same key must still work once it has one.
+ */
 function isFinal(error: AppError): boolean {
+  if (error instanceof RequestValidationError && error.issues.includes(MISSING_BODY)) return false;
   return error.status < 500 && error.status !== 429 && error.headers['Retry-After'] === undefined;
 }
 

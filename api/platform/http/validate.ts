@@ -15,6 +15,13 @@ export interface ValidatedState {
   params?: unknown;
 }
 
+export const MISSING_BODY: ValidationIssue = {
+  location: 'body',
+  path: [],
+  message: 'a JSON request body is required',
+  type: 'any.required',
+};
+
 const JOI_OPTIONS: Joi.ValidationOptions = {
   abortEarly: false,
   convert: true,
@@ -45,6 +52,12 @@ export function validate(schemas: RequestSchemas) {
     for (const [location, input] of parts) {
       const schema = schemas[location];
       if (!schema) continue;
+      // A route that declares a body needs one: an empty request is the client's error, never
+      // an `undefined` handed to service logic.
+      if (location === 'body' && input === undefined) {
+        issues.push(MISSING_BODY);
+        continue;
+      }
       const result: Joi.ValidationResult<unknown> = schema.validate(input, JOI_OPTIONS);
       if (result.error) issues.push(...issuesOf(location, result.error));
       else validated[location] = result.value;
