@@ -1,0 +1,45 @@
+import {
+  BackendTerminatedError,
+  BackendTerminatedUnexpectedlyError,
+  ConnectionError,
+} from 'slonik';
+import { sqlState } from './pool';
+
+/** slonik's errors of a database that gave no answer: not reached, or the connection lost. */
+const POSTGRES_NO_ANSWER = [
+  ConnectionError,
+  BackendTerminatedError,
+  BackendTerminatedUnexpectedlyError,
+];
+
+/**
+ * SQLSTATEs of a server that is going away or not yet back: class 08 (connection exception),
+ * 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now (starting up).
+ */
+const POSTGRES_GOING_AWAY = /^(08...|57P0[123])$/;
+
+/** Socket errors of a peer that is down or restarting. */
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
+
+/** ioredis's own messages while it has no connection (no offline queue) or a command timed out. */
+const REDIS_NO_ANSWER =
+  /^(Connection is closed\.|Stream isn't writeable|Command timed out|Reached the max retries per request limit)/;
+
+/**
+ * Whether an error means a backend (Postgres or Redis) was briefly out of reach, so the request
+ * may be retried as it is: the answer is a 503 with Retry-After, never a 500. Looks down the
+ * `cause` chain, where slonik and the services' own wrappers keep the original.
+ */
+export function isBackendUnreachable(error: unknown): boolean {
+  const state = sqlState(error);
+  if (state !== undefined) return POSTGRES_GOING_AWAY.test(state);
+  let current: unknown = error;
+  for (let depth = 0; current instanceof Error && depth < 5; depth++) {
+    if (POSTGRES_NO_ANSWER.some((type) => current instanceof type)) return true;
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && SOCKET_CODES.has(code)) return true;
+    if (REDIS_NO_ANSWER.test(current.message)) return true;
+    current = current.cause;
+  }
+  return false;
+}

@@ -1,0 +1,32 @@
+import { BackendTerminatedError, ConnectionError } from 'slonik';
+import { isBackendUnreachable } from '../../db/unreachable';
+
+const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });
+const wrapping = (cause: unknown) => new Error('wrapper', { cause });
+
+describe('isBackendUnreachable: which errors are a backend out of reach (503), not a fault (500)', () => {
+  it('takes a Postgres that is going away, starting or not reached, also under wrappers', () => {
+    for (const state of ['57P01', '57P02', '57P03', '08006', '08001'])
+      expect([state, isBackendUnreachable(wrapping(withCode(state)))]).toEqual([state, true]);
+    expect(isBackendUnreachable(new ConnectionError(new Error('refused')))).toBe(true);
+    expect(isBackendUnreachable(new BackendTerminatedError(new Error('gone')))).toBe(true);
+    expect(isBackendUnreachable(wrapping(withCode('ECONNREFUSED')))).toBe(true);
+  });
+
+  it("takes ioredis's refusals while it has no connection", () => {
+    expect(isBackendUnreachable(new Error('Connection is closed.'))).toBe(true);
+    expect(
+      isBackendUnreachable(
+        new Error("Stream isn't writeable and enableOfflineQueue options is false"),
+      ),
+    ).toBe(true);
+    expect(isBackendUnreachable(new Error('Command timed out'))).toBe(true);
+  });
+
+  it('leaves every other error a 500: constraint violations, overflow, plain bugs', () => {
+    expect(isBackendUnreachable(withCode('23505'))).toBe(false);
+    expect(isBackendUnreachable(wrapping(withCode('22003')))).toBe(false);
+    expect(isBackendUnreachable(new TypeError('x is undefined'))).toBe(false);
+    expect(isBackendUnreachable('a string')).toBe(false);
+  });
+});
