@@ -4,8 +4,8 @@ import { AppError } from '../platform/errors';
 import type { DatabasePool } from '../../db/pool';
 import { redisScript, type Redis } from '../../db/redis';
 import { findPrincipal, type KeyPrincipal } from '../../db/runs/tenants';
-import { insertAudit } from '../../db/runs/audit';
 import type { Permission } from './permissions';
+import type { RefusalDetail } from './refusals';
 
 export type { KeyPrincipal };
 
@@ -42,20 +42,18 @@ export function authenticate(pool: DatabasePool) {
   };
 }
 
-/** 403 unless the key holds every permission named; the refusal is audited. */
-export function requirePermission(pool: DatabasePool, ...needed: Permission[]) {
+/** 403 unless the key holds every permission named (audited by auditRefusals, with `missing`). */
+export function requirePermission(...needed: Permission[]) {
   return async function checkPermission(ctx: Context, next: Next): Promise<void> {
     const principal = principalOf(ctx);
     const missing = needed.filter((p) => !principal.permissions.includes(p));
     if (missing.length > 0) {
-      await insertAudit(pool, {
-        tenantId: principal.tenantId,
-        actor: principal.keyId,
-        action: `${ctx.method} ${ctx.path}`,
-        outcome: 'refused',
-        detail: { reason: 'permission_denied', missing },
+      throw new AppError({
+        status: 403,
+        code: 'permission_denied',
+        message: 'permission_denied',
+        details: { missing },
       });
-      throw new AppError({ status: 403, code: 'permission_denied', message: 'permission_denied' });
     }
     await next();
   };
@@ -82,6 +80,12 @@ export function tenantRateLimit(redis: Redis, limits: { requests: number; window
         code: 'rate_limited',
         message: 'rate_limited',
         headers: { 'Retry-After': String(Math.max(ttl, 1)) },
+        // The first refusal of a window is audited, not each: a flood must not become one of writes.
+        details: {
+          audit: count === limits.requests + 1,
+          limit: limits.requests,
+          window_seconds: limits.windowSeconds,
+        } satisfies RefusalDetail,
       });
     }
     await next();

@@ -45,11 +45,10 @@ export async function controlRun(
         await new Promise((resolve) => setTimeout(resolve, CONTROL_RETRY_MS));
         continue;
       }
-      await audit(deps, principal, action, trackId, 'refused', { reason: conflict });
       throw new AppError({ status: 409, code: conflict, message: conflict, cause: error });
     }
   }
-  await audit(deps, principal, action, trackId, 'ok', {});
+  await audit(deps, principal, action, trackId);
 }
 
 /** How long a control the row allows may wait for the workflow to catch up (see controlRun). */
@@ -76,7 +75,6 @@ function conflictOf(error: unknown, action: ControlAction): string | null {
 export async function deleteRun(deps: PlatformDeps, principal: KeyPrincipal, trackId: string) {
   const run = await loadRun(deps, principal.tenantId, trackId);
   if (!isTerminal(run.state)) {
-    await audit(deps, principal, 'delete', trackId, 'refused', { reason: 'not_terminal' });
     throw new AppError({ status: 409, code: 'not_terminal', message: 'not_terminal' });
   }
   await deps.pool.query(
@@ -88,23 +86,15 @@ export async function deleteRun(deps: PlatformDeps, principal: KeyPrincipal, tra
       .map((f) => fs.rm(f, { force: true })),
   );
   await deps.redis.del(...logCacheKeys(trackId));
-  await audit(deps, principal, 'delete', trackId, 'ok', {});
+  await audit(deps, principal, 'delete', trackId);
 }
 
-async function audit(
-  deps: PlatformDeps,
-  principal: KeyPrincipal,
-  action: string,
-  trackId: string,
-  outcome: 'ok' | 'refused',
-  detail: Record<string, unknown>,
-) {
+async function audit(deps: PlatformDeps, principal: KeyPrincipal, action: string, trackId: string) {
   await insertAudit(deps.pool, {
     tenantId: principal.tenantId,
     actor: principal.keyId,
     action: `run.${action}`,
-    outcome,
+    outcome: 'ok',
     target: trackId,
-    detail,
   });
 }

@@ -118,18 +118,22 @@ const schemas = {
       timeout_seconds: {
         type: ['integer', 'null'],
         minimum: 1,
+        maximum: Number.MAX_SAFE_INTEGER,
         description:
-          'null: 600, clamped to the tenant maximum. Counts running time; paused time is not counted.',
+          'null: 600. Any value above the tenant maximum is clamped to it (`clamped: true`), never refused. Counts running time; paused time is not counted.',
       },
       cpu_limit: {
         type: ['number', 'null'],
-        exclusiveMinimum: 0,
-        description: 'Cores; null: 1, clamped.',
+        minimum: 0.001,
+        maximum: Number.MAX_SAFE_INTEGER,
+        description:
+          'Cores, rounded to 0.001; null: 1. Above the tenant maximum: clamped (`clamped: true`).',
       },
       memory_limit_mb: {
         type: ['integer', 'null'],
         minimum: 6,
-        description: 'null: 256, clamped.',
+        maximum: Number.MAX_SAFE_INTEGER,
+        description: 'null: 256. Above the tenant maximum: clamped (`clamped: true`).',
       },
       name: { type: ['string', 'null'], maxLength: 128 },
       tags: {

@@ -15,6 +15,7 @@ import type { WorkflowStarter } from './workflow-starter';
 import { controlRun, deleteRun } from './control';
 import { getQuotas, getUsage, listAuditRecords, putQuotas, QUOTA_BODY } from './tenant';
 import type { ControlAction } from '../../workflows/runs/definitions';
+import { auditRefusals } from './refusals';
 
 export const RUN_NAME_MAX_LENGTH = 128;
 export const COMMAND_ITEMS_MAX = 256;
@@ -27,8 +28,13 @@ export const RUNS_LIST_LIMIT_DEFAULT = 100;
 export const RUNS_LIST_LIMIT_MAX = 1000;
 export const AUDIT_LIMIT_DEFAULT = 100;
 export const AUDIT_LIMIT_MAX = 1000;
-/** Largest accepted value of a requested limit before clamping (keeps numbers sane). */
-const REQUESTED_LIMIT_MAX = 1_000_000;
+/**
+ * A requested limit above the tenant's maximum is clamped to it (`clamped: true`), however large:
+ * the only bound is what a JSON number holds exactly.
+ */
+export const REQUESTED_LIMIT_MAX = Number.MAX_SAFE_INTEGER;
+/** Docker's CPU resolution: a request is rounded to it, so less would round to 0 (no limit). */
+export const CPU_LIMIT_MIN = 0.001;
 
 /** ISO-8601 UTC instant that carries the Z suffix (the spec refuses offsets). */
 const UTC_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z$/;
@@ -55,7 +61,7 @@ const submitBody = Joi.object({
   scheduled_start: utcInstant().allow(null).default(null),
   expires_at: utcInstant(),
   timeout_seconds: Joi.number().integer().min(1).max(REQUESTED_LIMIT_MAX).allow(null).default(null),
-  cpu_limit: Joi.number().greater(0).max(REQUESTED_LIMIT_MAX).allow(null).default(null),
+  cpu_limit: Joi.number().min(CPU_LIMIT_MIN).max(REQUESTED_LIMIT_MAX).allow(null).default(null),
   memory_limit_mb: Joi.number().integer().min(6).max(REQUESTED_LIMIT_MAX).allow(null).default(null),
   name: Joi.string().max(RUN_NAME_MAX_LENGTH).allow(null),
   tags: Joi.array()
@@ -111,10 +117,9 @@ const validated = <T>(ctx: Context, part: keyof ValidatedState): T =>
 /** Every /api/v1 route of the runs half: bearer key, per-tenant rate limit, permission. */
 export function runsRouter(deps: PlatformDeps, starter: WorkflowStarter): Router {
   const router = new Router({ prefix: '/api/v1' });
-  const can = (
-    ...p: Parameters<typeof requirePermission> extends [unknown, ...infer R] ? R : never
-  ) => requirePermission(deps.pool, ...p);
+  const can = requirePermission;
   router.use(authenticate(deps.pool));
+  router.use(auditRefusals(deps.pool));
   router.use(
     tenantRateLimit(deps.redis, {
       requests: deps.config.runs.rateLimitRequests,
@@ -129,6 +134,7 @@ export function runsRouter(deps: PlatformDeps, starter: WorkflowStarter): Router
   };
 
   router.post(
+    'run.submit',
     '/runs',
     can('svc_run_submit'),
     onlyQuery(),
@@ -153,6 +159,7 @@ export function runsRouter(deps: PlatformDeps, starter: WorkflowStarter): Router
   );
 
   router.get(
+    'run.list',
     '/runs',
     can('svc_run_read'),
     onlyQuery('state_filter', 'tag', 'limit', 'offset'),
@@ -172,22 +179,37 @@ export function runsRouter(deps: PlatformDeps, starter: WorkflowStarter): Router
     },
   );
 
-  router.get('/runs/:trackId', can('svc_run_read'), onlyQuery(), trackId, async (ctx) => {
-    ctx.body = await getRunStatus(
-      deps,
-      principalOf(ctx).tenantId,
-      ctx.params.trackId!.toUpperCase(),
-    );
-  });
-  router.get('/runs/:trackId/result', can('svc_run_read'), onlyQuery(), trackId, async (ctx) => {
-    ctx.body = await getRunResult(
-      deps,
-      principalOf(ctx).tenantId,
-      ctx.params.trackId!.toUpperCase(),
-    );
-  });
+  router.get(
+    'run.get',
+    '/runs/:trackId',
+    can('svc_run_read'),
+    onlyQuery(),
+    trackId,
+    async (ctx) => {
+      ctx.body = await getRunStatus(
+        deps,
+        principalOf(ctx).tenantId,
+        ctx.params.trackId!.toUpperCase(),
+      );
+    },
+  );
+  router.get(
+    'run.result',
+    '/runs/:trackId/result',
+    can('svc_run_read'),
+    onlyQuery(),
+    trackId,
+    async (ctx) => {
+      ctx.body = await getRunResult(
+        deps,
+        principalOf(ctx).tenantId,
+        ctx.params.trackId!.toUpperCase(),
+      );
+    },
+  );
   for (const action of ['pause', 'resume', 'stop', 'kill'] as ControlAction[]) {
     router.post(
+      `run.${action}`,
       `/runs/:trackId/${action}`,
       can('svc_run_control'),
       onlyQuery(),
@@ -199,6 +221,7 @@ export function runsRouter(deps: PlatformDeps, starter: WorkflowStarter): Router
     );
   }
   router.get(
+    'run.logs',
     '/runs/:trackId/logs',
     can('svc_run_read'),
     onlyQuery('stream', 'since', 'limit'),
@@ -221,6 +244,7 @@ export function runsRouter(deps: PlatformDeps, starter: WorkflowStarter): Router
     },
   );
   router.get(
+    'run.utilization',
     '/runs/:trackId/utilization',
     can('svc_run_read'),
     onlyQuery('from_ts', 'to_ts'),
@@ -239,15 +263,29 @@ export function runsRouter(deps: PlatformDeps, starter: WorkflowStarter): Router
       );
     },
   );
-  router.delete('/runs/:trackId', can('svc_run_delete'), onlyQuery(), trackId, async (ctx) => {
-    await deleteRun(deps, principalOf(ctx), ctx.params.trackId!.toUpperCase());
-    ctx.status = 204;
-  });
+  router.delete(
+    'run.delete',
+    '/runs/:trackId',
+    can('svc_run_delete'),
+    onlyQuery(),
+    trackId,
+    async (ctx) => {
+      await deleteRun(deps, principalOf(ctx), ctx.params.trackId!.toUpperCase());
+      ctx.status = 204;
+    },
+  );
 
-  router.get('/tenant/quotas', can('svc_run_read'), onlyQuery(), async (ctx) => {
-    ctx.body = await getQuotas(deps, principalOf(ctx));
-  });
+  router.get(
+    'tenant.quotas.get',
+    '/tenant/quotas',
+    can('svc_run_read'),
+    onlyQuery(),
+    async (ctx) => {
+      ctx.body = await getQuotas(deps, principalOf(ctx));
+    },
+  );
   router.put(
+    'tenant.quotas.update',
     '/tenant/quotas',
     can('svc_tenant_admin'),
     onlyQuery(),
@@ -260,10 +298,11 @@ export function runsRouter(deps: PlatformDeps, starter: WorkflowStarter): Router
       );
     },
   );
-  router.get('/usage', can('svc_run_read'), onlyQuery(), async (ctx) => {
+  router.get('usage.get', '/usage', can('svc_run_read'), onlyQuery(), async (ctx) => {
     ctx.body = await getUsage(deps, principalOf(ctx));
   });
   router.get(
+    'audit.list',
     '/audit',
     can('svc_run_read'),
     onlyQuery('limit', 'offset'),

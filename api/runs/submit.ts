@@ -2,7 +2,6 @@ import { ulid } from '../../db/ids';
 import { AppError } from '../platform/errors';
 import type { PlatformDeps } from '../platform/service';
 import { taskQueues } from '../platform/temporal';
-import { insertAudit } from '../../db/runs/audit';
 import { insertSubmittedRun, lockMeteredSecondsToday, type NewRun } from '../../db/runs/runs';
 import type { KeyPrincipal } from '../../db/runs/tenants';
 import type { RunWorkflowInput } from '../../workflows/runs/definitions';
@@ -52,8 +51,12 @@ export async function submitRun(
     });
   }
   if (!imageAllowed(request.image, principal.tier?.allowed_images ?? null)) {
-    await refuse(deps, principal, 'image_not_allowed', { image: request.image });
-    throw new AppError({ status: 403, code: 'image_not_allowed', message: 'image_not_allowed' });
+    throw new AppError({
+      status: 403,
+      code: 'image_not_allowed',
+      message: 'image_not_allowed',
+      details: { image: request.image },
+    });
   }
   const nowMs = Date.now();
   if (request.expiresAt !== null && Date.parse(request.expiresAt) <= nowMs) {
@@ -133,15 +136,20 @@ export async function submitRun(
     });
   }
   if (outcome === 'daily_quota_exceeded') {
-    await refuse(deps, principal, outcome, { max_daily_runs: limits.daily_runs });
-    throw new AppError({ status: 429, code: outcome, message: outcome });
+    throw new AppError({
+      status: 429,
+      code: outcome,
+      message: outcome,
+      details: { max_daily_runs: limits.daily_runs },
+    });
   }
   if (outcome === 'metered_quota_exceeded') {
-    await refuse(deps, principal, outcome, {
-      metered_seconds_per_day: meteredCap,
-      timeout_seconds: clamped.timeoutSeconds,
+    throw new AppError({
+      status: 429,
+      code: outcome,
+      message: outcome,
+      details: { metered_seconds_per_day: meteredCap, timeout_seconds: clamped.timeoutSeconds },
     });
-    throw new AppError({ status: 429, code: outcome, message: outcome });
   }
 
   // Not awaited: the run is stored with its workflow input; the starter's queue starts the
@@ -172,19 +180,4 @@ function applyWorkingHours(definition: string | null, startMs: number) {
       message: 'invalid_shift_definition: no working time',
     });
   return { eligibleStart: toMillisIso(Math.ceil(next.getTime())), workingHoursApplied: true };
-}
-
-async function refuse(
-  deps: PlatformDeps,
-  principal: KeyPrincipal,
-  reason: string,
-  detail: Record<string, unknown>,
-) {
-  await insertAudit(deps.pool, {
-    tenantId: principal.tenantId,
-    actor: principal.keyId,
-    action: 'run.submit',
-    outcome: 'refused',
-    detail: { reason, ...detail },
-  });
 }

@@ -56,7 +56,7 @@ describe('runs API: authentication, submit rules, quotas, usage, audit', () => {
       expect(audit).toEqual([
         { action: 'tenant.create', outcome: 'ok' },
         { action: 'key.create', outcome: 'ok' },
-        { action: 'POST /api/v1/runs', outcome: 'refused' },
+        { action: 'run.submit', outcome: 'refused' },
       ]);
 
       await exec(ADMIN, ['key', 'revoke', key.key_id, '--json'], { env });
@@ -297,7 +297,14 @@ describe('runs API: authentication, submit rules, quotas, usage, audit', () => {
         memory_limit_mb: 64,
       });
       expect(at.body.clamped).toBe(false);
-      for (const over of [{ timeout_seconds: 61 }, { cpu_limit: 0.501 }, { memory_limit_mb: 65 }]) {
+      const farOver = Number.MAX_SAFE_INTEGER;
+      for (const over of [
+        { timeout_seconds: 61 },
+        { cpu_limit: 0.501 },
+        { memory_limit_mb: 65 },
+        { timeout_seconds: 10_000_000 },
+        { timeout_seconds: farOver, cpu_limit: farOver, memory_limit_mb: farOver },
+      ]) {
         const reply = await own.submit({ image: IMAGE, command: ['true'], ...over });
         expect([over, reply.body.clamped]).toEqual([over, true]);
         const run = (await own.status(reply.body.track_id)).body;
@@ -308,6 +315,16 @@ describe('runs API: authentication, submit rules, quotas, usage, audit', () => {
           clamped: true,
         });
       }
+      // Past what a JSON number holds exactly, and below Docker's CPU resolution: refused.
+      for (const refused of [
+        { timeout_seconds: farOver + 1 },
+        { memory_limit_mb: 2 ** 60 },
+        { cpu_limit: 0.0009 },
+      ])
+        expect([refused, (await own.submit({ image: IMAGE, ...refused })).status]).toEqual([
+          refused,
+          422,
+        ]);
       const defaults = await own.submit({ image: IMAGE, command: ['true'] });
       expect(defaults.body.clamped).toBe(false);
       expect((await own.status(defaults.body.track_id)).body).toMatchObject({
@@ -498,6 +515,35 @@ describe('runs API: authentication, submit rules, quotas, usage, audit', () => {
       ]);
     });
 
+    it('when requests are refused (400, 403, 409, 422, 429), then each refusal is in the audit log with its route, run and reason; a 404 is not', async () => {
+      const { key, keyId } = await newTenant(h.pool, {
+        permissions: 'svc_run_submit,svc_run_read,svc_run_delete',
+      });
+      const api = client(h.service.url, key);
+      const { track_id } = (
+        await api.submit({ image: IMAGE, scheduled_start: '2999-01-01T00:00:00Z' })
+      ).body;
+      expect((await api.submit({ image: 'not an image' })).status).toBe(400);
+      expect((await api.submit({ image: IMAGE, colour: 'red' })).status).toBe(422);
+      expect((await api.call('POST', `/api/v1/runs/${track_id}/kill`)).status).toBe(403);
+      expect((await api.call('DELETE', `/api/v1/runs/${track_id}`)).status).toBe(409);
+      expect((await api.call('GET', '/api/v1/runs?colour=red')).status).toBe(400);
+      expect((await api.call('GET', `/api/v1/runs/${ulid()}`)).status).toBe(404);
+
+      const audit = await api.call<{ records: Record<string, unknown>[] }>('GET', '/api/v1/audit');
+      const refusals = audit.body.records
+        .filter((r) => r.outcome === 'refused')
+        .map((r) => [r.action, r.target, (r.detail as { reason: string }).reason, r.actor])
+        .reverse();
+      expect(refusals).toEqual([
+        ['run.submit', null, 'invalid_image', keyId],
+        ['run.submit', null, 'INVALID_REQUEST', keyId],
+        ['run.kill', track_id, 'permission_denied', keyId],
+        ['run.delete', track_id, 'not_terminal', keyId],
+        ['run.list', null, 'unknown_query_parameter', keyId],
+      ]);
+    });
+
     it('when PUT has no field, an unknown field or a bad value, then 422 and nothing changes', async () => {
       const { key } = await newTenant(h.pool);
       const api = client(h.service.url, key);
@@ -623,5 +669,27 @@ describe('per-tenant request rate limit', () => {
     expect(limited).toMatchObject({ status: 429, body: { detail: 'rate_limited' } });
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
     expect((await two.call('GET', '/api/v1/runs')).status).toBe(200);
+  });
+
+  it('when a tenant is refused for its rate again and again in a window, then its audit log holds the first refusal only', async () => {
+    const { tenantId, key } = await newTenant(h.pool);
+    const own = client(h.service.url, key);
+    for (let i = 0; i < 3; i++) await own.call('GET', '/api/v1/runs');
+    for (let i = 0; i < 5; i++) expect((await own.call('GET', '/api/v1/runs')).status).toBe(429);
+    const refusals = await h.pool.any(sql.unsafe`
+      SELECT action, detail FROM runs.audit_records
+      WHERE tenant_id = ${tenantId} AND outcome = 'refused'`);
+    expect(refusals).toEqual([
+      {
+        action: 'run.list',
+        detail: {
+          reason: 'rate_limited',
+          status: 429,
+          message: 'rate_limited',
+          limit: 3,
+          window_seconds: 3600,
+        },
+      },
+    ]);
   });
 });

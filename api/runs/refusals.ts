@@ -1,0 +1,58 @@
+import type { Context, Next } from 'koa';
+import { isAppError, type AppError } from '../platform/errors';
+import type { Logger } from '../platform/logger';
+import type { DatabasePool } from '../../db/pool';
+import { insertAudit } from '../../db/runs/audit';
+import { principalOf } from './auth';
+
+/**
+ * Statuses of a refusal the tenant's audit log keeps (the spec: "operator actions and refusals
+ * against the tenant"). 401 has no tenant; 404 is a lookup of something the tenant has not.
+ */
+const AUDITED_STATUSES = new Set([400, 403, 409, 413, 415, 422, 429]);
+
+/** What a refusal adds to its audit record beyond its code: a route's own details, if any. */
+export interface RefusalDetail {
+  /** False for a refusal not worth a row of its own (a rate limit's repeats within a window). */
+  audit?: boolean;
+  [field: string]: unknown;
+}
+
+/**
+ * Writes an audit record for each refusal of an authenticated request, in one place: the action
+ * is the route's name (`run.submit`, `run.pause`, ...), the target its run, the detail the
+ * refusal's code, status and details. A failed write is logged; the client still gets its
+ * refusal. Refusals made before the key is read (malformed JSON, an oversized body) name no
+ * tenant and are not kept.
+ */
+export function auditRefusals(pool: DatabasePool) {
+  return async function recordRefusal(ctx: Context, next: Next): Promise<void> {
+    try {
+      await next();
+    } catch (error) {
+      if (isAppError(error) && isAudited(error)) await record(pool, ctx, error);
+      throw error;
+    }
+  };
+}
+
+function isAudited(error: AppError): boolean {
+  const detail = error.details as RefusalDetail | undefined;
+  return AUDITED_STATUSES.has(error.status) && detail?.audit !== false;
+}
+
+async function record(pool: DatabasePool, ctx: Context, error: AppError): Promise<void> {
+  const principal = principalOf(ctx);
+  const named = (ctx as Context & { _matchedRouteName?: string })._matchedRouteName;
+  const { audit: _audit, ...details } = (error.details as RefusalDetail | undefined) ?? {};
+  await insertAudit(pool, {
+    tenantId: principal.tenantId,
+    actor: principal.keyId,
+    action: named ?? `${ctx.method} ${ctx.path}`,
+    outcome: 'refused',
+    target: (ctx.params as Record<string, string> | undefined)?.trackId?.toUpperCase() ?? null,
+    detail: { reason: error.code, status: error.status, message: error.message, ...details },
+  }).catch((auditError: unknown) =>
+    (ctx.state.log as Logger).error({ err: auditError }, 'audit of a refusal failed'),
+  );
+}
