@@ -31,8 +31,6 @@ const REDIS_NO_ANSWER =
  * `cause` chain, where slonik and the services' own wrappers keep the original.
  */
 export function isBackendUnreachable(error: unknown): boolean {
-  const state = sqlState(error);
-  if (state !== undefined) return POSTGRES_GOING_AWAY.test(state);
   let current: unknown = error;
   for (let depth = 0; current instanceof Error && depth < 5; depth++) {
     if (POSTGRES_NO_ANSWER.some((type) => current instanceof type)) return true;
@@ -41,5 +39,5 @@ export function isBackendUnreachable(error: unknown): boolean {
     if (REDIS_NO_ANSWER.test(current.message)) return true;
     current = current.cause;
   }
-  return false;
+  return POSTGRES_GOING_AWAY.test(sqlState(error) ?? '');
 }

@@ -8,7 +8,7 @@ describe('isBackendUnreachable: which errors are a backend out of reach (503), n
   it('takes a Postgres that is going away, starting or not reached, also under wrappers', () => {
     for (const state of ['57P01', '57P02', '57P03', '08006', '08001'])
       expect([state, isBackendUnreachable(wrapping(withCode(state)))]).toEqual([state, true]);
-    expect(isBackendUnreachable(new ConnectionError(new Error('refused')))).toBe(true);
+    expect(isBackendUnreachable(new ConnectionError('refused'))).toBe(true);
     expect(isBackendUnreachable(new BackendTerminatedError(new Error('gone')))).toBe(true);
     expect(isBackendUnreachable(wrapping(withCode('ECONNREFUSED')))).toBe(true);
   });
