@@ -3,6 +3,7 @@ import { sql, type DatabasePool } from '../../db/pool';
 import { transitionRun, type Transition } from '../../db/runs/runs';
 import { taskQueues } from '../../workflows/platform/task-queues';
 import type { RunWorkflowInput } from '../../workflows/runs/definitions';
+import type { LaunchedContainer } from './run-docker';
 
 export interface ClaimedHost {
   workerId: string;
@@ -15,6 +16,8 @@ export interface ClaimedLaunch {
   host: ClaimedHost;
   /** Set when this host started the container and recorded `running`. */
   containerId: string | null;
+  /** A run launched before this claim (a retry, or a reset workflow) may be paused. */
+  state?: 'running' | 'paused';
   /** A launch that cannot succeed (image not pulled, container not started): its type and text. */
   failure: { type: string; message: string } | null;
 }
@@ -23,7 +26,7 @@ export interface ClaimedLaunch {
 export type LaunchOnThisHost = (input: {
   run: RunWorkflowInput;
   transition: Omit<Transition, 'fields'>;
-}) => Promise<{ containerId: string }>;
+}) => Promise<LaunchedContainer>;
 
 /**
  * Runs on the any-host Docker queue: whichever host picks it up owns the work from then on,
@@ -74,8 +77,8 @@ export function createHostClaimActivities(deps: {
       if (claimed.workerId !== deps.workerId)
         return { host: claimed, containerId: null, failure: null };
       try {
-        const { containerId } = await deps.launch({ run: input.run, transition: input.launch });
-        return { host: claimed, containerId, failure: null };
+        const launched = await deps.launch({ run: input.run, transition: input.launch });
+        return { host: claimed, ...launched, failure: null };
       } catch (error) {
         if (!(error instanceof ApplicationFailure) || !error.nonRetryable) throw error;
         return {
@@ -87,15 +90,18 @@ export function createHostClaimActivities(deps: {
     },
   };
 
-  /** queued → pulling with worker_id = this host; a committed earlier claim wins. */
+  /**
+   * queued → pulling with worker_id = this host; a committed earlier claim wins, be it this
+   * activity's earlier attempt or the claim of an execution an operator has since reset.
+   */
   async function claim(transition: Omit<Transition, 'fields'>): Promise<ClaimedHost> {
     const claimed = host();
     const outcome = await transitionRun(deps.pool, {
       ...transition,
       fields: { worker_id: claimed.workerId },
     });
-    if (outcome !== 'already_applied') return claimed;
-    // An earlier attempt (maybe on another host) committed: that host owns the run.
+    if (outcome === 'applied') return claimed;
+    // Claimed before (maybe on another host): that host owns the run.
     const workerId = (await deps.pool.maybeOneFirst(sql.unsafe`
       SELECT worker_id FROM runs.runs WHERE track_id = ${transition.trackId}`)) as string | null;
     return workerId === null || workerId === claimed.workerId

@@ -10,7 +10,12 @@ import { sampleOf, type DockerStats } from '../docker/stats';
 import { LogCapture } from './log-capture';
 import { RUNS_REDIS_PREFIX } from '../../api/runs/log-store';
 import { settleRunEnd, type RunEnd } from './run';
-import { transitionRun, type Transition, type TransitionOutcome } from '../../db/runs/runs';
+import {
+  findRunStanding,
+  transitionRun,
+  type Transition,
+  type TransitionOutcome,
+} from '../../db/runs/runs';
 import {
   TRACK_ID_LABEL,
   runContainerName,
@@ -27,6 +32,12 @@ const HEARTBEAT_INTERVAL_MS = 2_000;
 export const STATS_START_DELAY_MS = 500;
 /** docker stats streams one reading per second; we keep one sample per reading. */
 const BYTES_PER_MB = 1024 * 1024;
+
+/** The run's container, and the state of a run launched before this call (else running). */
+export interface LaunchedContainer {
+  containerId: string;
+  state?: 'running' | 'paused';
+}
 
 export interface ContainerOutcome {
   exitCode: number | null;
@@ -183,7 +194,9 @@ export function createRunDockerActivities(deps: {
     async launchRunContainer(input: {
       run: RunWorkflowInput;
       transition: Omit<Transition, 'fields'>;
-    }): Promise<{ containerId: string }> {
+    }): Promise<LaunchedContainer> {
+      const launched = await alreadyLaunched(input.run.trackId);
+      if (launched) return launched;
       await pullShared(input.run.image);
       const { containerId } = await startContainer(input.run);
       await transitionRun(deps.pool, {
@@ -304,6 +317,22 @@ export function createRunDockerActivities(deps: {
   };
 
   /** What an earlier attempt of followRunContainer answered before it removed the container. */
+  /**
+   * A container is made only for a run whose row is `pulling`: a run already running or paused
+   * (an earlier attempt launched it, or an operator reset its workflow) answers its container;
+   * one that ended, or never got a slot, gets none. So no reset or retry starts a second one.
+   */
+  async function alreadyLaunched(trackId: string): Promise<LaunchedContainer | null> {
+    const row = await findRunStanding(deps.pool, trackId);
+    if (row?.state === 'pulling') return null;
+    if ((row?.state === 'running' || row?.state === 'paused') && row.containerId !== null)
+      return { containerId: row.containerId, state: row.state };
+    throw ApplicationFailure.nonRetryable(
+      `run ${trackId} is ${row?.state ?? 'gone'}: no container is launched for it`,
+      'RunNotLaunchable',
+    );
+  }
+
   async function keptOutcome(trackId: string): Promise<ContainerOutcome | null> {
     const kept = (await findContainerOutcome(deps.pool, trackId)) as ContainerOutcome | null;
     if (kept) return kept;

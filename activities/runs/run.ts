@@ -5,8 +5,10 @@ import { Context, log } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { runWorkflowId, slotFreedSignal } from '../../workflows/runs/definitions';
 import {
+  findRunStanding,
   transitionRun,
   tryTakeSlot,
+  type RunState,
   waitingHeads,
   type Transition,
   type TransitionOutcome,
@@ -48,6 +50,17 @@ export function createRunActivities(deps: { pool: DatabasePool }) {
       const outcome = await transitionRun(deps.pool, input.transition);
       await settleRunEnd(deps.pool, input);
       return outcome;
+    },
+
+    /**
+     * The row's state and exit code: a workflow whose state change found the row elsewhere (an
+     * operator reset or replayed it after the row moved on) takes the row's outcome as its own.
+     */
+    async readRunOutcome(input: {
+      trackId: string;
+    }): Promise<{ state: RunState; exitCode: number | null } | null> {
+      const standing = await findRunStanding(deps.pool, input.trackId);
+      return standing && { state: standing.state, exitCode: standing.exitCode };
     },
 
     /** Metered keys: refunds the unused part of the up-front charge, once per run. */

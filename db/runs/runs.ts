@@ -250,6 +250,20 @@ export async function findRunById(db: Queryable, trackId: string): Promise<RunRo
   )) as RunRow | null;
 }
 
+/** Where a run's row stands, for a workflow whose transition found it moved on (a reset). */
+export interface RunStanding {
+  state: RunState;
+  exitCode: number | null;
+  workerId: string | null;
+  containerId: string | null;
+}
+
+export async function findRunStanding(db: Queryable, trackId: string): Promise<RunStanding | null> {
+  return (await db.maybeOne(sql.unsafe`
+    SELECT state, exit_code AS "exitCode", worker_id AS "workerId", container_id AS "containerId"
+    FROM runs.runs WHERE track_id = ${trackId}`)) as RunStanding | null;
+}
+
 export async function listEvents(db: Queryable, trackId: string): Promise<RunEventRow[]> {
   return (await db.any(sql.unsafe`
     SELECT event_id, ts, from_state, to_state, event_type, reason, payload FROM runs.run_events

@@ -15,7 +15,11 @@ import {
 } from '@temporalio/workflow';
 import type { ClaimedLaunch, HostClaimActivities } from '../../activities/runs/host';
 import type { RunActivities } from '../../activities/runs/run';
-import type { ContainerOutcome, RunDockerActivities } from '../../activities/runs/run-docker';
+import type {
+  ContainerOutcome,
+  LaunchedContainer,
+  RunDockerActivities,
+} from '../../activities/runs/run-docker';
 import {
   claimHostProfile,
   dockerCallProfile,
@@ -38,6 +42,8 @@ import {
   type RunWorkflowInput,
   type Transition,
   type TransitionFields,
+  type TransitionOutcome,
+  isTerminal,
 } from './definitions';
 import { nextWorkflowUlid } from './ids';
 
@@ -82,6 +88,13 @@ const claimAndLaunchProfile: ActivityOptions = {
   ...dockerCallProfile,
   scheduleToCloseTimeout: '12 minutes',
 };
+/**
+ * patched() id: the run's row is the truth. A state change that finds the row moved on without
+ * this execution (an operator reset or replayed it after the run went further, or ended) makes
+ * the execution follow the row: an ended run ends with the row's outcome, an active one is
+ * claimed and launched again, which finds its host and container instead of making new ones.
+ */
+const ADOPT_ROW_PATCH = 'run-follows-row';
 /** Past this many history events a waiting run continues as new (its wait can be long). */
 export const WAITING_HISTORY_EVENTS_MAX = 5_000;
 
@@ -102,6 +115,11 @@ const followProfile: ActivityOptions = {
 
 type RunDockerProxy = ReturnType<typeof proxyActivities<RunDockerActivities>>;
 type FinalState = Extract<RunState, 'exited' | 'failed' | 'timeout' | 'killed'>;
+/** What a run's workflow returns: the run's terminal state and its container's exit code. */
+interface RunEnded {
+  state: FinalState;
+  exitCode: number | null;
+}
 
 /**
  * One container run, from submit to a terminal state: waits for its start (and a slot),
@@ -113,9 +131,7 @@ type FinalState = Extract<RunState, 'exited' | 'failed' | 'timeout' | 'killed'>;
  * (enforced at dispatch; counts pulling, running, paused) wins over its guidance, so deferred
  * runs never block runs that are due now.
  */
-export async function runWorkflow(
-  input: RunWorkflowInput,
-): Promise<{ state: FinalState; exitCode: number | null }> {
+export async function runWorkflow(input: RunWorkflowInput): Promise<RunEnded> {
   const fast = patched(FAST_PATH_PATCH);
   const db = fast
     ? proxyLocalActivities<RunActivities>(localPostgresProfile)
@@ -138,9 +154,9 @@ export async function runWorkflow(
     reason: string | null,
     fields: TransitionFields = {},
     payload = {},
-  ) => {
+  ): Promise<TransitionOutcome> => {
     const from = state;
-    await db.transitionRunState({
+    const recorded = await db.transitionRunState({
       trackId: input.trackId,
       eventId: eventId(),
       from,
@@ -152,6 +168,7 @@ export async function runWorkflow(
     });
     state = to;
     if (to !== from) upsertSearchAttributes([{ key: RUN_STATE, value: to }]);
+    return recorded;
   };
   /** A state change for an activity that records it itself (the merged activities). */
   const transitionTo = (
@@ -177,15 +194,26 @@ export async function runWorkflow(
     if (to !== from) upsertSearchAttributes([{ key: RUN_STATE, value: to }]);
   };
   /** The terminal change, container removal, slot hand-back and refund: one host activity. */
-  const finish = async (t: Transition, usedSeconds: number) => {
-    await docker!.finishRun({
+  const finish = async (t: Transition, usedSeconds: number): Promise<TransitionOutcome> => {
+    const recorded = await docker!.finishRun({
       transition: t,
       tenantId: input.tenantId,
       maxConcurrent: input.tierConcurrentRuns,
       refundUsedSeconds: input.metered ? usedSeconds : null,
     });
     applied(t.to);
+    return recorded;
   };
+  /** The row's end, when the row has ended (ADOPT_ROW_PATCH); its search attribute follows. */
+  const rowEnd = async (): Promise<RunEnded | null> => {
+    const row = await db.readRunOutcome({ trackId: input.trackId });
+    if (row === null || !isTerminal(row.state)) return null;
+    applied(row.state);
+    return { state: row.state as FinalState, exitCode: row.exitCode };
+  };
+  /** How the execution ends after its terminal change: its own end, or the row's (ADOPT_ROW_PATCH). */
+  const endAfter = async (recorded: TransitionOutcome, own: RunEnded): Promise<RunEnded> =>
+    recorded === 'conflict' && patched(ADOPT_ROW_PATCH) ? ((await rowEnd()) ?? own) : own;
 
   setHandler(runStateQuery, () => state);
   const wake = { signalled: false };
@@ -272,7 +300,7 @@ export async function runWorkflow(
    * the launch failed; either way the host's Docker queue that owns the run from now on.
    */
   const claimAndLaunch = async (): Promise<
-    ({ containerId: string } | { failed: { reason: string; message: string } }) & {
+    (LaunchedContainer | { failed: { reason: string; message: string } }) & {
       docker: RunDockerProxy;
       follower: RunDockerProxy;
     }
@@ -307,14 +335,15 @@ export async function runWorkflow(
         failed: { reason: launchFailureReason(launched.failure.type), ...launched.failure },
         ...proxies,
       };
-    if (launched.containerId !== null) return { containerId: launched.containerId, ...proxies };
+    if (launched.containerId !== null)
+      return { containerId: launched.containerId, state: launched.state, ...proxies };
     // An earlier attempt's host claimed the run: the launch happens on that host's queue.
     try {
-      const { containerId } = await proxies.docker.launchRunContainer({
+      const container = await proxies.docker.launchRunContainer({
         run: input,
         transition: launch,
       });
-      return { containerId, ...proxies };
+      return { ...container, ...proxies };
     } catch (error) {
       if (!(error instanceof ActivityFailure)) throw error;
       const type = error.cause instanceof ApplicationFailure ? error.cause.type : null;
@@ -326,10 +355,14 @@ export async function runWorkflow(
   };
 
   const waited = await waitForSlot(input, db, wake, fast, eventId);
-  if (waited !== 'queued') {
-    await move('failed', 'run.failed', waited, { finished_at: 'now' });
+  if (waited === 'gone' && patched(ADOPT_ROW_PATCH)) {
+    // Past scheduled without this execution: ended, it ends so; active, it is claimed again.
+    const ended = await rowEnd();
+    if (ended) return ended;
+  } else if (waited !== 'queued') {
+    const recorded = await move('failed', 'run.failed', waited, { finished_at: 'now' });
     await refund(input, db, 0);
-    return { state: 'failed', exitCode: null };
+    return endAfter(recorded, { state: 'failed', exitCode: null });
   }
   state = 'queued';
   if (!fast) upsertSearchAttributes([{ key: RUN_STATE, value: 'queued' }]);
@@ -345,7 +378,7 @@ export async function runWorkflow(
     docker = launch.docker;
     follower = launch.follower;
     if ('failed' in launch) {
-      await finish(
+      const recorded = await finish(
         transitionTo(
           'failed',
           'run.failed',
@@ -357,10 +390,10 @@ export async function runWorkflow(
         ),
         0,
       );
-      return { state: 'failed', exitCode: null };
+      return endAfter(recorded, { state: 'failed', exitCode: null });
     }
     containerId = launch.containerId;
-    applied('running');
+    applied(launch.state ?? 'running');
   } else {
     const host = merged
       ? await claimDockerHostForRun({ transition: transitionTo('pulling', 'run.pulling', null) })
@@ -474,6 +507,7 @@ export async function runWorkflow(
       : {}),
   };
   const terminalPayload = followFailure === null ? {} : { error: followFailure };
+  let recorded: TransitionOutcome;
   if (fast && result?.removed) {
     // The follow activity removed the container: the end is Postgres only, a local activity.
     const t = transitionTo(
@@ -483,7 +517,7 @@ export async function runWorkflow(
       terminalFields,
       terminalPayload,
     );
-    await db.recordRunEnd({
+    recorded = await db.recordRunEnd({
       transition: t,
       tenantId: input.tenantId,
       maxConcurrent: input.tierConcurrentRuns,
@@ -491,7 +525,7 @@ export async function runWorkflow(
     });
     applied(t.to);
   } else if (merged) {
-    await finish(
+    recorded = await finish(
       transitionTo(
         settled.state,
         `run.${settled.state}`,
@@ -502,7 +536,7 @@ export async function runWorkflow(
       (Date.now() - startedMs) / 1000,
     );
   } else {
-    await move(
+    recorded = await move(
       settled.state,
       `run.${settled.state}`,
       settled.reason,
@@ -513,8 +547,12 @@ export async function runWorkflow(
     await giveSlotBack();
     await refund(input, db, (Date.now() - startedMs) / 1000);
   }
+  const ended = await endAfter(recorded, {
+    state: settled.state,
+    exitCode: result?.exitCode ?? null,
+  });
   await condition(allHandlersFinished);
-  return { state: settled.state, exitCode: result?.exitCode ?? null };
+  return ended;
 }
 
 /**
