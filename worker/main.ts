@@ -8,6 +8,7 @@ import { createDatabasePool } from '../db/pool';
 import { createDocker } from '../activities/docker/client';
 import { createRedis } from '../db/redis';
 import { bundleWorkflows, createWorkers } from './workers';
+import { startDockerHostPresence } from './runs';
 
 /** The Temporal worker process: hosts every task queue of this host until SIGINT/SIGTERM. */
 async function main(): Promise<void> {
@@ -31,10 +32,14 @@ async function main(): Promise<void> {
     process.env.WORKER_CPU_PROFILE_DIR,
     Number(process.env.WORKER_CPU_PROFILE_SECONDS ?? 60),
   );
+  const presence = config.runs.dockerHost
+    ? await startDockerHostPresence({ config, pool }, logger)
+    : null;
   logger.info({ taskQueues: workers.map((w) => w.options.taskQueue) }, 'worker polling');
   try {
     await Promise.all(workers.map((w) => w.run()));
   } finally {
+    await presence?.stop();
     await connection.close();
     await pool.end();
     redis.disconnect();

@@ -10,6 +10,42 @@ import { createRunDockerActivities } from '../activities/runs/run-docker';
 import { createRetentionActivities } from '../activities/runs/retention';
 import { createReconcileActivities } from '../activities/runs/reconcile';
 import type { WorkerDeps } from './workers';
+import type { Logger } from '../api/platform/logger';
+import {
+  DOCKER_HOST_ALIVE_MS,
+  announceDockerHost,
+  withdrawDockerHost,
+} from '../db/runs/docker-hosts';
+
+/** How often a Docker host says it is alive: three beats fit in DOCKER_HOST_ALIVE_MS. */
+export const DOCKER_HOST_BEAT_MS = DOCKER_HOST_ALIVE_MS / 3;
+
+/**
+ * This process, as a Docker host of its any-host queue, announces itself now and every
+ * DOCKER_HOST_BEAT_MS until stopped (then withdraws): runs take a slot only while some host is
+ * alive (db/runs/docker-hosts.ts). A failed beat is logged; the next one tries again.
+ */
+export async function startDockerHostPresence(
+  deps: Pick<WorkerDeps, 'config' | 'pool'>,
+  logger: Logger,
+): Promise<{ stop(): Promise<void> }> {
+  const host = {
+    anyHostQueue: taskQueues(deps.config.taskQueuePrefix).runsDockerAnyHost,
+    workerId: deps.config.workerId,
+  };
+  await announceDockerHost(deps.pool, host);
+  const beat = setInterval(() => {
+    announceDockerHost(deps.pool, host).catch((error: unknown) =>
+      logger.warn({ err: error }, 'docker host presence not refreshed'),
+    );
+  }, DOCKER_HOST_BEAT_MS);
+  return {
+    stop: async () => {
+      clearInterval(beat);
+      await withdrawDockerHost(deps.pool, host).catch(() => undefined);
+    },
+  };
+}
 
 /**
  * The runs service's task queues: its workflows with their Postgres activities; the
@@ -25,21 +61,23 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
     redis: deps.redis,
     logDir: config.runs.logDir,
   });
-  return [
-    {
-      taskQueue: queues.runs,
-      workflowBundle: deps.workflowBundle,
-      activities: {
-        ...createSelfCheckActivities({ pool: deps.pool }),
-        ...createRunActivities({ pool: deps.pool }),
-        ...createRetentionActivities({
-          pool: deps.pool,
-          redis: deps.redis,
-          logDir: config.runs.logDir,
-        }),
-        ...createReconcileActivities({ pool: deps.pool }),
-      },
+  const workflows: Partial<WorkerOptions> = {
+    taskQueue: queues.runs,
+    workflowBundle: deps.workflowBundle,
+    activities: {
+      ...createSelfCheckActivities({ pool: deps.pool }),
+      ...createRunActivities({ pool: deps.pool }),
+      ...createRetentionActivities({
+        pool: deps.pool,
+        redis: deps.redis,
+        logDir: config.runs.logDir,
+      }),
+      ...createReconcileActivities({ pool: deps.pool }),
     },
+  };
+  if (!config.runs.dockerHost) return [workflows];
+  return [
+    workflows,
     {
       taskQueue: queues.runsDockerAnyHost,
       activities: createHostClaimActivities({

@@ -4,6 +4,7 @@ import { sql } from '../../db/pool';
 import type { Redis } from '../../db/redis';
 import { RUNS_REDIS_PREFIX, logCacheKeys, logFilePath } from '../../api/runs/log-store';
 import { purgeContainerOutcomes } from '../../db/runs/container-outcomes';
+import { purgeGoneDockerHosts } from '../../db/runs/docker-hosts';
 
 export function createRetentionActivities(deps: {
   pool: DatabasePool;
@@ -14,11 +15,13 @@ export function createRetentionActivities(deps: {
     /**
      * One batch: deletes terminal runs whose finished_at is older than their tenant's
      * retention_days (events and samples go with them by cascade), then their log files and
-     * cache; and as many container outcomes kept past their day (db/runs/container-outcomes.ts).
+     * cache; as many container outcomes kept past their day (db/runs/container-outcomes.ts); and
+     * the rows of Docker hosts gone for a day (db/runs/docker-hosts.ts).
      * Idempotent: a retried batch finds fewer rows, and file removal tolerates absence.
      */
     async purgeExpiredRuns(input: { batchSize: number }): Promise<number> {
       await purgeContainerOutcomes(deps.pool, input.batchSize);
+      await purgeGoneDockerHosts(deps.pool);
       const rows = (await deps.pool.any(sql.unsafe`
         DELETE FROM runs.runs r USING runs.tenant_quotas q
         WHERE r.track_id IN (

@@ -5,6 +5,11 @@ import { Context, log } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { runWorkflowId, slotFreedSignal } from '../../workflows/runs/definitions';
 import {
+  isWithinWorkingHours,
+  nextWorkingInstant,
+  parseWorkingHours,
+} from '../../api/runs/working-hours';
+import {
   findRunStanding,
   transitionRun,
   tryTakeSlot,
@@ -25,7 +30,20 @@ export function createRunActivities(deps: { pool: DatabasePool }) {
       return transitionRun(deps.pool, t);
     },
 
-    async takeRunSlot(input: { trackId: string; eventId: string; maxConcurrent: number | null }) {
+    /**
+     * The slot take of a waiting run (tryTakeSlot), after its working hours: outside them the
+     * answer is when they next begin, and no slot is taken (a run that waited past the end of
+     * its shift must not start outside it).
+     */
+    async takeRunSlot(input: {
+      trackId: string;
+      eventId: string;
+      maxConcurrent: number | null;
+      anyHostQueue?: string;
+      workingHoursTjp?: string | null;
+    }): Promise<SlotAnswer> {
+      const workingFrom = nextWorkingStart(input.workingHoursTjp ?? null, new Date());
+      if (workingFrom !== null) return { outsideWorkingHoursUntil: workingFrom };
       return tryTakeSlot(deps.pool, input);
     },
 
@@ -149,4 +167,24 @@ export async function refundUnusedSeconds(
     FROM runs.usage_ledger WHERE track_id = ${input.trackId} AND kind = 'charge'
     ON CONFLICT (track_id, kind) DO NOTHING`);
 }
+/** What a waiting run's slot take answers (see tryTakeSlot), or when its working hours begin. */
+export type SlotAnswer =
+  TransitionOutcome | 'no_slot' | 'no_worker' | { outsideWorkingHoursUntil: string };
+
+/**
+ * The next working instant after `now` when `now` is outside the working hours, else null.
+ * A definition that no longer parses (it did at submit) or has no working time binds nothing.
+ */
+function nextWorkingStart(definition: string | null, now: Date): string | null {
+  if (definition === null) return null;
+  let hours;
+  try {
+    hours = parseWorkingHours(definition);
+  } catch {
+    return null;
+  }
+  if (isWithinWorkingHours(hours, now)) return null;
+  return nextWorkingInstant(hours, now)?.toISOString() ?? null;
+}
+
 export type RunActivities = ReturnType<typeof createRunActivities>;

@@ -66,6 +66,11 @@ const schema = Joi.object({
     .description(
       'runs: directory of run log files (stdout_file, stderr_file), relative to the cwd or absolute',
     ),
+  RUNS_DOCKER_HOST: Joi.boolean()
+    .default(true)
+    .description(
+      'runs: whether this worker is a Docker host (serves the Docker task queues and announces itself alive); false on a machine without Docker: it hosts the run workflows and their Postgres steps only',
+    ),
   RUNS_RATE_LIMIT_REQUESTS: Joi.number()
     .integer()
     .min(1)
@@ -132,6 +137,7 @@ export interface Config {
   // --- runs service ---
   runs: {
     logDir: string;
+    dockerHost: boolean;
     rateLimitRequests: number;
     rateLimitWindowSeconds: number;
     retentionSchedule: boolean;
@@ -177,6 +183,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     LOG_LEVEL: string;
     SHUTDOWN_GRACE_MS: number;
     RUNS_LOG_DIR: string;
+    RUNS_DOCKER_HOST: boolean;
     RUNS_RATE_LIMIT_REQUESTS: number;
     RUNS_RATE_LIMIT_WINDOW_SECONDS: number;
     RUNS_RETENTION_SCHEDULE: boolean;
@@ -205,6 +212,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // --- runs service ---
     runs: {
       logDir: v.RUNS_LOG_DIR,
+      dockerHost: v.RUNS_DOCKER_HOST,
       rateLimitRequests: v.RUNS_RATE_LIMIT_REQUESTS,
       rateLimitWindowSeconds: v.RUNS_RATE_LIMIT_WINDOW_SECONDS,
       retentionSchedule: v.RUNS_RETENTION_SCHEDULE,

@@ -90,6 +90,7 @@ export async function submitRun(
     tierConcurrentRuns: principal.tier?.concurrent_runs ?? null,
     metered,
     dockerAnyHostQueue: taskQueues(deps.config.taskQueuePrefix).runsDockerAnyHost,
+    workingHoursTjp: workingHoursApplied ? quotas.working_hours_tjp : null,
   };
   const run: NewRun = {
     trackId,

@@ -1,5 +1,6 @@
 import { ulid } from '../ids';
 import { sql, type DatabasePool } from '../pool';
+import { someDockerHostAlive } from './docker-hosts';
 
 export {
   ACTIVE_STATES,
@@ -298,14 +299,17 @@ export async function queuePosition(db: Queryable, run: RunRow): Promise<number 
 }
 
 /**
- * Takes a concurrency slot for the run if the tenant has one free and no run that became
- * eligible earlier is still waiting (FIFO): scheduled → queued in one transaction, under a
- * lock on the tenant's quota row so two dispatchers cannot both take the last slot.
+ * Takes a concurrency slot for the run if a Docker host of its queue is alive (`no_worker`
+ * otherwise: a run holds no slot while nothing can run it), the tenant has one free and no run
+ * that became eligible earlier is still waiting (FIFO): scheduled → queued in one transaction,
+ * under a lock on the tenant's quota row so two dispatchers cannot both take the last slot.
+ * Without `anyHostQueue` (an execution started before hosts announced themselves) hosts are
+ * not asked.
  */
 export async function tryTakeSlot(
   pool: DatabasePool,
-  input: { trackId: string; eventId: string; maxConcurrent: number | null },
-): Promise<TransitionOutcome | 'no_slot'> {
+  input: { trackId: string; eventId: string; maxConcurrent: number | null; anyHostQueue?: string },
+): Promise<TransitionOutcome | 'no_slot' | 'no_worker'> {
   return pool.transaction(async (tx) => {
     const seen: unknown = await tx.maybeOne(
       sql.unsafe`SELECT 1 FROM runs.run_events WHERE event_id = ${input.eventId}`,
@@ -318,6 +322,11 @@ export async function tryTakeSlot(
       eligible_start: string;
     } | null;
     if (!run || run.state !== 'scheduled') return 'conflict';
+    if (
+      input.anyHostQueue !== undefined &&
+      !(await tx.oneFirst(sql.unsafe`SELECT ${someDockerHostAlive(input.anyHostQueue)}`))
+    )
+      return 'no_worker';
     const quota = (await tx.one(sql.unsafe`
       SELECT max_concurrent_runs FROM runs.tenant_quotas WHERE tenant_id = ${run.tenant_id} FOR UPDATE`)) as {
       max_concurrent_runs: number;

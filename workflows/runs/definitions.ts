@@ -87,6 +87,11 @@ export interface RunWorkflowInput {
   metered: boolean;
   /** The any-host Docker queue, carried in the input so a replay under any task queue works. */
   dockerAnyHostQueue: string;
+  /**
+   * The tenant's working hours (TJP) the run was accepted under, when they applied: a run that
+   * waits for a slot takes one only within them. Absent in runs submitted before.
+   */
+  workingHoursTjp?: string | null;
 }
 
 /** Grace between SIGTERM and SIGKILL on POST /stop. */

@@ -584,15 +584,25 @@ async function waitForSlot(
       trackId: input.trackId,
       eventId: eventId(),
       maxConcurrent: input.tierConcurrentRuns,
+      anyHostQueue: input.dockerAnyHostQueue,
+      workingHoursTjp: input.workingHoursTjp ?? null,
     });
     if (taken === 'applied' || taken === 'already_applied') return 'queued';
     if (taken === 'conflict') return 'gone';
+    // Answers only runs submitted with working hours give (their input has them): no old
+    // history reaches this branch, so it needs no patch.
+    if (typeof taken === 'object') {
+      const untilMs = Date.parse(taken.outsideWorkingHoursUntil);
+      await sleep(Math.max(1, Math.min(untilMs, expiresMs, queueDeadlineMs) - Date.now()));
+      continue;
+    }
     if (workflowInfo().historyLength > WAITING_HISTORY_EVENTS_MAX)
       await continueAsNew<typeof runWorkflow>(input);
     const signalDriven = fast || patched(SLOT_SIGNAL_PATCH);
+    // With no Docker host alive no run gives a slot back to signal this one: it polls until one is.
     const pollMs = !signalDriven
       ? DISPATCH_TICK_MS
-      : fast || patched(MERGED_ACTIVITIES_PATCH)
+      : taken !== 'no_worker' && (fast || patched(MERGED_ACTIVITIES_PATCH))
         ? SLOT_POLL_SIGNALLED_MS
         : SLOT_POLL_FALLBACK_MS;
     const waitMs = Math.max(

@@ -3,7 +3,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { ulid } from 'ulid';
 import { v4 as uuidv4 } from 'uuid';
+import { Client, Connection } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { sql } from '../../../db/pool';
+import { eventually } from '../../support/services';
 import { runAdmin } from '../../../api/runs/cli';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
 
@@ -584,6 +587,23 @@ describe('runs API: authentication, submit rules, quotas, usage, audit', () => {
         working_hours_applied: true,
         eligible_start: '2999-01-02T03:00:00.000Z',
       });
+      // The run's workflow keeps them: a run still waiting for a slot takes one only within them.
+      const temporal = new Client({
+        connection: await Connection.connect({ address: config.temporalAddress }),
+        namespace: config.temporalNamespace,
+      });
+      const started = await eventually(() =>
+        temporal.workflow
+          .getHandle(`run/${reply.body.track_id}`)
+          .fetchHistory()
+          .then(
+            (history) => history.events?.[0]?.workflowExecutionStartedEventAttributes ?? undefined,
+          )
+          .catch(() => undefined),
+      );
+      await temporal.connection.close();
+      const [input] = started.input!.payloads!.map((p) => defaultPayloadConverter.fromPayload(p));
+      expect(input).toMatchObject({ workingHoursTjp: 'workinghours sun - sat 3:00 - 3:01' });
     });
   });
 
