@@ -131,7 +131,10 @@ function renderError(ctx: Context, error: unknown, options: AppOptions): void {
       ? serviceUnavailable(error)
       : internalError(error);
   const log = ctx.state.log as Logger;
-  if (appError.status >= 500) log.error({ err: appError.cause ?? appError }, 'request failed');
+  // A backend restarting is expected and transient: one line, not a stack per request.
+  if (appError.code === 'SERVICE_UNAVAILABLE')
+    log.warn({ cause: (appError.cause as Error | undefined)?.message }, 'backend unreachable');
+  else if (appError.status >= 500) log.error({ err: appError.cause ?? appError }, 'request failed');
   else log.debug({ code: appError.code, message: appError.message }, 'request refused');
   const { status, body } = options.envelope(appError);
   ctx.status = status;
