@@ -6,6 +6,8 @@ import { redisScript, type Redis } from '../../db/redis';
 import { findPrincipal, type KeyPrincipal } from '../../db/runs/tenants';
 import type { Permission } from './permissions';
 import type { RefusalDetail } from './refusals';
+import type { Logger } from '../platform/logger';
+import { isBackendUnreachable } from '../../db/unreachable';
 
 export type { KeyPrincipal };
 
@@ -62,7 +64,9 @@ export function requirePermission(...needed: Permission[]) {
 /**
  * Per-tenant request rate limit: a window of `windowSeconds` starts with a tenant's first
  * request; past `requests` in it the answer is 429 `rate_limited` with Retry-After.
- * One atomic Lua step per request, so concurrent API processes share the count.
+ * One atomic Lua step per request, so concurrent API processes share the count. While Redis
+ * cannot answer, requests are served (fail open: the limit protects capacity; Postgres, which
+ * holds every record, still answers) and a warning is logged.
  */
 const RATE_SCRIPT = `
 local count = redis.call('INCR', KEYS[1])
@@ -73,7 +77,16 @@ export function tenantRateLimit(redis: Redis, limits: { requests: number; window
   const countRequest = redisScript<[number, number]>(redis, 'runsTenantRate', RATE_SCRIPT);
   return async function limitTenantRate(ctx: Context, next: Next): Promise<void> {
     const { tenantId } = principalOf(ctx);
-    const [count, ttl] = await countRequest(`rate:${tenantId}`, limits.windowSeconds);
+    let counted: [number, number];
+    try {
+      counted = await countRequest(`rate:${tenantId}`, limits.windowSeconds);
+    } catch (error) {
+      if (!isBackendUnreachable(error)) throw error;
+      (ctx.state.log as Logger).warn({ err: error }, 'rate limiter unreachable; request served');
+      await next();
+      return;
+    }
+    const [count, ttl] = counted;
     if (count > limits.requests) {
       throw new AppError({
         status: 429,
