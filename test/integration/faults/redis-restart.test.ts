@@ -1,0 +1,108 @@
+import { withSystem } from '../../../db/ledger/context';
+import { sql } from '../../../db/pool';
+import { LedgerHarness, newKey, transfer } from '../ledger/support';
+import { IMAGE, client, newTenant, startHarness, type Harness } from '../runs/support';
+import { Answers, restartStackPart, sendUntilFinal } from './support';
+
+jest.setTimeout(300_000);
+
+/** Requests each client still sends once Redis is back, to show the services recovered. */
+const REQUESTS_AFTER = 10;
+
+/**
+ * Redis killed (SIGKILL) and started again while a ledger client posts and a runs client
+ * submits and reads logs. Redis holds only counters and caches, so both services keep
+ * answering (degraded: the ledger serves and records calls it could not meter, the runs rate
+ * limit fails open, logs are read from their files) and use Redis again once it is back,
+ * without a restart of their own.
+ */
+describe('Redis restarted under postings and run submits', () => {
+  const ledger = new LedgerHarness();
+  let runs: Harness;
+  beforeAll(async () => {
+    await ledger.start();
+    runs = await startHarness();
+  });
+  afterAll(async () => {
+    await ledger.stop();
+    await runs?.close();
+  });
+
+  it('when Redis dies and comes back, then postings and submits are answered throughout, calls it could not meter are recorded, and both services use it again', async () => {
+    const t = await ledger.tenant();
+    const usd = await ledger.assetType(t);
+    const cash = await ledger.account(t, usd, { normal_side: 'debit', balance_floor: null });
+    const wallet = await ledger.account(t, usd);
+    const { key: runsKey } = await newTenant(runs.pool);
+    const runsApi = client(runs.service.url, runsKey);
+    const answers = new Answers();
+    const deadline = Date.now() + 200_000;
+    const restart = { done: false };
+    const restarted = restartStackPart('redis', { immediate: true }).then(() => {
+      restart.done = true;
+    });
+
+    const untilRecovered = async (send: () => Promise<Response>, expected: number) => {
+      let after = 0;
+      let answered = 0;
+      while (after < REQUESTS_AFTER) {
+        const wasDone = restart.done;
+        const reply = await sendUntilFinal(send, answers, deadline);
+        expect(reply.status).toBe(expected);
+        answered++;
+        if (wasDone) after++;
+      }
+      return answered;
+    };
+    const posted = untilRecovered(
+      () =>
+        fetch(`${ledger.url}/v1/transactions`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${t.poster.token}`,
+            'content-type': 'application/json',
+            'idempotency-key': newKey(),
+          },
+          body: JSON.stringify(transfer(cash, wallet, '1.00')),
+        }),
+      201,
+    );
+    const submitted = untilRecovered(
+      () =>
+        fetch(`${runs.service.url}/api/v1/runs`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${runsKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ image: IMAGE, command: ['echo', 'hello'] }),
+        }),
+      202,
+    );
+    const [postings] = await Promise.all([posted, submitted, restarted]);
+
+    console.log(`redis restart: ${answers.total} answers (${answers.toString()})`);
+    expect(answers.serverErrors()).toEqual([]);
+    const unmeteredCalls = async () =>
+      (await withSystem(ledger.pool, (tx) =>
+        tx.oneFirst(
+          sql.unsafe`SELECT count(*)::int FROM ledger.unmetered_calls WHERE tenant_id = ${t.tenantId}`,
+        ),
+      )) as number;
+    const unmetered = await unmeteredCalls();
+    console.log(`redis restart: ${postings} postings, ${unmetered} served unmetered`);
+    expect(unmetered).toBeGreaterThan(0);
+    const balance = await t.reader.get<{ posted: { debits_minor: string } }>(
+      `/v1/accounts/${wallet}/balance`,
+    );
+    expect(balance.body.posted.debits_minor).toBe(String(100 * postings));
+
+    // Back in use: a posting is metered in Redis again, a new run's log served from its cache.
+    expect((await t.poster.post('/v1/transactions', transfer(cash, wallet, '1.00'))).status).toBe(
+      201,
+    );
+    expect(await unmeteredCalls()).toBe(unmetered);
+    const { track_id } = (await runsApi.submit({ image: IMAGE, command: ['echo', 'again'] })).body;
+    await runsApi.waitFor(track_id, ['exited'], 60_000);
+    const logs = await runsApi.call<{ lines: string[] }>('GET', `/api/v1/runs/${track_id}/logs`);
+    expect(logs.body.lines).toEqual(['again']);
+    expect(logs.headers.get('x-log-source')).toBe('cache');
+  });
+});
