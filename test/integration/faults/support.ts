@@ -1,4 +1,6 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { REPO_ROOT } from '../../support/stack-env';
@@ -82,4 +84,59 @@ export async function sendUntilFinal(
       : NO_ANSWER_WAIT_MS;
     await new Promise((resolve) => setTimeout(resolve, waitMs));
   }
+}
+
+/** How long a freshly started API process may take to answer its probe. */
+const API_READY_TIMEOUT_MS = 60_000;
+
+/** A free TCP port on the loopback (taken and given back at once). */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * The ledger API as its own process (`tsx api/main.ts ledger`, in its own process group so a
+ * test can kill -9 all of it), answering on `port` once /healthz does.
+ */
+export async function startLedgerProcess(
+  port: number,
+  env: NodeJS.ProcessEnv,
+  logFile: string,
+): Promise<ChildProcess> {
+  const log = fs.openSync(logFile, 'a');
+  const api = spawn(
+    path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx'),
+    ['api/main.ts', 'ledger'],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env, LEDGER_PORT: String(port) },
+      stdio: ['ignore', log, log],
+      detached: true,
+    },
+  );
+  const deadline = Date.now() + API_READY_TIMEOUT_MS;
+  for (;;) {
+    const status = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (r) => r.status,
+      () => null,
+    );
+    if (status === 200) return api;
+    if (api.exitCode !== null)
+      throw new Error(`ledger API exited with ${api.exitCode}; see ${logFile}`);
+    if (Date.now() > deadline) throw new Error(`ledger API not ready; see ${logFile}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** SIGKILL to the whole process group, as a crash or an OOM kill would. */
+export function killHard(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    process.kill(-child.pid!, 'SIGKILL');
+  });
 }
