@@ -46,7 +46,10 @@ IMMUTABLE_FIELD, INVALID_TENANT, INVALID_KEY, REFERENCE_NOT_FOUND, CONSTRAINT_VI
 INVALID_ACCOUNT, INVALID_DESCRIPTION, INVALID_EXTERNAL_ID, INVALID_JSON_DEPTH, INVALID_REQUEST;
 429 RATE_LIMITED, QUOTA_EXCEEDED; 500 INTERNAL_ERROR; 502 REVOCATION_FAILED (a key revocation refused: nothing changed, the key still works);
 503 AUTHZ_UNAVAILABLE (key store unreachable), AUTHZ_CREDENTIAL_REJECTED (the service's own database credential is refused;
-/healthz then says auth_client_credential: rejected), STATEMENT_TIMEOUT.
+/healthz then says auth_client_credential: rejected), STATEMENT_TIMEOUT, SERVICE_UNAVAILABLE (the database or Redis is
+briefly out of reach, e.g. restarting; nothing was written, or the same key replays what was).
+A request without a body where one is needed: 422 INVALID_REQUEST, and its Idempotency-Key stays free.
+A method a path does not allow: 405 METHOD_NOT_ALLOWED with Allow.
 
 ## Limits
 10 req/s burst 20 per address; metadata 16 KiB canonical JSON; description 1024 chars; names, labels, external_id 255;
