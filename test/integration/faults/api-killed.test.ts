@@ -3,8 +3,16 @@ import path from 'node:path';
 import { withSystem } from '../../../db/ledger/context';
 import { sql } from '../../../db/pool';
 import { DATA_DIR } from '../../support/stack-env';
-import { LedgerHarness, newKey, transfer } from '../ledger/support';
-import { Answers, freePort, killHard, sendUntilFinal, startLedgerProcess } from './support';
+import { LedgerHarness } from '../ledger/support';
+import {
+  Answers,
+  freePort,
+  killHard,
+  sendUntilFinal,
+  startLedgerProcess,
+  tenantWithWallets,
+  transferSend,
+} from './support';
 
 jest.setTimeout(300_000);
 
@@ -35,10 +43,7 @@ describe('the ledger API killed -9 mid-posting', () => {
   });
 
   it('when the API is killed and started again, then no transaction is half-written and every key made exactly one transaction', async () => {
-    const t = await h.tenant();
-    const usd = await h.assetType(t);
-    const cash = await h.account(t, usd, { normal_side: 'debit', balance_floor: null });
-    const wallets = await Promise.all(Array.from({ length: CLIENTS }, () => h.account(t, usd)));
+    const { t, cash, wallets } = await tenantWithWallets(h, CLIENTS);
     const port = await freePort();
     api = await startLedgerProcess(port, env, logFile);
     const answers = new Answers();
@@ -48,22 +53,8 @@ describe('the ledger API killed -9 mid-posting', () => {
 
     const poster = async (wallet: string) => {
       for (let i = 0; i < POSTINGS_PER_CLIENT; i++) {
-        const key = newKey();
-        const body = JSON.stringify(transfer(cash, wallet, '1.00'));
-        const reply = await sendUntilFinal(
-          () =>
-            fetch(`http://127.0.0.1:${port}/v1/transactions`, {
-              method: 'POST',
-              headers: {
-                authorization: `Bearer ${t.poster.token}`,
-                'content-type': 'application/json',
-                'idempotency-key': key,
-              },
-              body,
-            }),
-          answers,
-          deadline,
-        );
+        const send = transferSend(`http://127.0.0.1:${port}`, t, cash, wallet);
+        const reply = await sendUntilFinal(send, answers, deadline);
         expect(reply).toMatchObject({ status: 201 });
         acknowledged.push((reply.body as { transaction_id: string }).transaction_id);
         if (acknowledged.length === KILL_AFTER)

@@ -1,8 +1,15 @@
 import { withSystem } from '../../../db/ledger/context';
 import { sql } from '../../../db/pool';
-import { LedgerHarness, newKey, transfer } from '../ledger/support';
-import { IMAGE, client, newTenant, startHarness, type Harness } from '../runs/support';
-import { Answers, restartStackPart, sendUntilFinal } from './support';
+import { client, newTenant } from '../runs/support';
+import {
+  Answers,
+  bothServices,
+  restartStackPart,
+  sendUntilFinal,
+  submitSend,
+  tenantWithWallets,
+  transferSend,
+} from './support';
 
 jest.setTimeout(300_000);
 
@@ -19,53 +26,24 @@ const RUN_SUBMITS = 8;
  * client ever sees a 500.
  */
 describe('Postgres restarted under postings and run submits', () => {
-  const ledger = new LedgerHarness();
-  let runs: Harness;
-  beforeAll(async () => {
-    await ledger.start();
-    runs = await startHarness();
-  });
-  afterAll(async () => {
-    await ledger.stop();
-    await runs?.close();
-  });
+  const services = bothServices();
 
   it('when Postgres crashes and restarts mid-flight, then every acknowledged posting is in the journal once, retries with the same key make one transaction, every accepted run ends exited, and no answer is a 500', async () => {
-    const t = await ledger.tenant();
-    const usd = await ledger.assetType(t);
-    const cash = await ledger.account(t, usd, { normal_side: 'debit', balance_floor: null });
-    const wallets = await Promise.all(
-      Array.from({ length: CLIENTS }, () => ledger.account(t, usd)),
-    );
+    const { ledger, runs } = services;
+    const { t, cash, wallets } = await tenantWithWallets(ledger, CLIENTS);
     const { key: runsKey } = await newTenant(runs.pool);
     const runsApi = client(runs.service.url, runsKey);
     const answers = new Answers();
     const deadline = Date.now() + 200_000;
-    const acknowledged: { transactionId: string; wallet: string }[] = [];
+    const acknowledged: string[] = [];
     const restart: { done: Promise<void> | null } = { done: null };
 
-    const post = (wallet: string) => {
-      const key = newKey();
-      const body = JSON.stringify(transfer(cash, wallet, '1.00'));
-      return () =>
-        fetch(`${ledger.url}/v1/transactions`, {
-          method: 'POST',
-          headers: {
-            authorization: `Bearer ${t.poster.token}`,
-            'content-type': 'application/json',
-            'idempotency-key': key,
-          },
-          body,
-        });
-    };
     const poster = async (wallet: string) => {
       for (let i = 0; i < POSTINGS_PER_CLIENT; i++) {
-        const reply = await sendUntilFinal(post(wallet), answers, deadline);
+        const send = transferSend(ledger.url, t, cash, wallet);
+        const reply = await sendUntilFinal(send, answers, deadline);
         expect(reply).toMatchObject({ status: 201 });
-        acknowledged.push({
-          transactionId: (reply.body as { transaction_id: string }).transaction_id,
-          wallet,
-        });
+        acknowledged.push((reply.body as { transaction_id: string }).transaction_id);
         if (acknowledged.length === RESTART_AFTER)
           restart.done = restartStackPart('postgres', { immediate: true });
       }
@@ -74,16 +52,8 @@ describe('Postgres restarted under postings and run submits', () => {
       const accepted: string[] = [];
       while (restart.done === null) await new Promise((resolve) => setTimeout(resolve, 20));
       for (let i = 0; i < RUN_SUBMITS; i++) {
-        const reply = await sendUntilFinal(
-          () =>
-            fetch(`${runs.service.url}/api/v1/runs`, {
-              method: 'POST',
-              headers: { authorization: `Bearer ${runsKey}`, 'content-type': 'application/json' },
-              body: JSON.stringify({ image: IMAGE, command: ['true'] }),
-            }),
-          answers,
-          deadline,
-        );
+        const send = submitSend(runs.service.url, runsKey, ['true']);
+        const reply = await sendUntilFinal(send, answers, deadline);
         expect(reply).toMatchObject({ status: 202 });
         accepted.push((reply.body as { track_id: string }).track_id);
       }
@@ -100,7 +70,7 @@ describe('Postgres restarted under postings and run submits', () => {
         sql.unsafe`SELECT transaction_id FROM ledger.transactions WHERE tenant_id = ${t.tenantId}`,
       ),
     );
-    expect([...journal].sort()).toEqual(acknowledged.map((a) => a.transactionId).sort());
+    expect([...journal].sort()).toEqual([...acknowledged].sort());
     for (const wallet of wallets) {
       const balance = await t.reader.get<{ posted: { debits_minor: string } }>(
         `/v1/accounts/${wallet}/balance`,

@@ -1,8 +1,16 @@
 import { withSystem } from '../../../db/ledger/context';
 import { sql } from '../../../db/pool';
-import { LedgerHarness, newKey, transfer } from '../ledger/support';
-import { IMAGE, client, newTenant, startHarness, type Harness } from '../runs/support';
-import { Answers, restartStackPart, sendUntilFinal } from './support';
+import { transfer } from '../ledger/support';
+import { IMAGE, client, newTenant } from '../runs/support';
+import {
+  Answers,
+  bothServices,
+  restartStackPart,
+  sendUntilFinal,
+  submitSend,
+  tenantWithWallets,
+  transferSend,
+} from './support';
 
 jest.setTimeout(300_000);
 
@@ -11,28 +19,20 @@ const REQUESTS_AFTER = 10;
 
 /**
  * Redis killed (SIGKILL) and started again while a ledger client posts and a runs client
- * submits and reads logs. Redis holds only counters and caches, so both services keep
- * answering (degraded: the ledger serves and records calls it could not meter, the runs rate
- * limit fails open, logs are read from their files) and use Redis again once it is back,
- * without a restart of their own.
+ * submits. Redis holds only counters and caches, so both services keep answering (degraded:
+ * the ledger serves and records calls it could not meter, the runs rate limit fails open, logs
+ * are read from their files) and use Redis again once it is back, without a restart of their own.
  */
 describe('Redis restarted under postings and run submits', () => {
-  const ledger = new LedgerHarness();
-  let runs: Harness;
-  beforeAll(async () => {
-    await ledger.start();
-    runs = await startHarness();
-  });
-  afterAll(async () => {
-    await ledger.stop();
-    await runs?.close();
-  });
+  const services = bothServices();
 
   it('when Redis dies and comes back, then postings and submits are answered throughout, calls it could not meter are recorded, and both services use it again', async () => {
-    const t = await ledger.tenant();
-    const usd = await ledger.assetType(t);
-    const cash = await ledger.account(t, usd, { normal_side: 'debit', balance_floor: null });
-    const wallet = await ledger.account(t, usd);
+    const { ledger, runs } = services;
+    const {
+      t,
+      cash,
+      wallets: [wallet],
+    } = await tenantWithWallets(ledger, 1);
     const { key: runsKey } = await newTenant(runs.pool);
     const runsApi = client(runs.service.url, runsKey);
     const answers = new Answers();
@@ -42,41 +42,23 @@ describe('Redis restarted under postings and run submits', () => {
       restart.done = true;
     });
 
-    const untilRecovered = async (send: () => Promise<Response>, expected: number) => {
+    /** Sends fresh requests until REQUESTS_AFTER were sent after the restart; how many in all. */
+    const untilRecovered = async (fresh: () => () => Promise<Response>, expected: number) => {
       let after = 0;
       let answered = 0;
       while (after < REQUESTS_AFTER) {
         const wasDone = restart.done;
-        const reply = await sendUntilFinal(send, answers, deadline);
-        expect(reply.status).toBe(expected);
+        expect((await sendUntilFinal(fresh(), answers, deadline)).status).toBe(expected);
         answered++;
         if (wasDone) after++;
       }
       return answered;
     };
-    const posted = untilRecovered(
-      () =>
-        fetch(`${ledger.url}/v1/transactions`, {
-          method: 'POST',
-          headers: {
-            authorization: `Bearer ${t.poster.token}`,
-            'content-type': 'application/json',
-            'idempotency-key': newKey(),
-          },
-          body: JSON.stringify(transfer(cash, wallet, '1.00')),
-        }),
-      201,
-    );
-    const submitted = untilRecovered(
-      () =>
-        fetch(`${runs.service.url}/api/v1/runs`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${runsKey}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ image: IMAGE, command: ['echo', 'hello'] }),
-        }),
-      202,
-    );
-    const [postings] = await Promise.all([posted, submitted, restarted]);
+    const [postings] = await Promise.all([
+      untilRecovered(() => transferSend(ledger.url, t, cash, wallet!), 201),
+      untilRecovered(() => submitSend(runs.service.url, runsKey, ['echo', 'hello']), 202),
+      restarted,
+    ]);
 
     console.log(`redis restart: ${answers.total} answers (${answers.toString()})`);
     expect(answers.serverErrors()).toEqual([]);
@@ -95,7 +77,7 @@ describe('Redis restarted under postings and run submits', () => {
     expect(balance.body.posted.debits_minor).toBe(String(100 * postings));
 
     // Back in use: a posting is metered in Redis again, a new run's log served from its cache.
-    expect((await t.poster.post('/v1/transactions', transfer(cash, wallet, '1.00'))).status).toBe(
+    expect((await t.poster.post('/v1/transactions', transfer(cash, wallet!, '1.00'))).status).toBe(
       201,
     );
     expect(await unmeteredCalls()).toBe(unmetered);

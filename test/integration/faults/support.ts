@@ -1,9 +1,12 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { REPO_ROOT } from '../../support/stack-env';
+import { LedgerHarness, newKey, transfer, type TenantClients } from '../ledger/support';
+import { IMAGE, startHarness, type Harness } from '../runs/support';
+
+export { freePort } from '../../support/throwaway-backends';
 
 /** How long a restart of one part of the stack may take before the test gives up. */
 export const RESTART_TIMEOUT_MS = 120_000;
@@ -89,15 +92,6 @@ export async function sendUntilFinal(
 /** How long a freshly started API process may take to answer its probe. */
 const API_READY_TIMEOUT_MS = 60_000;
 
-/** A free TCP port on the loopback (taken and given back at once). */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 /**
  * The ledger API as its own process (`tsx api/main.ts ledger`, in its own process group so a
  * test can kill -9 all of it), answering on `port` once /healthz does.
@@ -139,4 +133,53 @@ export function killHard(child: ChildProcess): Promise<void> {
     child.once('exit', () => resolve());
     process.kill(-child.pid!, 'SIGKILL');
   });
+}
+
+/** The ledger and the runs service in this process, as most fault tests need both. */
+export function bothServices() {
+  const services = { ledger: new LedgerHarness(), runs: undefined as unknown as Harness };
+  beforeAll(async () => {
+    await services.ledger.start();
+    services.runs = await startHarness();
+  });
+  afterAll(async () => {
+    await services.ledger.stop();
+    await services.runs?.close();
+  });
+  return services;
+}
+
+/** A fresh ledger tenant with a cash account without a floor and `count` wallets to pay into. */
+export async function tenantWithWallets(ledger: LedgerHarness, count: number) {
+  const t = await ledger.tenant();
+  const usd = await ledger.assetType(t);
+  const cash = await ledger.account(t, usd, { normal_side: 'debit', balance_floor: null });
+  const wallets = await Promise.all(Array.from({ length: count }, () => ledger.account(t, usd)));
+  return { t, cash, wallets };
+}
+
+/** A send of one posting of 1.00 from cash to `wallet` under a key of its own, to repeat as it is. */
+export function transferSend(url: string, t: TenantClients, cash: string, wallet: string) {
+  const key = newKey();
+  const body = JSON.stringify(transfer(cash, wallet, '1.00'));
+  return () =>
+    fetch(`${url}/v1/transactions`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${t.poster.token}`,
+        'content-type': 'application/json',
+        'idempotency-key': key,
+      },
+      body,
+    });
+}
+
+/** A send of one run submit, to repeat as it is. */
+export function submitSend(url: string, key: string, command: string[]) {
+  return () =>
+    fetch(`${url}/api/v1/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ image: IMAGE, command }),
+    });
 }

@@ -1,9 +1,7 @@
-import { createDocker } from '../../../activities/docker/client';
-import { OWNER_LABEL } from '../../../activities/docker/containers';
 import { eventually } from '../../support/services';
-import { LedgerHarness, transfer } from '../ledger/support';
-import { IMAGE, client, config, newTenant, startHarness, type Harness } from '../runs/support';
-import { restartStackPart } from './support';
+import { transfer } from '../ledger/support';
+import { IMAGE, client, containersCreated, newTenant } from '../runs/support';
+import { bothServices, restartStackPart, tenantWithWallets } from './support';
 
 jest.setTimeout(300_000);
 
@@ -23,39 +21,20 @@ const HOLD_EXPIRES_IN_MS = 6_000;
  * runs once it is back, and the hold still expires.
  */
 describe('Temporal restarted under runs and holds', () => {
-  const ledger = new LedgerHarness();
-  let runs: Harness;
-  const docker = createDocker(config);
-  beforeAll(async () => {
-    await ledger.start();
-    runs = await startHarness();
-  });
-  afterAll(async () => {
-    await ledger.stop();
-    await runs?.close();
-  });
-
-  /** Containers Docker made for a run since `sinceSeconds`, from the engine's event log. */
-  const containersCreated = async (trackId: string, sinceSeconds: number) => {
-    const stream = await docker.getEvents({
-      since: sinceSeconds,
-      until: Math.ceil(Date.now() / 1000),
-      filters: { type: ['container'], event: ['create'], label: [`${OWNER_LABEL}=run/${trackId}`] },
-    });
-    let text = '';
-    for await (const chunk of stream) text += String(chunk);
-    return text.split('\n').filter((line) => line.trim() !== '').length;
-  };
+  const services = bothServices();
 
   it('when the Temporal server dies and restarts, then every run ends right with one container and the hold expires', async () => {
+    const { ledger, runs } = services;
     const since = Math.floor(Date.now() / 1000) - 1;
-    const t = await ledger.tenant();
-    const usd = await ledger.assetType(t);
-    const cash = await ledger.account(t, usd, { normal_side: 'debit', balance_floor: null });
-    const wallet = await ledger.account(t, usd, { normal_side: 'credit' });
+    const {
+      t,
+      cash,
+      wallets: [wallet],
+    } = await tenantWithWallets(ledger, 1);
+    await t.poster.post('/v1/transactions', transfer(cash, wallet!, '1.00'));
     const hold = await t.poster.post<{ transaction_id: string; state: string }>(
       '/v1/transactions',
-      transfer(wallet, cash, '1.00', {
+      transfer(wallet!, cash, '1.00', {
         pending: true,
         expires_at: new Date(Date.now() + HOLD_EXPIRES_IN_MS).toISOString(),
       }),

@@ -8,7 +8,15 @@ import { createDocker } from '../../../activities/docker/client';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
 import { runWorkflowId } from '../../../workflows/runs/definitions';
 import { eventually } from '../../support/services';
-import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
+import {
+  IMAGE,
+  client,
+  config,
+  containersCreated,
+  newTenant,
+  startHarness,
+  type Harness,
+} from './support';
 
 const TERMINAL = ['exited', 'failed', 'timeout', 'killed'];
 /**
@@ -26,7 +34,6 @@ describe('a run workflow reset by an operator with the temporal CLI', () => {
   let h: Harness;
   let temporal: Client;
   let api: ReturnType<typeof client>;
-  const docker = createDocker(config);
   beforeAll(async () => {
     h = await startHarness();
     temporal = new Client({
@@ -56,17 +63,6 @@ describe('a run workflow reset by an operator with the temporal CLI', () => {
         historyToJSON(await after.fetchHistory()),
       );
     return result;
-  };
-  /** Containers Docker made for the run since `sinceSeconds`, from the engine's own event log. */
-  const containersCreated = async (trackId: string, sinceSeconds: number) => {
-    const stream = await docker.getEvents({
-      since: sinceSeconds,
-      until: Math.ceil(Date.now() / 1000),
-      filters: { type: ['container'], event: ['create'], label: [`${OWNER_LABEL}=run/${trackId}`] },
-    });
-    let text = '';
-    for await (const chunk of stream) text += String(chunk);
-    return text.split('\n').filter((line) => line.trim() !== '').length;
   };
   const submitAndFinish = async (command: string[]) => {
     const since = Math.floor(Date.now() / 1000) - 1;
@@ -109,7 +105,7 @@ describe('a run workflow reset by an operator with the temporal CLI', () => {
     expect(ended.events.filter((e) => e.to_state === 'running')).toHaveLength(1);
     expect(await containersCreated(track_id, since)).toBe(1);
     await eventually(async () => {
-      const left = await docker.listContainers({
+      const left = await createDocker(config).listContainers({
         all: true,
         filters: { label: [`${OWNER_LABEL}=run/${track_id}`] },
       });

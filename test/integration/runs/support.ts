@@ -3,6 +3,8 @@ import { loadConfig } from '../../../api/platform/config';
 import { createDatabasePool, type DatabasePool } from '../../../db/pool';
 import { runAdmin } from '../../../api/runs/cli';
 import { eventually, startTestService, type TestService } from '../../support/services';
+import { createDocker } from '../../../activities/docker/client';
+import { OWNER_LABEL } from '../../../activities/docker/containers';
 
 export const config = loadConfig();
 export const IMAGE = `${config.registryAddress}/busybox:latest`;
@@ -108,4 +110,19 @@ export function client(baseUrl: string, key: string | null) {
         100,
       ),
   };
+}
+
+/**
+ * How many containers Docker created for a run since `sinceSeconds` (Unix), from the engine's
+ * own event log: proof that a retry, a reset or a restart never made a second one.
+ */
+export async function containersCreated(trackId: string, sinceSeconds: number): Promise<number> {
+  const stream = await createDocker(config).getEvents({
+    since: sinceSeconds,
+    until: Math.ceil(Date.now() / 1000),
+    filters: { type: ['container'], event: ['create'], label: [`${OWNER_LABEL}=run/${trackId}`] },
+  });
+  let text = '';
+  for await (const chunk of stream) text += String(chunk);
+  return text.split('\n').filter((line) => line.trim() !== '').length;
 }
