@@ -2,6 +2,8 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DATA_DIR } from './stack-env';
+import { loadConfig } from '../../api/platform/config';
+import { emptyTestNamespace } from './test-namespace';
 
 export default async function globalTeardown(): Promise<void> {
   const worker = (globalThis as { __testWorker?: ChildProcess }).__testWorker;
@@ -13,6 +15,10 @@ export default async function globalTeardown(): Promise<void> {
     await exited;
     clearTimeout(timeout);
   }
+  const left = await emptyTestNamespace(loadConfig());
+  console.log(
+    `test namespace emptied: ${left.terminated} executions terminated, ${left.schedulesDeleted} schedules deleted`,
+  );
   // The exited worker's process handle is released a moment after 'close'; without this pause
   // it would be listed below as a leak it is not.
   await new Promise((resolve) => setTimeout(resolve, 200));

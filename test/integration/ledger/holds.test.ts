@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment -- JSON replies in tests */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { loadConfig } from '../../../api/platform/config';
 import { sql } from '../../../db/pool';
@@ -11,6 +11,7 @@ import { readDueHolds, type DueHold } from '../../../db/ledger/transactions';
 import { holdSweepScheduleId, holdWorkflowId } from '../../../workflows/ledger/hold';
 import { eventually } from '../../support/services';
 import { LedgerHarness, type TenantClients } from './support';
+import { createTemporalClient } from '../../../api/platform/temporal';
 
 jest.setTimeout(120_000);
 
@@ -26,9 +27,7 @@ describe('ledger holds that expire on Temporal', () => {
       LEDGER_HOLD_SWEEP_SCHEDULE: 'true',
       LEDGER_HOLD_SWEEP_INTERVAL_SECONDS: '3600',
     });
-    temporal = new Client({
-      connection: await Connection.connect({ address: config.temporalAddress }),
-    });
+    temporal = createTemporalClient(config);
     t = await h.tenant();
     usd = await h.assetType(t);
     cash = await h.account(t, usd, { normal_side: 'debit', balance_floor: null });

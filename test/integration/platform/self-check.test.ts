@@ -1,8 +1,9 @@
-import { Connection, Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { loadConfig } from '../../../api/platform/config';
 import { createDocker } from '../../../activities/docker/client';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
 import { startTestService, eventually, type TestService } from '../../support/services';
+import { createTemporalClient } from '../../../api/platform/temporal';
 
 /**
  * One path through every layer: HTTP → Temporal workflow → activities that write Postgres and
@@ -16,9 +17,7 @@ describe('self-check path through every layer', () => {
 
   beforeAll(async () => {
     runs = await startTestService('runs');
-    temporal = new Client({
-      connection: await Connection.connect({ address: config.temporalAddress }),
-    });
+    temporal = createTemporalClient(config);
   });
   afterAll(async () => {
     await runs?.close();

@@ -3,12 +3,12 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { ulid } from 'ulid';
 import { v4 as uuidv4 } from 'uuid';
-import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { sql } from '../../../db/pool';
 import { eventually } from '../../support/services';
 import { runAdmin } from '../../../api/runs/cli';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
+import { createTemporalClient } from '../../../api/platform/temporal';
 
 const exec = promisify(execFile);
 const ADMIN = path.resolve(__dirname, '../../../scripts/runs-admin');
@@ -588,10 +588,7 @@ describe('runs API: authentication, submit rules, quotas, usage, audit', () => {
         eligible_start: '2999-01-02T03:00:00.000Z',
       });
       // The run's workflow keeps them: a run still waiting for a slot takes one only within them.
-      const temporal = new Client({
-        connection: await Connection.connect({ address: config.temporalAddress }),
-        namespace: config.temporalNamespace,
-      });
+      const temporal = createTemporalClient(config);
       const started = await eventually(() =>
         temporal.workflow
           .getHandle(`run/${reply.body.track_id}`)

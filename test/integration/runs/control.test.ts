@@ -1,11 +1,12 @@
 import fs from 'node:fs';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { createDocker } from '../../../activities/docker/client';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
 import { sql } from '../../../db/pool';
 import { createRedis } from '../../../db/redis';
 import { eventually } from '../../support/services';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
+import { createTemporalClient } from '../../../api/platform/temporal';
 
 type Api = ReturnType<typeof client>;
 type Samples = {
@@ -26,9 +27,7 @@ describe('run control, logs and utilization', () => {
   const docker = createDocker(config);
   beforeAll(async () => {
     h = await startHarness();
-    temporal = new Client({
-      connection: await Connection.connect({ address: config.temporalAddress }),
-    });
+    temporal = createTemporalClient(config);
   });
   afterAll(async () => {
     await h?.close();

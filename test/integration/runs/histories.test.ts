@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { bundleWorkflows } from '../../../worker/workers';
 import { eventually } from '../../support/services';
 import { IMAGE, client, config, newTenant, startHarness } from './support';
+import { createTemporalClient } from '../../../api/platform/temporal';
 
 /**
  * Recorded histories of the run workflow (normal, paused/resumed, timed out, killed) replay
@@ -34,9 +34,7 @@ const CURRENT_SHAPE = SHAPES[SHAPES.length - 1];
 
 async function record(): Promise<void> {
   const h = await startHarness();
-  const temporal = new Client({
-    connection: await Connection.connect({ address: config.temporalAddress }),
-  });
+  const temporal = createTemporalClient(config);
   try {
     const api = client(h.service.url, (await newTenant(h.pool)).key);
     // A tenant with one slot: its second run waits for the first to give the slot back.

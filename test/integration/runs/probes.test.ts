@@ -1,10 +1,10 @@
 import fs from 'node:fs';
-import { Client, Connection } from '@temporalio/client';
 import { sql } from '../../../db/pool';
 import { retentionScheduleId } from '../../../workflows/runs/retention';
 import { reconcileScheduleId } from '../../../workflows/runs/reconcile';
 import { eventually } from '../../support/services';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
+import { createTemporalClient } from '../../../api/platform/temporal';
 
 describe('runs probes', () => {
   let h: Harness;
@@ -57,9 +57,7 @@ describe('retention purge', () => {
   });
   afterAll(async () => {
     await h?.close();
-    const temporal = new Client({
-      connection: await Connection.connect({ address: config.temporalAddress }),
-    });
+    const temporal = createTemporalClient(config);
     // The API made both of its schedules (one switch); neither may outlive the test run.
     for (const id of [
       retentionScheduleId(config.taskQueuePrefix),
@@ -73,9 +71,7 @@ describe('retention purge', () => {
   });
 
   it('when a finished run is older than retention_days, then the schedule-run purge deletes it and keeps younger ones', async () => {
-    const temporal = new Client({
-      connection: await Connection.connect({ address: config.temporalAddress }),
-    });
+    const temporal = createTemporalClient(config);
     try {
       const api = client(h.service.url, (await newTenant(h.pool)).key);
       await api.call('PUT', '/api/v1/tenant/quotas', { retention_days: 2 });

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { ulid } from 'ulid';
 import { createDocker } from '../../../activities/docker/client';
@@ -18,6 +18,7 @@ import {
 } from '../../../workflows/runs/reconcile';
 import { eventually } from '../../support/services';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
+import { createTemporalClient } from '../../../api/platform/temporal';
 
 /**
  * The reconciler against the real stack: an operator terminates (or deletes) a run's
@@ -50,9 +51,7 @@ describe('the runs reconciler', () => {
 
   beforeAll(async () => {
     h = await startHarness();
-    temporal = new Client({
-      connection: await Connection.connect({ address: config.temporalAddress }),
-    });
+    temporal = createTemporalClient(config);
   });
   afterAll(async () => {
     await h?.close();

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { createDocker } from '../../../activities/docker/client';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
@@ -17,6 +17,7 @@ import {
   startHarness,
   type Harness,
 } from './support';
+import { createTemporalClient } from '../../../api/platform/temporal';
 
 const TERMINAL = ['exited', 'failed', 'timeout', 'killed'];
 /**
@@ -36,10 +37,7 @@ describe('a run workflow reset by an operator with the temporal CLI', () => {
   let api: ReturnType<typeof client>;
   beforeAll(async () => {
     h = await startHarness();
-    temporal = new Client({
-      connection: await Connection.connect({ address: config.temporalAddress }),
-      namespace: config.temporalNamespace,
-    });
+    temporal = createTemporalClient(config);
     api = client(h.service.url, (await newTenant(h.pool)).key);
   });
   afterAll(async () => {
