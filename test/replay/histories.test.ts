@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { bundleWorkflows } from '../../worker/workers';
+import * as workflows from '../../workflows';
 
 /**
  * Every recorded history under test/histories/ (saved with
@@ -19,6 +20,14 @@ function historyFiles(dir: string): string[] {
   });
 }
 
+/** The workflow type a history file records (its first event starts the execution). */
+function workflowTypeOf(file: string): string | undefined {
+  const history = JSON.parse(fs.readFileSync(file, 'utf8')) as {
+    events: { workflowExecutionStartedEventAttributes?: { workflowType?: { name?: string } } }[];
+  };
+  return history.events[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name;
+}
+
 describe('recorded workflow histories', () => {
   const files = historyFiles(HISTORIES_DIR);
 
@@ -30,6 +39,15 @@ describe('recorded workflow histories', () => {
         'platform/self-check-timed-out.json',
       ]),
     );
+  });
+
+  it('cover every workflow type the bundle exports (a new type comes with a recorded history)', () => {
+    const recorded = new Set(files.map(workflowTypeOf));
+    const missing = Object.entries(workflows)
+      .filter(([, value]) => typeof value === 'function')
+      .map(([name]) => name)
+      .filter((name) => !recorded.has(name));
+    expect(missing).toEqual([]);
   });
 
   it('replay without a nondeterminism error against the current workflow code', async () => {
