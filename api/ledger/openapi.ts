@@ -17,6 +17,21 @@ const minor = (description?: string): Schema =>
   str(description ?? 'integer minor units as a string', { pattern: '^-?\\d+$' });
 const decimal = (description?: string): Schema =>
   str(description ?? 'decimal string at the asset scale', { pattern: '^-?\\d+(\\.\\d+)?$' });
+/** A floor as a JSON integer of minor units: only what a JSON number holds exactly. */
+const floorInteger: Schema = {
+  type: 'integer',
+  minimum: Number.MIN_SAFE_INTEGER,
+  maximum: Number.MAX_SAFE_INTEGER,
+};
+const floor = (description?: string): Schema => ({
+  ...(description ? { description } : {}),
+  oneOf: [decimal(), floorInteger, { type: 'null' }],
+});
+/** JSON the database stores: no U+0000 in any key or string (jsonb cannot hold it). */
+const metadata = (description = 'at most 16 KiB as RFC 8785 canonical JSON'): Schema => ({
+  type: 'object',
+  description: `${description}; no U+0000 in any key or string (422 INVALID_INPUT)`,
+});
 const object = (
   properties: Record<string, Schema>,
   required: string[] = Object.keys(properties),
@@ -90,6 +105,7 @@ const ERROR_CODES = [
   'AUTHZ_UNAVAILABLE',
   'AUTHZ_CREDENTIAL_REJECTED',
   'STATEMENT_TIMEOUT',
+  'SERVICE_UNAVAILABLE',
 ];
 
 const postedShape = object({
@@ -169,18 +185,21 @@ const schemas: Record<string, Schema> = {
       ),
       name: str(undefined, { maxLength: 255 }),
       normal_side: str('the direction that increases the balance', { enum: ['debit', 'credit'] }),
-      balance_floor: {
-        description:
-          'omitted = 0 (may not go below zero); null = unbounded (opt-in); a decimal string at the asset scale (may be negative: an overdraft line) or a JSON integer of minor units (safe range). Async accounts cannot have one.',
-        oneOf: [decimal(), { type: 'integer' }, { type: 'null' }],
-      },
+      balance_floor: floor(
+        'omitted = 0 (may not go below zero); null = unbounded (opt-in); a decimal string at the asset scale (may be negative: an overdraft line) or a JSON integer of minor units (safe range). Async accounts cannot have one (omit it or send null).',
+      ),
       balance_tracking: str(
         'sync (default: locked and exact) or async (advanced by a rollup about every second; no floor)',
         { enum: ['sync', 'async'] },
       ),
-      metadata: { type: 'object', description: 'at most 16 KiB as RFC 8785 canonical JSON' },
+      metadata: metadata(),
     },
     ['asset_type_id', 'normal_side'],
+    {
+      // An async account has no floor: 422 INVALID_FLOOR otherwise.
+      if: { properties: { balance_tracking: { const: 'async' } }, required: ['balance_tracking'] },
+      then: { properties: { balance_floor: { type: 'null' } } },
+    },
   ),
   AccountPatch: {
     type: 'object',
@@ -188,9 +207,9 @@ const schemas: Record<string, Schema> = {
       'Closing needs a zero balance and no holds (409 CLOSE_REQUIRES_ZERO_BALANCE). Closed is final: any status or floor change of a closed account is 409 ACCOUNT_NOT_ACTIVE. Raising a floor above the current available balance is 422 INVALID_FLOOR.',
     properties: {
       name: str(undefined, { maxLength: 255 }),
-      metadata: { type: 'object' },
+      metadata: metadata(),
       status: str(undefined, { enum: ['active', 'frozen', 'closed'] }),
-      balance_floor: { oneOf: [decimal(), { type: 'integer' }, { type: 'null' }] },
+      balance_floor: floor(),
     },
     additionalProperties: false,
     minProperties: 1,
@@ -239,7 +258,7 @@ const schemas: Record<string, Schema> = {
           { maxLength: 255 },
         ),
       ),
-      metadata: { type: 'object', description: 'at most 16 KiB canonical JSON' },
+      metadata: metadata(),
       entries: {
         type: 'array',
         minItems: 2,
@@ -249,6 +268,12 @@ const schemas: Record<string, Schema> = {
       },
     },
     ['entries'],
+    {
+      // expires_at belongs to a hold: required when pending, refused (422 INVALID_EXPIRES_AT) when not.
+      if: { properties: { pending: { const: true } }, required: ['pending'] },
+      then: { properties: { expires_at: { type: 'string' } }, required: ['expires_at'] },
+      else: { not: { properties: { expires_at: { type: 'string' } }, required: ['expires_at'] } },
+    },
   ),
   TransactionCreated: object({
     transaction_id: uuid(),
@@ -424,7 +449,7 @@ const COMMON_ERRORS = {
   ),
   '500': errorResponse('INTERNAL_ERROR with a constant message'),
   '503': errorResponse(
-    "AUTHZ_UNAVAILABLE (key store unreachable), AUTHZ_CREDENTIAL_REJECTED (the database refuses the service's own credential; /healthz says rejected) or STATEMENT_TIMEOUT; Retry-After; transient, retry with the same Idempotency-Key",
+    "AUTHZ_UNAVAILABLE (key store unreachable), AUTHZ_CREDENTIAL_REJECTED (the database refuses the service's own credential; /healthz says rejected), STATEMENT_TIMEOUT or SERVICE_UNAVAILABLE (the database or Redis briefly out of reach, e.g. restarting); Retry-After; transient, retry with the same Idempotency-Key",
   ),
 };
 const MUTATING_ERRORS = {

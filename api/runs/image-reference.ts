@@ -9,9 +9,9 @@ const HOST = `(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[0-9A-Fa-f:]+
 const PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
 const TAG = '[\\w][\\w.-]{0,127}';
 const DIGEST = '[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}';
-const REFERENCE = new RegExp(
-  `^(${HOST})/(${PATH_COMPONENT}(?:/${PATH_COMPONENT})*)(?::(${TAG}))?(?:@(${DIGEST}))?$`,
-);
+/** The grammar as a regular expression (also the `pattern` of `image` in the OpenAPI document). */
+export const IMAGE_REFERENCE_PATTERN = `^(${HOST})/(${PATH_COMPONENT}(?:/${PATH_COMPONENT})*)(?::(${TAG}))?(?:@(${DIGEST}))?$`;
+const REFERENCE = new RegExp(IMAGE_REFERENCE_PATTERN);
 
 /** Longest reference accepted; the repository name itself is capped at 255 by the grammar. */
 export const IMAGE_REFERENCE_MAX_LENGTH = 512;

@@ -1,5 +1,7 @@
 import { PERMISSIONS } from './permissions';
 import { RUN_STATES } from '../../workflows/runs/definitions';
+import { IMAGE_REFERENCE_PATTERN } from './image-reference';
+import { CPU_CORES_MAX, INT_MAX, RETENTION_DAYS_MAX } from './tenant';
 
 /**
  * The runs service's contract (OpenAPI 3.1), served at GET /openapi.json. It records every
@@ -30,12 +32,33 @@ const errors = {
   '404': error("`run_not_found`: no such run, or not this tenant's."),
   '409': error('Conflict; see the operation.'),
   '422': error('Schema mismatch (joi message), or `invalid_shift_definition: ...`.'),
+  '413': error('The body is over 1 MiB (`request body exceeds 1048576 bytes`).'),
+  '503': error(
+    "`a backend is briefly unreachable; retry` (Postgres or Redis restarting), or for a control `workflow_unavailable` (the run's workflow did not answer within 5 s; the control may still be carried out: read the run before retrying); with Retry-After.",
+  ),
   '429': error(
     '`daily_quota_exceeded`, `metered_quota_exceeded` (submit on a metered key at its daily cap) or `rate_limited` (with `Retry-After`).',
   ),
 };
-const pick = (...codes: (keyof typeof errors)[]) =>
-  Object.fromEntries(codes.map((c) => [c, errors[c]]));
+/** Every `limit`/`offset`/`since` the routes take: a JSON-safe integer. */
+const offsetParam = (name: string) => ({
+  name,
+  in: 'query',
+  schema: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 },
+});
+/** `state_filter` of GET /runs: one state or a comma-separated list of them (else 422). */
+const STATE_LIST = `(${RUN_STATES.join('|')})`;
+const stateFilterParam = {
+  name: 'state_filter',
+  in: 'query',
+  schema: { type: 'string', pattern: `^${STATE_LIST}(,${STATE_LIST})*$` },
+  description: 'One state or a comma-separated list.',
+};
+/** An operation's error responses: those named, and 503 (any backend may be restarting). */
+const pick = (...codes: (keyof typeof errors)[]) => ({
+  ...Object.fromEntries(codes.map((c) => [c, errors[c]])),
+  '503': errors['503'],
+});
 const trackIdParam = { name: 'track_id', in: 'path', required: true, schema: ulid };
 const secured = (permission: string) => ({
   security: [{ bearer: [] }],
@@ -89,9 +112,11 @@ const schemas = {
     properties: {
       image: {
         type: 'string',
+        minLength: 1,
         maxLength: 512,
+        pattern: IMAGE_REFERENCE_PATTERN,
         description:
-          'host[:port]/path with :tag and/or @digest; no implicit Docker Hub or `latest`.',
+          'host[:port]/path with :tag and/or @digest; no implicit Docker Hub or `latest`: the host has a `.` or a port or is `localhost`, host/path is at most 255 characters, and a tag or a digest is given, else 400 `invalid_image:<ref>`.',
       },
       command: {
         type: 'array',
@@ -135,7 +160,7 @@ const schemas = {
         maximum: Number.MAX_SAFE_INTEGER,
         description: 'null: 256. Above the tenant maximum: clamped (`clamped: true`).',
       },
-      name: { type: ['string', 'null'], maxLength: 128 },
+      name: { type: ['string', 'null'], minLength: 1, maxLength: 128 },
       tags: {
         type: 'array',
         maxItems: 32,
@@ -320,12 +345,12 @@ const schemas = {
       'max_webhook_payload_bytes',
     ],
     properties: {
-      max_concurrent_runs: { type: 'integer', minimum: 1, default: 5 },
-      max_daily_runs: { type: 'integer', minimum: 0, default: 1000 },
-      max_timeout_seconds: { type: 'integer', minimum: 1, default: 3600 },
-      max_cpu_cores: { type: 'number', exclusiveMinimum: 0, default: 2 },
-      max_memory_mb: { type: 'integer', minimum: 6, default: 2048 },
-      max_queue_seconds: { type: 'integer', minimum: 1, default: 3600 },
+      max_concurrent_runs: { type: 'integer', minimum: 1, maximum: INT_MAX, default: 5 },
+      max_daily_runs: { type: 'integer', minimum: 0, maximum: INT_MAX, default: 1000 },
+      max_timeout_seconds: { type: 'integer', minimum: 1, maximum: INT_MAX, default: 3600 },
+      max_cpu_cores: { type: 'number', exclusiveMinimum: 0, maximum: CPU_CORES_MAX, default: 2 },
+      max_memory_mb: { type: 'integer', minimum: 6, maximum: INT_MAX, default: 2048 },
+      max_queue_seconds: { type: 'integer', minimum: 1, maximum: INT_MAX, default: 3600 },
       working_hours_tjp: {
         type: ['string', 'null'],
         maxLength: 8192,
@@ -336,14 +361,20 @@ const schemas = {
       retention_days: {
         type: 'integer',
         minimum: 1,
+        maximum: RETENTION_DAYS_MAX,
         default: 30,
         description:
           'Terminal runs older than this (by finished_at) are purged hourly by schedule/runs-retention-purge.',
       },
-      max_nodes_per_workflow: { type: 'integer', minimum: 1, default: 50 },
-      max_concurrent_workflows: { type: 'integer', minimum: 1, default: 10 },
-      max_webhook_endpoints: { type: 'integer', minimum: 0, default: 10 },
-      max_webhook_payload_bytes: { type: 'integer', minimum: 1024, default: 262144 },
+      max_nodes_per_workflow: { type: 'integer', minimum: 1, maximum: INT_MAX, default: 50 },
+      max_concurrent_workflows: { type: 'integer', minimum: 1, maximum: INT_MAX, default: 10 },
+      max_webhook_endpoints: { type: 'integer', minimum: 0, maximum: INT_MAX, default: 10 },
+      max_webhook_payload_bytes: {
+        type: 'integer',
+        minimum: 1024,
+        maximum: INT_MAX,
+        default: 262144,
+      },
     },
   },
   Usage: {
@@ -594,7 +625,7 @@ export const openApiDocument = {
         },
         responses: {
           '202': json(ref('SubmitResponse'), 'Accepted'),
-          ...pick('400', '401', '403', '422', '429'),
+          ...pick('400', '401', '403', '413', '422', '429'),
         },
       },
       get: {
@@ -602,19 +633,14 @@ export const openApiDocument = {
         ...secured('svc_run_read'),
         summary: 'List runs, newest first',
         parameters: [
-          {
-            name: 'state_filter',
-            in: 'query',
-            schema: { type: 'string' },
-            description: 'One state or a comma-separated list.',
-          },
-          { name: 'tag', in: 'query', schema: { type: 'string' } },
+          stateFilterParam,
+          { name: 'tag', in: 'query', schema: { type: 'string', minLength: 1, maxLength: 64 } },
           {
             name: 'limit',
             in: 'query',
             schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
           },
-          { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
+          offsetParam('offset'),
         ],
         responses: { '200': json(ref('RunList')), ...pick('400', '401', '403', '422', '429') },
       },
@@ -664,7 +690,10 @@ export const openApiDocument = {
             in: 'query',
             schema: { enum: ['stdout', 'stderr', 'both'], default: 'both' },
           },
-          { name: 'since', in: 'query', schema: { type: 'integer', minimum: 0 } },
+          {
+            ...offsetParam('since'),
+            schema: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+          },
           {
             name: 'limit',
             in: 'query',
@@ -727,7 +756,10 @@ export const openApiDocument = {
             },
           },
         },
-        responses: { '200': json(ref('TenantQuotas')), ...pick('400', '401', '403', '422', '429') },
+        responses: {
+          '200': json(ref('TenantQuotas')),
+          ...pick('400', '401', '403', '413', '422', '429'),
+        },
       },
     },
     '/api/v1/usage': {
@@ -749,7 +781,7 @@ export const openApiDocument = {
             in: 'query',
             schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
           },
-          { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
+          offsetParam('offset'),
         ],
         responses: { '200': json(ref('AuditList')), ...pick('400', '401', '403', '422', '429') },
       },

@@ -34,18 +34,20 @@ export function assertWorkingHours(text: string): void {
   }
 }
 
-const INT_MAX = 2_147_483_647;
+export const INT_MAX = 2_147_483_647;
+export const CPU_CORES_MAX = 10_000;
+export const RETENTION_DAYS_MAX = 36_500;
 
 /** PUT /tenant/quotas: a partial body; at least one field; unknown fields are refused (422). */
 export const QUOTA_BODY = Joi.object({
   max_concurrent_runs: Joi.number().integer().min(1).max(INT_MAX),
   max_daily_runs: Joi.number().integer().min(0).max(INT_MAX),
   max_timeout_seconds: Joi.number().integer().min(1).max(INT_MAX),
-  max_cpu_cores: Joi.number().greater(0).max(10_000).precision(3),
+  max_cpu_cores: Joi.number().greater(0).max(CPU_CORES_MAX).precision(3),
   max_memory_mb: Joi.number().integer().min(6).max(INT_MAX),
   max_queue_seconds: Joi.number().integer().min(1).max(INT_MAX),
   working_hours_tjp: Joi.string().max(WORKING_HOURS_MAX_BYTES).allow(null),
-  retention_days: Joi.number().integer().min(1).max(36_500),
+  retention_days: Joi.number().integer().min(1).max(RETENTION_DAYS_MAX),
   max_nodes_per_workflow: Joi.number().integer().min(1).max(INT_MAX),
   max_concurrent_workflows: Joi.number().integer().min(1).max(INT_MAX),
   max_webhook_endpoints: Joi.number().integer().min(0).max(INT_MAX),
