@@ -47,8 +47,9 @@ export const utcInstant = () =>
 
 const submitBody = Joi.object({
   image: Joi.string().max(IMAGE_REFERENCE_MAX_LENGTH).required(),
+  // An empty argument is an argument (`sh -c ''`, `printf ''`).
   command: Joi.array()
-    .items(Joi.string().max(COMMAND_ITEM_MAX_LENGTH))
+    .items(Joi.string().allow('').max(COMMAND_ITEM_MAX_LENGTH))
     .max(COMMAND_ITEMS_MAX)
     .default([]),
   env: Joi.object()

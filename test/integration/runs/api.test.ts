@@ -274,6 +274,16 @@ describe('runs API: authentication, submit rules, quotas, usage, audit', () => {
         (await api.submit({ image: IMAGE, command: ['true'], name: 'n'.repeat(128) })).status,
       ).toBe(202);
       expect((await api.submit({ image: IMAGE, name: 'n'.repeat(129) })).status).toBe(422);
+      expect((await api.submit({ image: IMAGE, name: '' })).status).toBe(422);
+      // An empty argument is still an argument.
+      const empty = await api.submit({ image: IMAGE, command: ['printf', '%s|%s', '', 'x'] });
+      expect(empty.status).toBe(202);
+      expect((await api.waitFor(empty.body.track_id, ['exited'])).command).toEqual([
+        'printf',
+        '%s|%s',
+        '',
+        'x',
+      ]);
     });
 
     it('when the body has an unknown field or malformed JSON, then 422 and 400', async () => {
