@@ -1,5 +1,9 @@
 import fs from 'node:fs/promises';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import {
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  isGrpcDeadlineError,
+} from '@temporalio/client';
 import { AppError } from '../platform/errors';
 import type { PlatformDeps } from '../platform/service';
 import { sql } from '../../db/pool';
@@ -32,9 +36,12 @@ export async function controlRun(
   const deadline = Date.now() + CONTROL_CATCH_UP_MS;
   for (;;) {
     try {
-      await handle.executeUpdate(controlUpdates[action]);
+      await deps.temporal.withDeadline(Date.now() + CONTROL_ANSWER_TIMEOUT_MS, () =>
+        handle.executeUpdate(controlUpdates[action]),
+      );
       break;
     } catch (error) {
+      if (isGrpcDeadlineError(error)) throw workflowUnavailable(error);
       const conflict = conflictOf(error, action);
       if (conflict === null) throw error;
       // The row can be one workflow task ahead of the workflow: the activity that recorded
@@ -50,6 +57,21 @@ export async function controlRun(
   }
   await audit(deps, principal, action, trackId);
 }
+
+/**
+ * How long a control waits for the run's workflow to take it. Past it (its worker is down or
+ * busy) the answer is 503 workflow_unavailable with Retry-After: the control may still be
+ * carried out once the workflow runs, so a client reads the run before it retries.
+ */
+export const CONTROL_ANSWER_TIMEOUT_MS = 5_000;
+const workflowUnavailable = (cause: unknown) =>
+  new AppError({
+    status: 503,
+    code: 'workflow_unavailable',
+    message: 'workflow_unavailable',
+    headers: { 'Retry-After': '1' },
+    cause,
+  });
 
 /** How long a control the row allows may wait for the workflow to catch up (see controlRun). */
 export const CONTROL_CATCH_UP_MS = 3_000;

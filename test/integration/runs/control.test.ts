@@ -7,6 +7,7 @@ import { createRedis } from '../../../db/redis';
 import { eventually } from '../../support/services';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
 import { createTemporalClient } from '../../../api/platform/temporal';
+import { CONTROL_ANSWER_TIMEOUT_MS } from '../../../api/runs/control';
 
 type Api = ReturnType<typeof client>;
 type Samples = {
@@ -258,4 +259,21 @@ describe('run control, logs and utilization', () => {
     expect(fromFile.headers.get('x-log-source')).toBe('file');
     expect(fromFile.body).toEqual({ lines: ['out 2500'], next_since: 2500, eof: true });
   }, 60_000);
+});
+
+describe("a control when the run's workflow cannot answer", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    // Task queues no worker polls: the run's workflow is started but never runs.
+    h = await startHarness({ TASK_QUEUE_PREFIX: `no-worker-${Date.now().toString(36)}-` });
+  });
+  afterAll(() => h?.close());
+
+  it(`when the workflow does not take the control within ${CONTROL_ANSWER_TIMEOUT_MS} ms, then 503 workflow_unavailable with Retry-After, not a request that hangs`, async () => {
+    const api = client(h.service.url, (await newTenant(h.pool)).key);
+    const { track_id } = (await api.submit({ image: IMAGE, command: ['true'] })).body;
+    const paused = await api.call('POST', `/api/v1/runs/${track_id}/pause`);
+    expect(paused).toMatchObject({ status: 503, body: { detail: 'workflow_unavailable' } });
+    expect(paused.headers.get('retry-after')).toBe('1');
+  }, 30_000);
 });
