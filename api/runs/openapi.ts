@@ -559,6 +559,18 @@ export const openApiDocument = {
     validation: 'Body schema errors (unknown fields included) are 422; malformed JSON is 400.',
     reconcile:
       "A run whose workflow execution run/<track_id> was closed outside the run's own logic (an operator terminated, cancelled or reset it in the Web UI or CLI, or it failed or timed out at the Temporal level) is repaired by the Temporal schedule schedule/runs-reconcile (every 2 minutes, at most 50 runs per pass): the run ends failed with the reason workflow_terminated, workflow_failed, workflow_timed_out, workflow_cancelled or workflow_completed (the workflow completed without recording an end) after Temporal has reported it closed for 60 s, or workflow_missing when the execution no longer exists (history deleted) and the row has not changed for 5 minutes; a run whose workflow start is not yet confirmed is left to the start sweeper. The end is an ordinary run.failed event (payload reconciled: true, workflow_status, workflow_run_id, workflow_closed_at); the container is removed on its host, the slot is given back (waiting runs are woken) and a metered charge is refunded for the seconds from started_at to the workflow's close. A run whose workflow is running (also after a reset) is never touched; the change is conditional on the state read, so a workflow or a second reconciler that records the end first wins.",
+    worker_free:
+      'The state table\'s "slot and worker free": a run takes a slot only while a Docker host of its task-queue prefix is alive (every worker with RUNS_DOCKER_HOST=true refreshes its row every 5 s; 15 s silent is dead). With none alive a due run waits scheduled holding no slot, asks again every 5 s, and max_queue_seconds keeps counting (then failed queue_timeout).',
+    working_hours:
+      'Applied at submit into eligible_start, and kept with the run: a run still waiting for a slot when its working time ends takes none until the next working instant; max_queue_seconds still counts.',
+    clamping:
+      'timeout_seconds, cpu_limit and memory_limit_mb above the tenant maximum are clamped to it (clamped: true), however large, up to 2^53-1; cpu_limit is rounded to 0.001 and at least that.',
+    audit_refusals:
+      'The audit log holds every 400, 403, 409, 413, 415 and 422 of an authenticated request and the first 429 rate_limited of each window, as outcome refused, action the route (run.submit, run.kill, ...), target the run, detail {reason, status, message, ...}. Bodies refused before the key is read (malformed JSON, oversized) name no tenant and are not kept.',
+    backends_unreachable:
+      'Postgres or Redis briefly out of reach is 503 with Retry-After, never 500; the rate limit fails open while Redis is down. A control whose workflow does not answer within 5 s is 503 workflow_unavailable.',
+    reset:
+      "The run's row is the truth: an execution reset by an operator (temporal workflow reset, any point) that finds the row moved on ends with the row's outcome, or claims and launches an active run again, finding its container; a container is only ever created for a row in pulling.",
     permissions: PERMISSIONS,
   },
   servers: [{ url: '/' }],
