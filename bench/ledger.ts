@@ -33,6 +33,7 @@ import {
 } from '../db/ledger/accounts';
 import { issueKey } from '../api/ledger/credentials';
 import { loadStackEnv } from '../test/support/stack-env';
+import { testNamespace } from '../test/support/test-namespace';
 import { scrapeMetrics } from '../test/support/metrics-scrape';
 import { watchEventLoop } from '../api/platform/event-loop';
 import {
@@ -177,6 +178,8 @@ async function bootApi(port: number, profileDir?: string): Promise<ChildProcess>
       LEDGER_EDGE_BURST: '1000000',
       LEDGER_MONTHLY_CALL_QUOTA: '1000000000',
       LEDGER_HOLD_SWEEP_SCHEDULE: 'false',
+      // Whatever it would start in Temporal stays out of the operators' namespace.
+      TEMPORAL_NAMESPACE: testNamespace(),
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });

@@ -17,7 +17,8 @@
  *     starts about 50 workflows/s, so 100 accepted runs/s is more than it can absorb and the
  *     starts back up (the runs are safe in Postgres meanwhile; see workflow-starter.ts);
  * and checks that no run was lost or duplicated. It starts its own worker process and APIs on
- * task queues of its own, so it never disturbs a running stack or test.
+ * task queues of its own, in the tests' Temporal namespace (the operators' `default` shows only
+ * real executions), so it never disturbs a running stack or test.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -32,6 +33,7 @@ import { runAdmin } from '../api/runs/cli';
 import { createDatabasePool, sql } from '../db/pool';
 import { migrateAll } from '../db/migrate';
 import { loadStackEnv } from '../test/support/stack-env';
+import { testNamespace } from '../test/support/test-namespace';
 import { WORKER_READY_TIMEOUT_MS, startWorkerProcess } from '../test/support/worker-process';
 
 const LATENCY_RUNS = Number(process.env.BENCH_LATENCY_RUNS ?? 40);
@@ -78,6 +80,7 @@ async function main(): Promise<void> {
   loadStackEnv();
   const id = `bench-${ulid().toLowerCase().slice(-8)}`;
   const env = {
+    TEMPORAL_NAMESPACE: testNamespace(),
     TASK_QUEUE_PREFIX: `${id}-`,
     WORKER_ID: id,
     RUNS_RATE_LIMIT_REQUESTS: '1000000',

@@ -4,19 +4,21 @@ import { startWorkerProcess } from './worker-process';
 import { loadConfig } from '../../api/platform/config';
 import { createLogger } from '../../api/platform/logger';
 import { migrateAll } from '../../db/migrate';
-import { DEFAULT_TEST_NAMESPACE } from './test-namespace';
+import { testNamespace, testRunPrefix } from './test-namespace';
 
 /**
  * Once per test run: migrate, then start one Temporal worker process on task queues of this
  * run's own (prefixed), so tests never race a worker that `scripts/start` left running. Every
- * execution goes to the tests' own namespace, never the operator's, and is emptied after.
+ * execution goes to the tests' own namespace, never the operator's; the teardown ends what this
+ * run (by its prefix) left there.
  */
 export default async function globalSetup(): Promise<void> {
   loadStackEnv();
-  process.env.TEMPORAL_NAMESPACE = process.env.TEMPORAL_TEST_NAMESPACE ?? DEFAULT_TEST_NAMESPACE;
+  useTestNamespace();
   process.env.LOG_LEVEL ??= 'warn';
-  const runId = `test-${process.pid}-${Date.now().toString(36)}`;
-  process.env.TASK_QUEUE_PREFIX = `${runId}-`;
+  const prefix = testRunPrefix();
+  const runId = prefix.slice(0, -1);
+  process.env.TASK_QUEUE_PREFIX = prefix;
   process.env.WORKER_ID = runId;
   const config = loadConfig();
   await migrateAll(config.databaseUrl, createLogger('warn'));
@@ -24,4 +26,16 @@ export default async function globalSetup(): Promise<void> {
   const logFile = path.join(DATA_DIR, 'logs', `${runId}-worker.log`);
   const worker = await startWorkerProcess({}, logFile);
   (globalThis as { __testWorker?: typeof worker }).__testWorker = worker;
+}
+
+/** The namespace `scripts/start` and operators use; never the tests'. */
+const OPERATORS_NAMESPACE = 'default';
+
+/** Points every client and worker of the run (test files inherit this env) at the tests' namespace. */
+function useTestNamespace(): void {
+  if (testNamespace() === OPERATORS_NAMESPACE)
+    throw new Error(
+      `TEMPORAL_TEST_NAMESPACE is the operators' ${OPERATORS_NAMESPACE}: tests need their own`,
+    );
+  process.env.TEMPORAL_NAMESPACE = testNamespace();
 }

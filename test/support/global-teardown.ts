@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DATA_DIR } from './stack-env';
 import { loadConfig } from '../../api/platform/config';
-import { emptyTestNamespace } from './test-namespace';
+import { cleanTestNamespace } from './test-namespace';
 
 export default async function globalTeardown(): Promise<void> {
   const worker = (globalThis as { __testWorker?: ChildProcess }).__testWorker;
@@ -15,10 +15,7 @@ export default async function globalTeardown(): Promise<void> {
     await exited;
     clearTimeout(timeout);
   }
-  const left = await emptyTestNamespace(loadConfig());
-  console.log(
-    `test namespace emptied: ${left.terminated} executions terminated, ${left.schedulesDeleted} schedules deleted`,
-  );
+  await reportCleaned();
   // The exited worker's process handle is released a moment after 'close'; without this pause
   // it would be listed below as a leak it is not.
   await new Promise((resolve) => setTimeout(resolve, 200));
@@ -28,5 +25,18 @@ export default async function globalTeardown(): Promise<void> {
   fs.writeFileSync(
     path.join(DATA_DIR, 'logs', 'jest-active-resources.log'),
     resources.join('\n') + '\n',
+  );
+}
+
+/** What this run left running in the tests' namespace is ended; said aloud, so a leak is seen. */
+async function reportCleaned(): Promise<void> {
+  const config = loadConfig();
+  const left = await cleanTestNamespace(config, config.taskQueuePrefix);
+  const orphans =
+    left.orphanExecutions + left.orphanSchedules > 0
+      ? `; of earlier runs that died before their teardown: ${left.orphanExecutions} executions, ${left.orphanSchedules} schedules`
+      : '';
+  console.log(
+    `test namespace ${config.temporalNamespace} cleaned: ${left.executions} executions terminated, ${left.schedules} schedules deleted${orphans}`,
   );
 }

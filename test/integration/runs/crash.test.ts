@@ -18,7 +18,8 @@ function killHard(worker: ChildProcess): Promise<void> {
 
 describe('a worker killed while its run is running', () => {
   const id = `crash-${ulid().toLowerCase().slice(-10)}`;
-  const env = { TASK_QUEUE_PREFIX: `${id}-`, WORKER_ID: id };
+  // Under the run's prefix, so the global teardown knows what its worker left as this run's.
+  const env = { TASK_QUEUE_PREFIX: `${config.taskQueuePrefix}${id}-`, WORKER_ID: id };
   const logFile = path.join(DATA_DIR, 'logs', `${id}-worker.log`);
   let h: Harness;
   let worker: ChildProcess | undefined;

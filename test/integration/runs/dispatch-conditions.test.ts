@@ -5,7 +5,7 @@ import { createRunActivities } from '../../../activities/runs/run';
 import { sql } from '../../../db/pool';
 import { DATA_DIR } from '../../support/stack-env';
 import { WORKER_READY_TIMEOUT_MS, startWorkerProcess } from '../../support/worker-process';
-import { IMAGE, client, newTenant, startHarness, type Harness } from './support';
+import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
 
 function stopWorker(worker: ChildProcess): Promise<void> {
   if (worker.exitCode !== null) return Promise.resolve();
@@ -18,7 +18,8 @@ function stopWorker(worker: ChildProcess): Promise<void> {
 /** The spec's scheduled → queued condition beyond the slot: "slot and worker free", within working hours. */
 describe('a due run takes a slot only when a Docker host is alive and within its working hours', () => {
   const id = `hosts-${ulid().toLowerCase().slice(-10)}`;
-  const prefix = { TASK_QUEUE_PREFIX: `${id}-` };
+  // Under the run's prefix, so the global teardown knows what these workers left as this run's.
+  const prefix = { TASK_QUEUE_PREFIX: `${config.taskQueuePrefix}${id}-` };
   const logFile = (name: string) => path.join(DATA_DIR, 'logs', `${id}-${name}.log`);
   const workers: ChildProcess[] = [];
   let h: Harness;
