@@ -18,7 +18,7 @@ import {
 import { AppError } from '../platform/errors';
 import { floorToMinor, minorToDecimal } from './money';
 import { availableBalance, postedBalance, type Counters } from './posting';
-import { parseInstantWithOffset } from './time';
+import { parseInstantWithOffset } from '../platform/instant';
 import { checkMetadata, checkText, invalid, isUuid, LIMITS, pageOf, type Page } from './validation';
 
 const notFound = () =>

@@ -2,6 +2,8 @@
  * The ledger's OpenAPI 3.1 contract, served at /openapi.json. Decisions where the spec says
  * "not shown" are written into the descriptions (and api/ledger/README.md).
  */
+import { NO_NUL_PATTERN } from '../platform/http/text';
+
 type Schema = Record<string, unknown>;
 
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
@@ -108,6 +110,17 @@ const ERROR_CODES = [
   'SERVICE_UNAVAILABLE',
 ];
 
+/** Postgres text cannot hold U+0000: a string with it is refused (422 INVALID_INPUT). */
+const text = (maxLength: number, description?: string): Schema =>
+  str(description, { maxLength, pattern: NO_NUL_PATTERN });
+
+/** A name of blanks only is no name (422 INVALID_TENANT): some character other than whitespace. */
+const subTenantName = str('at least one character that is not whitespace', {
+  minLength: 1,
+  maxLength: 255,
+  pattern: '^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$',
+});
+
 const postedShape = object({
   debits: decimal(),
   credits: decimal(),
@@ -153,7 +166,7 @@ const schemas: Record<string, Schema> = {
         { enum: ['fiat', 'credit', 'inventory'] },
       ),
       scale: { type: 'integer', minimum: 0, maximum: 12, description: 'decimal places; immutable' },
-      description: nullable(str(undefined, { maxLength: 1024 })),
+      description: nullable(text(1024)),
     },
     ['code', 'kind', 'scale'],
   ),
@@ -163,7 +176,7 @@ const schemas: Record<string, Schema> = {
       'status and/or description only; naming code, kind or scale is 422 IMMUTABLE_FIELD',
     properties: {
       status: str(undefined, { enum: ['active', 'superseded'] }),
-      description: nullable(str(undefined, { maxLength: 1024 })),
+      description: nullable(text(1024)),
     },
     additionalProperties: false,
     minProperties: 1,
@@ -183,7 +196,7 @@ const schemas: Record<string, Schema> = {
       asset_type_id: uuid(
         'an asset type of this tenant; unknown is 422 REFERENCE_NOT_FOUND, superseded is 409 ASSET_TYPE_SUPERSEDED',
       ),
-      name: str(undefined, { maxLength: 255 }),
+      name: text(255),
       normal_side: str('the direction that increases the balance', { enum: ['debit', 'credit'] }),
       balance_floor: floor(
         'omitted = 0 (may not go below zero); null = unbounded (opt-in); a decimal string at the asset scale (may be negative: an overdraft line) or a JSON integer of minor units (safe range). Async accounts cannot have one (omit it or send null).',
@@ -206,7 +219,7 @@ const schemas: Record<string, Schema> = {
     description:
       'Closing needs a zero balance and no holds (409 CLOSE_REQUIRES_ZERO_BALANCE). Closed is final: any status or floor change of a closed account is 409 ACCOUNT_NOT_ACTIVE. Raising a floor above the current available balance is 422 INVALID_FLOOR.',
     properties: {
-      name: str(undefined, { maxLength: 255 }),
+      name: text(255),
       metadata: metadata(),
       status: str(undefined, { enum: ['active', 'frozen', 'closed'] }),
       balance_floor: floor(),
@@ -240,7 +253,7 @@ const schemas: Record<string, Schema> = {
   }),
   TransactionCreate: object(
     {
-      description: nullable(str(undefined, { maxLength: 1024 })),
+      description: nullable(text(1024)),
       pending: {
         type: 'boolean',
         description:
@@ -253,9 +266,9 @@ const schemas: Record<string, Schema> = {
         'explicit UTC offset or Z; defaults to posting time; may be in the past (backdated)',
       ),
       external_id: nullable(
-        str(
+        text(
+          255,
           'unique per tenant: a repeat under another Idempotency-Key is 409 DUPLICATE_TRANSACTION',
-          { maxLength: 255 },
         ),
       ),
       metadata: metadata(),
@@ -364,7 +377,7 @@ const schemas: Record<string, Schema> = {
     next_cursor: nullable(uuid()),
   }),
   SubTenantCreate: object({
-    name: str(undefined, { minLength: 1, maxLength: 255 }),
+    name: subTenantName,
     kind: str('immutable', { enum: ['production', 'sandbox'] }),
     contact_email: str(undefined, { maxLength: 255, format: 'email' }),
   }),
@@ -372,7 +385,7 @@ const schemas: Record<string, Schema> = {
     type: 'object',
     properties: {
       status: str(undefined, { enum: ['active', 'suspended'] }),
-      name: str(undefined, { minLength: 1, maxLength: 255 }),
+      name: subTenantName,
     },
     additionalProperties: false,
   },
@@ -392,7 +405,7 @@ const schemas: Record<string, Schema> = {
   }),
   KeyCreate: object(
     {
-      label: nullable(str(undefined, { maxLength: 255 })),
+      label: nullable(text(255)),
       role: str('a client key cannot be a partner key (depth is capped at one)', {
         enum: ['ledger_admin', 'ledger_poster', 'ledger_reader'],
       }),

@@ -29,7 +29,7 @@ import { observePostingFlight } from './metrics';
 import { IDEMPOTENCY_LOCK_MS } from './idempotency';
 import { minorToDecimal } from './money';
 import { deltasOf, type Counters, type Leg } from './posting';
-import { parseInstantWithOffset } from './time';
+import { parseInstantWithOffset } from '../platform/instant';
 import { checkMetadata, checkText, invalid, isUuid, LIMITS } from './validation';
 
 export interface TransactionInput {

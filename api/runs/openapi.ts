@@ -1,7 +1,9 @@
 import { PERMISSIONS } from './permissions';
 import { RUN_STATES } from '../../workflows/runs/definitions';
 import { IMAGE_REFERENCE_PATTERN } from './image-reference';
-import { CPU_CORES_MAX, INT_MAX, RETENTION_DAYS_MAX } from './tenant';
+import { NO_NUL_PATTERN } from '../platform/http/text';
+import { UTC_INSTANT_PATTERN } from '../platform/instant';
+import { CPU_CORES_MAX, CPU_CORES_MIN, INT_MAX, RETENTION_DAYS_MAX } from './tenant';
 
 /**
  * The runs service's contract (OpenAPI 3.1), served at GET /openapi.json. It records every
@@ -11,8 +13,9 @@ import { CPU_CORES_MAX, INT_MAX, RETENTION_DAYS_MAX } from './tenant';
 const instant = {
   type: 'string',
   format: 'date-time',
-  pattern: 'Z$',
-  description: 'ISO-8601 UTC instant, millisecond precision, Z suffix',
+  pattern: UTC_INSTANT_PATTERN,
+  description:
+    'ISO-8601 UTC instant with the Z suffix, on a real calendar date (2020-02-30 and leap seconds are refused); answers carry millisecond precision',
 };
 const nullableInstant = { type: ['string', 'null'], format: 'date-time' };
 const ulid = { type: 'string', pattern: '^[0-9A-HJKMNP-TV-Z]{26}$' };
@@ -33,6 +36,9 @@ const errors = {
   '409': error('Conflict; see the operation.'),
   '422': error('Schema mismatch (joi message), or `invalid_shift_definition: ...`.'),
   '413': error('The body is over 1 MiB (`request body exceeds 1048576 bytes`).'),
+  '415': error(
+    'A body that is not `application/json` (`request body must be application/json`), on any method that may carry one.',
+  ),
   '503': error(
     "`a backend is briefly unreachable; retry` (Postgres or Redis restarting), or for a control `workflow_unavailable` (the run's workflow did not answer within 5 s; the control may still be carried out: read the run before retrying); with Retry-After.",
   ),
@@ -121,19 +127,19 @@ const schemas = {
       command: {
         type: 'array',
         maxItems: 256,
-        items: { type: 'string', maxLength: 8192 },
+        items: { type: 'string', maxLength: 8192, pattern: NO_NUL_PATTERN },
         default: [],
       },
       env: {
         type: 'object',
         maxProperties: 256,
         propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]{0,255}$' },
-        additionalProperties: { type: 'string', maxLength: 32768 },
+        additionalProperties: { type: 'string', maxLength: 32768, pattern: NO_NUL_PATTERN },
         default: {},
       },
       scheduled_start: {
         ...nullableInstant,
-        pattern: 'Z$',
+        pattern: UTC_INSTANT_PATTERN,
         description: 'A past instant is clamped to now.',
       },
       expires_at: {
@@ -160,12 +166,12 @@ const schemas = {
         maximum: Number.MAX_SAFE_INTEGER,
         description: 'null: 256. Above the tenant maximum: clamped (`clamped: true`).',
       },
-      name: { type: ['string', 'null'], minLength: 1, maxLength: 128 },
+      name: { type: ['string', 'null'], minLength: 1, maxLength: 128, pattern: NO_NUL_PATTERN },
       tags: {
         type: 'array',
         maxItems: 32,
         uniqueItems: true,
-        items: { type: 'string', minLength: 1, maxLength: 64 },
+        items: { type: 'string', minLength: 1, maxLength: 64, pattern: NO_NUL_PATTERN },
         default: [],
       },
     },
@@ -348,7 +354,13 @@ const schemas = {
       max_concurrent_runs: { type: 'integer', minimum: 1, maximum: INT_MAX, default: 5 },
       max_daily_runs: { type: 'integer', minimum: 0, maximum: INT_MAX, default: 1000 },
       max_timeout_seconds: { type: 'integer', minimum: 1, maximum: INT_MAX, default: 3600 },
-      max_cpu_cores: { type: 'number', exclusiveMinimum: 0, maximum: CPU_CORES_MAX, default: 2 },
+      max_cpu_cores: {
+        type: 'number',
+        minimum: CPU_CORES_MIN,
+        maximum: CPU_CORES_MAX,
+        default: 2,
+        description: 'Cores, kept to 0.001 (a value between is rounded).',
+      },
       max_memory_mb: { type: 'integer', minimum: 6, maximum: INT_MAX, default: 2048 },
       max_queue_seconds: { type: 'integer', minimum: 1, maximum: INT_MAX, default: 3600 },
       working_hours_tjp: {
@@ -515,7 +527,7 @@ const control = (action: string, conflict: string, extra: string) => ({
     parameters: [trackIdParam],
     responses: {
       '204': { description: 'Done' },
-      ...pick('400', '401', '403', '404'),
+      ...pick('400', '401', '403', '404', '413', '415'),
       '409': error(`\`${conflict}\` in a wrong state (also for a terminal run).`),
       '429': errors['429'],
     },
@@ -637,7 +649,7 @@ export const openApiDocument = {
         },
         responses: {
           '202': json(ref('SubmitResponse'), 'Accepted'),
-          ...pick('400', '401', '403', '413', '422', '429'),
+          ...pick('400', '401', '403', '413', '415', '422', '429'),
         },
       },
       get: {
@@ -646,7 +658,11 @@ export const openApiDocument = {
         summary: 'List runs, newest first',
         parameters: [
           stateFilterParam,
-          { name: 'tag', in: 'query', schema: { type: 'string', minLength: 1, maxLength: 64 } },
+          {
+            name: 'tag',
+            in: 'query',
+            schema: { type: 'string', minLength: 1, maxLength: 64, pattern: NO_NUL_PATTERN },
+          },
           {
             name: 'limit',
             in: 'query',
@@ -672,7 +688,7 @@ export const openApiDocument = {
         parameters: [trackIdParam],
         responses: {
           '204': { description: 'Deleted' },
-          ...pick('400', '401', '403', '404', '429'),
+          ...pick('400', '401', '403', '404', '413', '415', '429'),
           '409': error('`not_terminal`: the run is active.'),
         },
       },
@@ -754,7 +770,7 @@ export const openApiDocument = {
         operationId: 'getTenantQuotas',
         ...secured('svc_run_read'),
         summary: 'Tenant quotas',
-        responses: { '200': json(ref('TenantQuotas')), ...pick('401', '403', '429') },
+        responses: { '200': json(ref('TenantQuotas')), ...pick('400', '401', '403', '429') },
       },
       put: {
         operationId: 'putTenantQuotas',
@@ -770,7 +786,7 @@ export const openApiDocument = {
         },
         responses: {
           '200': json(ref('TenantQuotas')),
-          ...pick('400', '401', '403', '413', '422', '429'),
+          ...pick('400', '401', '403', '413', '415', '422', '429'),
         },
       },
     },
@@ -779,7 +795,7 @@ export const openApiDocument = {
         operationId: 'getUsage',
         ...secured('svc_run_read'),
         summary: "The key's tier, limits and usage",
-        responses: { '200': json(ref('Usage')), ...pick('401', '403', '429') },
+        responses: { '200': json(ref('Usage')), ...pick('400', '401', '403', '429') },
       },
     },
     '/api/v1/audit': {

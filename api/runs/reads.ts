@@ -69,11 +69,23 @@ const presentEvent = (e: RunEventRow) => ({
   payload: e.payload,
 });
 
+/**
+ * The run and its queue position, agreeing: the position is counted after the row was read, so
+ * a run dispatched in between counts 0 (itself no longer scheduled). The row read again then
+ * shows it moved on (a run never returns to scheduled), with no position.
+ */
+async function withQueuePosition(deps: PlatformDeps, run: RunRow) {
+  const position = await queuePosition(deps.pool, run);
+  if (position !== 0) return { run, position };
+  const moved = await loadRun(deps, run.tenant_id, run.track_id);
+  return { run: moved, position: await queuePosition(deps.pool, moved) };
+}
+
 export async function getRunStatus(deps: PlatformDeps, tenantId: string, trackId: string) {
-  const run = await loadRun(deps, tenantId, trackId);
-  const [events, position] = await Promise.all([
+  const read = await loadRun(deps, tenantId, trackId);
+  const [events, { run, position }] = await Promise.all([
     listEvents(deps.pool, trackId),
-    queuePosition(deps.pool, run),
+    withQueuePosition(deps, read),
   ]);
   return {
     ...presentRun(run),
@@ -147,6 +159,14 @@ export async function listTenantRuns(
   return { runs: runs.map(presentRun), limit: query.limit, offset: query.offset };
 }
 
+/**
+ * Postgres timestamps start at year 1: an ISO year 0000 (1 BC), which the document's instants
+ * allow, made the query fail (a 500). No sample is that old, so such a bound bounds nothing.
+ */
+const POSTGRES_INSTANT_MIN_MS = Date.parse('0001-01-01T00:00:00Z');
+const beforePostgres = (instant: string | null) =>
+  instant !== null && Date.parse(instant) < POSTGRES_INSTANT_MIN_MS;
+
 export async function getUtilization(
   deps: PlatformDeps,
   tenantId: string,
@@ -154,7 +174,9 @@ export async function getUtilization(
   range: { from: string | null; to: string | null },
 ) {
   await loadRun(deps, tenantId, trackId);
-  const rows = await listUtilization(deps.pool, trackId, range);
+  if (beforePostgres(range.to)) return { samples: [] };
+  const from = beforePostgres(range.from) ? null : range.from;
+  const rows = await listUtilization(deps.pool, trackId, { from, to: range.to });
   return {
     samples: rows.map((r) => ({
       timestamp: r.timestamp,

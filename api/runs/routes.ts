@@ -3,6 +3,8 @@ import Joi from 'joi';
 import type { Context, Next } from 'koa';
 import { AppError } from '../platform/errors';
 import { validate, type ValidatedState } from '../platform/http/validate';
+import { boundedText } from '../platform/http/text';
+import { isUtcInstant } from '../platform/instant';
 import type { PlatformDeps } from '../platform/service';
 import { RUN_STATES, type RunState } from '../../db/runs/runs';
 import { authenticate, principalOf, requirePermission, tenantRateLimit } from './auth';
@@ -36,26 +38,27 @@ export const REQUESTED_LIMIT_MAX = Number.MAX_SAFE_INTEGER;
 /** Docker's CPU resolution: a request is rounded to it, so less would round to 0 (no limit). */
 export const CPU_LIMIT_MIN = 0.001;
 
-/** ISO-8601 UTC instant that carries the Z suffix (the spec refuses offsets). */
-const UTC_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z$/;
+/** ISO-8601 UTC instant that carries the Z suffix (the spec refuses offsets), on a real day. */
 export const utcInstant = () =>
-  Joi.string()
-    .pattern(UTC_INSTANT, 'ISO-8601 UTC instant with Z suffix')
-    .custom((value: string, helpers) =>
-      Number.isNaN(Date.parse(value)) ? helpers.error('date.base') : value,
-    );
+  Joi.string().custom((value: string, helpers) =>
+    isUtcInstant(value)
+      ? value
+      : helpers.message({
+          custom: '{{#label}} must be an ISO-8601 UTC instant with the Z suffix, on a real date',
+        }),
+  );
 
 const submitBody = Joi.object({
   image: Joi.string().max(IMAGE_REFERENCE_MAX_LENGTH).required(),
   // An empty argument is an argument (`sh -c ''`, `printf ''`).
   command: Joi.array()
-    .items(Joi.string().allow('').max(COMMAND_ITEM_MAX_LENGTH))
+    .items(boundedText(COMMAND_ITEM_MAX_LENGTH).allow(''))
     .max(COMMAND_ITEMS_MAX)
     .default([]),
   env: Joi.object()
     .pattern(
       Joi.string().pattern(/^[A-Za-z_][A-Za-z0-9_]{0,255}$/),
-      Joi.string().allow('').max(ENV_VALUE_MAX_LENGTH),
+      boundedText(ENV_VALUE_MAX_LENGTH).allow(''),
     )
     .max(ENV_ENTRIES_MAX)
     .default({}),
@@ -64,12 +67,8 @@ const submitBody = Joi.object({
   timeout_seconds: Joi.number().integer().min(1).max(REQUESTED_LIMIT_MAX).allow(null).default(null),
   cpu_limit: Joi.number().min(CPU_LIMIT_MIN).max(REQUESTED_LIMIT_MAX).allow(null).default(null),
   memory_limit_mb: Joi.number().integer().min(6).max(REQUESTED_LIMIT_MAX).allow(null).default(null),
-  name: Joi.string().max(RUN_NAME_MAX_LENGTH).allow(null),
-  tags: Joi.array()
-    .items(Joi.string().min(1).max(TAG_MAX_LENGTH))
-    .max(TAGS_MAX)
-    .unique()
-    .default([]),
+  name: boundedText(RUN_NAME_MAX_LENGTH).allow(null),
+  tags: Joi.array().items(boundedText(TAG_MAX_LENGTH).min(1)).max(TAGS_MAX).unique().default([]),
 })
   .required()
   .unknown(false);
@@ -95,7 +94,7 @@ const stateFilter = Joi.string()
 
 const listQuery = Joi.object({
   state_filter: stateFilter,
-  tag: Joi.string().max(TAG_MAX_LENGTH),
+  tag: boundedText(TAG_MAX_LENGTH),
   limit: Joi.number().integer().min(1).max(RUNS_LIST_LIMIT_MAX).default(RUNS_LIST_LIMIT_DEFAULT),
   offset: Joi.number().integer().min(0).default(0),
 });

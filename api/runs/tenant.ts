@@ -36,6 +36,9 @@ export function assertWorkingHours(text: string): void {
 
 export const INT_MAX = 2_147_483_647;
 export const CPU_CORES_MAX = 10_000;
+/** Docker's CPU resolution (as a run's cpu_limit): a quota is kept to it. */
+export const CPU_CORES_MIN = 0.001;
+const CPU_CORES_DECIMALS = 3;
 export const RETENTION_DAYS_MAX = 36_500;
 
 /** PUT /tenant/quotas: a partial body; at least one field; unknown fields are refused (422). */
@@ -43,7 +46,12 @@ export const QUOTA_BODY = Joi.object({
   max_concurrent_runs: Joi.number().integer().min(1).max(INT_MAX),
   max_daily_runs: Joi.number().integer().min(0).max(INT_MAX),
   max_timeout_seconds: Joi.number().integer().min(1).max(INT_MAX),
-  max_cpu_cores: Joi.number().greater(0).max(CPU_CORES_MAX).precision(3),
+  // Bounds first, then rounding: joi's precision() rounded before max() (10000.0001 passed) and
+  // let 0.0004 round to 0 (refused as not greater than 0, which the document allowed).
+  max_cpu_cores: Joi.number()
+    .min(CPU_CORES_MIN)
+    .max(CPU_CORES_MAX)
+    .custom((cores: number) => Number(cores.toFixed(CPU_CORES_DECIMALS))),
   max_memory_mb: Joi.number().integer().min(6).max(INT_MAX),
   max_queue_seconds: Joi.number().integer().min(1).max(INT_MAX),
   working_hours_tjp: Joi.string().max(WORKING_HOURS_MAX_BYTES).allow(null),

@@ -250,9 +250,53 @@ describe('runs API: authentication, submit rules, quotas, usage, audit', () => {
       ['2030-01-01T00:00:00'],
       ['2030-01-01'],
       ['2030-13-01T00:00:00Z'],
+      ['2030-02-29T00:00:00Z'],
+      ['2030-04-31T00:00:00Z'],
+      ['2030-01-01T24:00:00Z'],
+      ['2030-06-30T23:59:60Z'],
     ])('when an instant lacks the Z suffix or is not a date (%s), then 422', async (instant) => {
-      expect((await api.submit({ image: IMAGE, scheduled_start: instant })).status).toBe(422);
-      expect((await api.submit({ image: IMAGE, expires_at: instant })).status).toBe(422);
+      for (const field of ['scheduled_start', 'expires_at']) {
+        const reply = await api.submit({ image: IMAGE, [field]: instant });
+        expect(reply).toMatchObject({ status: 422 });
+        expect(JSON.stringify(reply.body)).toContain(
+          `${field} must be an ISO-8601 UTC instant with the Z suffix, on a real date`,
+        );
+      }
+    });
+
+    it('when an instant is 29 February of a leap year, then it is a date (here a past one)', async () => {
+      const reply = await api.submit({ image: IMAGE, expires_at: '2024-02-29T00:00:00Z' });
+      expect(reply).toMatchObject({ status: 400, body: { detail: 'expires_at_in_past' } });
+    });
+
+    it('when a name, tag, argument or env value holds U+0000, then 422 naming it, and nothing is stored', async () => {
+      const before = await api.call<{ runs: unknown[] }>('GET', '/api/v1/runs?limit=1000');
+      for (const body of [
+        { name: 'a\u0000b' },
+        { tags: ['a\u0000b'] },
+        { command: ['echo', 'a\u0000b'] },
+        { env: { A: 'a\u0000b' } },
+      ]) {
+        const reply = await api.submit({ image: IMAGE, ...body });
+        expect(reply.status).toBe(422);
+        expect(JSON.stringify(reply.body)).toContain('must not contain U+0000 (NUL)');
+      }
+      const tagged = await api.call('GET', '/api/v1/runs?tag=a%00b');
+      expect(tagged.status).toBe(422);
+      const after = await api.call<{ runs: unknown[] }>('GET', '/api/v1/runs?limit=1000');
+      expect(after.body.runs.length).toBe(before.body.runs.length);
+    });
+
+    it('when a name or tag counts its characters, an emoji is one (as JSON Schema maxLength counts)', async () => {
+      const accepted = await api.submit({
+        image: IMAGE,
+        command: ['true'],
+        name: '🙂'.repeat(128),
+        tags: ['🙂'.repeat(64)],
+      });
+      expect(accepted.status).toBe(202);
+      expect((await api.submit({ image: IMAGE, name: '🙂'.repeat(129) })).status).toBe(422);
+      expect((await api.submit({ image: IMAGE, tags: ['🙂'.repeat(65)] })).status).toBe(422);
     });
 
     it('when expires_at is in the past, then 400 expires_at_in_past', async () => {
