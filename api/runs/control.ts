@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
   isGrpcDeadlineError,
 } from '@temporalio/client';
 import { AppError } from '../platform/errors';
@@ -41,7 +42,9 @@ export async function controlRun(
       );
       break;
     } catch (error) {
-      if (isGrpcDeadlineError(error)) throw workflowUnavailable(error);
+      // Past the deadline the client answers DEADLINE_EXCEEDED, or CANCELLED as this wrapper.
+      if (isGrpcDeadlineError(error) || error instanceof WorkflowUpdateRPCTimeoutOrCancelledError)
+        throw workflowUnavailable(error);
       const conflict = conflictOf(error, action);
       if (conflict === null) throw error;
       // The row can be one workflow task ahead of the workflow: the activity that recorded
