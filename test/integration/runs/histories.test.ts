@@ -8,11 +8,13 @@ import { IMAGE, client, config, newTenant, startHarness } from './support';
 import { createTemporalClient } from '../../../api/platform/temporal';
 
 /**
- * Recorded histories of the run workflow (normal, paused/resumed, timed out, killed) replay
- * against today's workflow code, one set per shape the workflow has had: executions of every
- * shape may still be open (or be reset) when new code is deployed. After an intended change of
- * shape, add its suffix to SHAPES and record the current shape with
- * `RECORD_RUN_HISTORIES=1 npx jest --selectProjects integration --testPathPatterns runs/histories`.
+ * Recorded histories of the run workflow (normal, paused/resumed, timed out, killed, waited for a
+ * slot) replay against today's workflow code, one set per shape still live: executions of every
+ * such shape may still be open (or be reset) when new code is deployed. The live shapes and the
+ * patches behind them are listed at the top of workflows/runs/run.ts. After an intended change of
+ * shape, add its suffix to SHAPES and record it with
+ * `RECORD_RUN_HISTORIES=1 npx jest test/integration/runs/histories.test.ts`; when a patch is
+ * removed, drop the shapes that carry it (their files too).
  */
 const DIR = path.resolve(__dirname, '../../histories/runs');
 const CASES = [
@@ -22,13 +24,10 @@ const CASES = [
   'run-killed',
   'run-waited-for-slot',
 ] as const;
-/** Cases added after a shape was recorded (that shape's set lacks them). */
-const ADDED_LATER: Record<string, readonly string[]> = { '': ['run-waited-for-slot'] };
-/** File suffix of each recorded shape, oldest first; the last is what record() writes. */
+/** File suffix of each live shape, oldest first; the last is what record() writes. */
 const SHAPES = [
-  '', // ten activities per run (before the patch run-activities-merged)
-  '.merged', // five: claim + pulling, launch (pull, start, running), follow, finish
-  '.fast', // two activity tasks: claim-and-launch, follow (removes); Postgres steps local
+  '.fast', // patched('run-fast-path'): runs started before the three older patches were deprecated
+  '.deprecated', // deprecatePatch of run-fast-path, run-activities-merged, slot-freed-signal
 ] as const;
 const CURRENT_SHAPE = SHAPES[SHAPES.length - 1];
 
@@ -82,7 +81,7 @@ describe('recorded run workflow histories', () => {
   it('replay without a nondeterminism error against the current workflow code', async () => {
     if (process.env.RECORD_RUN_HISTORIES === '1') await record();
     const histories = SHAPES.flatMap((shape) =>
-      CASES.filter((name) => !ADDED_LATER[shape]?.includes(name)).map((name) => ({
+      CASES.map((name) => ({
         workflowId: `${name}${shape}`,
         history: JSON.parse(
           fs.readFileSync(path.join(DIR, `${name}${shape}.json`), 'utf8'),

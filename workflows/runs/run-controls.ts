@@ -1,0 +1,88 @@
+import { ActivityFailure, ApplicationFailure, setHandler } from '@temporalio/workflow';
+import {
+  CONFLICT_MESSAGES,
+  STOP_GRACE_SECONDS,
+  killUpdate,
+  pauseUpdate,
+  resumeUpdate,
+  runStateQuery,
+  slotFreedSignal,
+  stopUpdate,
+} from './definitions';
+import type { RunExecution } from './run-execution';
+
+/**
+ * What a run answers while it lives: its state (a query for operators), the slotFreed signal
+ * that wakes it while it waits for a slot, and pause/resume/stop/kill as updates. Each update's
+ * validator refuses it in a wrong state (the API answers 409 with the message); its handler marks
+ * the run busy before its first await, so of two racing controls only one is accepted.
+ */
+export function handleQueryAndControls(run: RunExecution): void {
+  setHandler(runStateQuery, () => run.state);
+  setHandler(slotFreedSignal, () => {
+    run.wake.signalled = true;
+  });
+  const idle = () => run.busy === null;
+  setHandler(pauseUpdate, () => pauseOrResume(run, 'pause'), {
+    validator: () => refuseUnless(idle() && run.accepts('pause'), CONFLICT_MESSAGES.pause),
+  });
+  setHandler(resumeUpdate, () => pauseOrResume(run, 'resume'), {
+    validator: () => refuseUnless(idle() && run.accepts('resume'), CONFLICT_MESSAGES.resume),
+  });
+  setHandler(stopUpdate, () => stop(run), {
+    validator: () => refuseUnless(idle() && run.accepts('stop'), CONFLICT_MESSAGES.stop),
+  });
+  setHandler(killUpdate, () => kill(run), {
+    // A kill may overtake a stop that is still in its grace period.
+    validator: () =>
+      refuseUnless((idle() || run.busy === 'stop') && run.accepts('kill'), CONFLICT_MESSAGES.kill),
+  });
+}
+
+/** Freezes or thaws the container, then records paused or running. */
+async function pauseOrResume(run: RunExecution, action: 'pause' | 'resume'): Promise<void> {
+  run.busy = action;
+  const { trackId } = run.input;
+  try {
+    if (action === 'pause') {
+      await run.docker!.pauseRunContainer({ trackId });
+      await run.move('paused', 'run.paused', null);
+    } else {
+      await run.docker!.unpauseRunContainer({ trackId });
+      await run.move('running', 'run.resumed', null);
+    }
+  } catch (error) {
+    throw refusal(error, CONFLICT_MESSAGES[action]);
+  } finally {
+    run.busy = null;
+  }
+}
+
+/** Records the stop, then SIGTERM and SIGKILL after the grace; the run ends exited/stopped. */
+async function stop(run: RunExecution): Promise<void> {
+  run.busy = 'stop';
+  run.final = { state: 'exited', reason: 'stopped' };
+  const payload = { grace_seconds: STOP_GRACE_SECONDS };
+  await run.move(run.state, 'run.stopping', 'stop_requested', {}, payload);
+  await run.docker!.stopRunContainer({
+    trackId: run.input.trackId,
+    graceSeconds: STOP_GRACE_SECONDS,
+  });
+}
+
+async function kill(run: RunExecution): Promise<void> {
+  run.busy = 'kill';
+  run.final = { state: 'killed', reason: 'killed' };
+  await run.docker!.killRunContainer({ trackId: run.input.trackId });
+}
+
+function refuseUnless(ok: boolean, message: string): void {
+  if (!ok) throw new Error(message);
+}
+
+/** A control whose Docker call found the container no longer running is a 409, not a 500. */
+function refusal(error: unknown, message: string): Error {
+  if (!(error instanceof ActivityFailure)) return error as Error;
+  const notRunning = error.cause instanceof ApplicationFailure && error.cause.type === 'NotRunning';
+  return ApplicationFailure.nonRetryable(notRunning ? message : 'control_failed', 'Conflict');
+}

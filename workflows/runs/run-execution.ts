@@ -1,0 +1,162 @@
+import {
+  ActivityFailure,
+  proxyActivities,
+  proxyLocalActivities,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { RunActivities } from '../../activities/runs/run';
+import type { ContainerOutcome, RunDockerActivities } from '../../activities/runs/run-docker';
+import { localPostgresProfile } from '../platform/activity-profiles';
+import { RUN_STATE } from '../platform/search-attributes';
+import {
+  CONTROL_FROM_STATES,
+  isTerminal,
+  type ControlAction,
+  type RunState,
+  type RunWorkflowInput,
+  type Transition,
+  type TransitionFields,
+  type TransitionOutcome,
+} from './definitions';
+import { nextWorkflowUlid } from './ids';
+
+export type RunDockerProxy = ReturnType<typeof proxyActivities<RunDockerActivities>>;
+export type FinalState = Extract<RunState, 'exited' | 'failed' | 'timeout' | 'killed'>;
+
+/** What a run's workflow returns: the run's terminal state and its container's exit code. */
+export interface RunEnded {
+  state: FinalState;
+  exitCode: number | null;
+}
+
+/** A terminal change as recorded, and the end it means for this execution. */
+export interface TerminalChange {
+  recorded: TransitionOutcome;
+  own: RunEnded;
+}
+
+/**
+ * One run as its workflow execution sees it, shared by the steps of runWorkflow and by the
+ * control handlers: the state it last recorded, the control in flight, the container's end, and
+ * the state changes. Every Postgres step is a local activity (in the workflow task); every state
+ * change goes through transitionRunState (row + event, one transaction) or an activity that
+ * records the transition it is given.
+ */
+export class RunExecution {
+  readonly db = proxyLocalActivities<RunActivities>(localPostgresProfile);
+  state: RunState = 'scheduled';
+  /** The control being carried out; a second one is refused until it is done. */
+  busy: ControlAction | 'timeout' | null = null;
+  /** The end a stop, kill or timeout asked for (else the container's exit decides). */
+  final: { state: FinalState; reason: string } | null = null;
+  outcome: ContainerOutcome | null = null;
+  followFailure: string | null = null;
+  /** The Docker queue of the host that claimed the run (set by claimAndLaunch). */
+  docker: RunDockerProxy | null = null;
+  /** When the container was seen running: the refund counts the seconds used from here. */
+  containerStartedMs = 0;
+  /** Set by the slotFreed signal: a waiting run asks for a slot at once. */
+  readonly wake = { signalled: false };
+  /** Event ids of this run's state changes, rising in the order they are made. */
+  private lastEventId: string | null = null;
+
+  constructor(readonly input: RunWorkflowInput) {}
+
+  nextEventId(): string {
+    return (this.lastEventId = nextWorkflowUlid(this.lastEventId));
+  }
+
+  /** Records a state change (a local activity), then follows it. */
+  async move(
+    to: RunState,
+    eventType: string,
+    reason: string | null,
+    fields: TransitionFields = {},
+    payload = {},
+  ): Promise<TransitionOutcome> {
+    const t = this.transitionTo(to, eventType, reason, fields, payload);
+    const recorded = await this.db.transitionRunState(t);
+    this.state = to;
+    if (to !== t.from) upsertSearchAttributes([{ key: RUN_STATE, value: to }]);
+    return recorded;
+  }
+
+  /** A state change for an activity that records it itself. */
+  transitionTo(
+    to: RunState,
+    eventType: string,
+    reason: string | null,
+    fields: TransitionFields = {},
+    payload = {},
+  ): Transition {
+    const { trackId } = this.input;
+    return {
+      trackId,
+      eventId: this.nextEventId(),
+      from: this.state,
+      to,
+      eventType,
+      reason,
+      payload,
+      fields,
+    };
+  }
+
+  /** Follows a state change an activity has recorded: the state and its search attribute. */
+  applied(to: RunState): void {
+    const from = this.state;
+    this.state = to;
+    if (to !== from) upsertSearchAttributes([{ key: RUN_STATE, value: to }]);
+  }
+
+  /**
+   * The terminal change, slot hand-back and refund, and the container's removal: one host
+   * activity, or a local one when the follow activity has already removed the container.
+   */
+  async finish(
+    t: Transition,
+    usedSeconds: number,
+    containerRemoved = false,
+  ): Promise<TransitionOutcome> {
+    const end = {
+      transition: t,
+      tenantId: this.input.tenantId,
+      maxConcurrent: this.input.tierConcurrentRuns,
+      refundUsedSeconds: this.input.metered ? usedSeconds : null,
+    };
+    const recorded = containerRemoved
+      ? await this.db.recordRunEnd(end)
+      : await this.docker!.finishRun(end);
+    this.applied(t.to);
+    return recorded;
+  }
+
+  /** The row's end, when the row has ended; its search attribute follows. */
+  async rowEnd(): Promise<RunEnded | null> {
+    const row = await this.db.readRunOutcome({ trackId: this.input.trackId });
+    if (row === null || !isTerminal(row.state)) return null;
+    this.applied(row.state);
+    return { state: row.state as FinalState, exitCode: row.exitCode };
+  }
+
+  async refund(usedSeconds: number): Promise<void> {
+    if (this.input.metered)
+      await this.db.refundUnusedSeconds({ trackId: this.input.trackId, usedSeconds });
+  }
+
+  /** The container has ended (or following it failed for good). */
+  containerEnded(): boolean {
+    return this.outcome !== null || this.followFailure !== null;
+  }
+
+  /** Whether a control is accepted now, `busy` aside: its from-state, and a container not ended. */
+  accepts(action: ControlAction): boolean {
+    return CONTROL_FROM_STATES[action].includes(this.state) && !this.containerEnded();
+  }
+}
+
+/** The text of a failure: an activity's own error message rather than Temporal's wrapper. */
+export function failureMessage(error: unknown): string {
+  if (error instanceof ActivityFailure && error.cause instanceof Error) return error.cause.message;
+  return error instanceof Error ? error.message : String(error);
+}

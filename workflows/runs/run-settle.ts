@@ -1,0 +1,43 @@
+import type { TransitionFields } from './definitions';
+import type { FinalState, RunExecution, TerminalChange } from './run-execution';
+
+/**
+ * The followed container's end becomes the run's: exited (0, or stopped), failed (nonzero exit,
+ * or the container lost), timeout or killed, with its exit code, log files and sizes. One
+ * activity records it, gives the slot back (waking the tenant's waiting runs), refunds a metered
+ * key's unused seconds and removes the container if the follow activity has not.
+ */
+export async function settle(run: RunExecution): Promise<TerminalChange> {
+  const result = run.outcome;
+  const settled: { state: FinalState; reason: string } =
+    run.final ??
+    (result === null
+      ? { state: 'failed', reason: 'container_lost' }
+      : result.exitCode === 0
+        ? { state: 'exited', reason: 'completed' }
+        : { state: 'failed', reason: 'nonzero_exit' });
+  const fields: TransitionFields = {
+    finished_at: 'now',
+    exit_code: result?.exitCode ?? null,
+    ...(result
+      ? {
+          stdout_file: result.stdoutFile,
+          stderr_file: result.stderrFile,
+          stdout_bytes: String(result.stdoutBytes),
+          stderr_bytes: String(result.stderrBytes),
+          result_summary: result.resultSummary,
+        }
+      : {}),
+  };
+  const payload = run.followFailure === null ? {} : { error: run.followFailure };
+  const t = run.transitionTo(
+    settled.state,
+    `run.${settled.state}`,
+    settled.reason,
+    fields,
+    payload,
+  );
+  const usedSeconds = (Date.now() - run.containerStartedMs) / 1000;
+  const recorded = await run.finish(t, usedSeconds, result?.removed === true);
+  return { recorded, own: { state: settled.state, exitCode: result?.exitCode ?? null } };
+}
