@@ -1,0 +1,5 @@
+CREATE OR REPLACE FUNCTION ledger.ctx_auth()
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+AS $function$ SELECT coalesce(current_setting('ledger.auth', true), '') = 'on' $function$;

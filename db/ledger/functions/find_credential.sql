@@ -1,0 +1,17 @@
+CREATE OR REPLACE FUNCTION ledger.find_credential(p_key_id uuid)
+ RETURNS TABLE(key_id uuid, tenant_id uuid, role text, secret_sha256 bytea, expired boolean, revoked boolean, tenant_status text, parent_id uuid, parent_status text)
+ LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+BEGIN
+  PERFORM set_config('ledger.auth', 'on', true);
+  RETURN QUERY
+    SELECT k.key_id, k.tenant_id, k.role, k.secret_sha256,
+           (k.expires_at IS NOT NULL AND k.expires_at <= now()), (k.revoked_at IS NOT NULL),
+           t.status, t.parent_id, p.status
+    FROM ledger.api_keys k
+    LEFT JOIN ledger.tenants t ON t.tenant_id = k.tenant_id
+    LEFT JOIN ledger.tenants p ON p.tenant_id = t.parent_id
+    WHERE k.key_id = p_key_id;
+  PERFORM set_config('ledger.auth', '', true);
+END $function$;

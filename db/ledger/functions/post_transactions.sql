@@ -1,0 +1,21 @@
+-- A batch of postings in a few set-based statements when nothing in it is refused (the common
+-- case), instead of four statements per posting.
+--
+-- post_transactions_one_by_one prepares, checks and moves each posting in turn (posting_prepare,
+-- posting_check, posting_move: ~0.45 ms of Postgres per posting under load, most of it statement
+-- start-up and plpgsql array appends), and is the only place that decides a refusal. This
+-- function first asks, for the whole batch at once, whether posting them one by one would refuse
+-- anything:
+--   1. prepare: every account known (to this tenant), every amount a positive plain decimal at
+--      its account's scale of at most 38 digits, every posting balanced per asset type with both
+--      sides present (posting_prepare's common-case test, over all legs of the batch at once);
+--   2. lock the sync accounts of the batch in account_id order (posting_lock, as before);
+--   3. check: no account of the batch frozen or closed, and no floor breached, where posting i
+--      sees each account's counters as postings 1..i-1 left them (a running sum per account
+--      ordered by posting: the same counters the one-by-one loop would have, since it accepts
+--      every posting too);
+-- and, if nothing would be refused, moves the counters once per account (version + 1 per posting
+-- that touched it, as one posting_move per posting did), builds each posting's 201 body with its
+-- available_after per sync account, and writes the journal with posting_write. Otherwise nothing
+-- has been written yet, and the batch goes to post_transactions_one_by_one (the locks already
+-- held are the same set, so it cannot deadlock), whose results are the answer. Results are

@@ -1,0 +1,3 @@
+-- A batch of postings one at a time (posting_prepare, posting_check, posting_move per posting):
+-- the only place that decides a refusal. post_transactions comes here when its set-based check
+-- finds that something in the batch would be refused.
