@@ -154,11 +154,10 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
       }, ASYNC_ROLLUP_INTERVAL_MS);
       rollup.unref();
     },
-    stop: () => {
+    stop: async () => {
       clearInterval(rollup);
-      holds.stop();
       monitor.stop();
-      return Promise.resolve();
+      await holds.stop();
     },
   };
 }

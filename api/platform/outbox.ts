@@ -1,0 +1,202 @@
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowIdReusePolicy,
+  type Client,
+  type WorkflowStartOptions,
+} from '@temporalio/client';
+import type { Logger } from './logger';
+
+/** The workflow one outbox row starts. */
+export interface WorkflowStart {
+  workflowType: string;
+  options: WorkflowStartOptions;
+}
+
+/**
+ * One kind of outbox row: a committed row that asks for a workflow (a hold to expire, a run to
+ * start; later a delivery, a reservation, a DAG). The dispatcher needs only these four answers.
+ */
+export interface OutboxSource<Row> {
+  /** In logs: `ledger holds`, `run starts`. */
+  name: string;
+  /** The row's id, unique in the source. */
+  keyOf(row: Row): string;
+  /**
+   * Rows whose start is due: never confirmed, and past whatever grace or backoff the source
+   * keeps (its SQL decides), at most `limit`, none of `skip` (queued or in flight here).
+   */
+  due(limit: number, skip: string[]): Promise<Row[]>;
+  /** The workflow to start, or null when the row needs none any more (it is confirmed as is). */
+  workflowOf(row: Row): WorkflowStart | null;
+  /** Records these rows' workflows as started, in one statement. */
+  markStarted(keys: string[]): Promise<void>;
+}
+
+export interface OutboxLimits {
+  /** How often the sweeper asks the source for due rows. */
+  sweepIntervalMs: number;
+  sweepBatchMax: number;
+  /**
+   * Starts in flight per process. Temporal takes starts at its own pace (the local dev server:
+   * ~50/s, one after another); more parallel calls only make each slower and burn CPU.
+   */
+  startConcurrency: number;
+  /** Past this many waiting starts, new ones are left to the sweeper (the row has what it needs). */
+  queueMax: number;
+  /** Longest one start may take (the client's retries included) before the sweeper takes over. */
+  startDeadlineMs: number;
+  /** Confirmed starts are recorded in one statement this often. */
+  confirmFlushMs: number;
+  /** How long stop() waits for starts in flight (the next process's sweeper covers the rest). */
+  stopDrainMaxMs: number;
+}
+
+export const OUTBOX_LIMITS_DEFAULT: OutboxLimits = {
+  sweepIntervalMs: 2_000,
+  sweepBatchMax: 100,
+  startConcurrency: 8,
+  queueMax: 5_000,
+  startDeadlineMs: 5_000,
+  confirmFlushMs: 200,
+  stopDrainMaxMs: 10_000,
+};
+
+export type OutboxDispatcher<Row> = ReturnType<typeof createOutboxDispatcher<Row>>;
+
+/**
+ * Starts the workflows that committed outbox rows ask for, off the request path and at least
+ * once: a request enqueues its row after its transaction commits; a bounded queue starts the
+ * workflows (a workflow id is started once, ever: a second start is Temporal's "already
+ * started", counted as done) and records confirmed ones in batches; a sweeper, in every process,
+ * starts whatever was never confirmed (the process died after the commit, Temporal was
+ * unreachable, the queue was full).
+ */
+export function createOutboxDispatcher<Row>(
+  deps: { temporal: Client; logger: Logger },
+  source: OutboxSource<Row>,
+  overrides: Partial<OutboxLimits> = {},
+) {
+  const limits = { ...OUTBOX_LIMITS_DEFAULT, ...overrides };
+  const queue: Row[] = [];
+  /** Keys queued or in flight here: the sweeper leaves them alone. */
+  const pending = new Set<string>();
+  const inFlight = new Set<Promise<void>>();
+  const confirmations = batchedConfirmations(source, deps.logger, limits.confirmFlushMs);
+  let sweepTimer: NodeJS.Timeout | undefined;
+  let sweeping: Promise<void> | null = null;
+  let stopped = false;
+
+  const startOne = async (row: Row): Promise<void> => {
+    const start = source.workflowOf(row);
+    if (start !== null) {
+      try {
+        // A bounded call: an unreachable Temporal must not leave retries running past stop().
+        await deps.temporal.withDeadline(Date.now() + limits.startDeadlineMs, () =>
+          deps.temporal.workflow.start(start.workflowType, {
+            workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+            ...start.options,
+          }),
+        );
+      } catch (error) {
+        if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
+          deps.logger.warn(
+            { key: source.keyOf(row), err: (error as Error).message },
+            `${source.name}: workflow not started yet; the sweeper retries`,
+          );
+          return;
+        }
+      }
+    }
+    confirmations.add(source.keyOf(row));
+  };
+
+  const pump = () => {
+    while (!stopped && inFlight.size < limits.startConcurrency && queue.length > 0) {
+      const row = queue.shift()!;
+      const started: Promise<void> = startOne(row)
+        .catch(() => undefined)
+        .then(() => {
+          pending.delete(source.keyOf(row));
+          inFlight.delete(started);
+          pump();
+        });
+      inFlight.add(started);
+    }
+  };
+
+  const enqueue = (row: Row): void => {
+    const key = source.keyOf(row);
+    if (stopped || pending.has(key) || queue.length >= limits.queueMax) return;
+    pending.add(key);
+    queue.push(row);
+    pump();
+  };
+
+  const sweepOnce = async () => {
+    try {
+      for (const row of await source.due(limits.sweepBatchMax, [...pending])) enqueue(row);
+    } catch (error) {
+      deps.logger.warn({ err: (error as Error).message }, `${source.name}: outbox sweep failed`);
+    }
+  };
+
+  const sweep = (): Promise<void> => {
+    sweeping ??= sweepOnce().finally(() => {
+      sweeping = null;
+    });
+    return sweeping;
+  };
+
+  return {
+    /** After the row's transaction committed: its workflow starts without the request waiting. */
+    enqueue,
+    /** One look for due rows (the sweeper's tick; tests call it to not wait for one). */
+    sweep,
+    start(): void {
+      sweepTimer = setInterval(() => void sweep(), limits.sweepIntervalMs);
+      sweepTimer.unref();
+    },
+    /** Lets the starts in flight finish (boundedly) and records them; the queue is left. */
+    async stop(): Promise<void> {
+      stopped = true;
+      clearInterval(sweepTimer);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled([...inFlight, sweeping]),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, limits.stopDrainMaxMs);
+        }),
+      ]);
+      clearTimeout(timer);
+      await confirmations.flush();
+    },
+  };
+}
+
+/** Confirmed keys, recorded by the source in one statement per flush, one flush at a time. */
+function batchedConfirmations<Row>(source: OutboxSource<Row>, logger: Logger, flushMs: number) {
+  let keys: string[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  let flushing: Promise<void> = Promise.resolve();
+  const flush = (): Promise<void> => {
+    clearTimeout(timer);
+    timer = undefined;
+    const batch = keys;
+    keys = [];
+    if (batch.length === 0) return flushing;
+    flushing = flushing.then(() =>
+      source.markStarted(batch).catch((error: unknown) =>
+        // Not fatal: the sweeper starts them again and Temporal answers "already started".
+        logger.warn({ err: (error as Error).message }, `${source.name}: starts not recorded`),
+      ),
+    );
+    return flushing;
+  };
+  return {
+    flush,
+    add(key: string): void {
+      keys.push(key);
+      timer ??= setTimeout(() => void flush(), flushMs);
+    },
+  };
+}
