@@ -52,6 +52,9 @@ export interface PoolOptions {
   retryLimit?: number;
 }
 
+/** The connection setting that names the writer's task-queue prefix ('' or unset: none). */
+export const TASK_QUEUE_PREFIX_SETTING = 'platform.task_queue_prefix';
+
 /**
  * One slonik pool per process. Connection resets are skipped on release, so session state
  * must never be set with plain SET: use `set_config(..., true)` / SET LOCAL inside a
@@ -63,6 +66,13 @@ export async function createDatabasePool(
 ): Promise<DatabasePool> {
   const url = new URL(config.databaseUrl);
   url.searchParams.set('application_name', options.applicationName);
+  if (config.taskQueuePrefix !== '') {
+    // Rows that ask for a workflow carry the writer's queues (e.g. ledger.hold_outbox), so a
+    // process starts only its own deployment's: a test run beside another, a bench beside both.
+    const prefix = `-c ${TASK_QUEUE_PREFIX_SETTING}=${config.taskQueuePrefix}`;
+    const given = url.searchParams.get('options');
+    url.searchParams.set('options', given ? `${given} ${prefix}` : prefix);
+  }
   const pool = await createPool(url.toString(), {
     typeParsers,
     maximumPoolSize: options.maximumPoolSize ?? config.databasePoolSize,

@@ -12,6 +12,9 @@ import { holdSweepScheduleId, holdWorkflowId } from '../../../workflows/ledger/h
 import { eventually } from '../../support/services';
 import { LedgerHarness, type TenantClients } from './support';
 import { createTemporalClient } from '../../../api/platform/temporal';
+import { HoldDispatcher } from '../../../api/ledger/holds';
+import { createLogger } from '../../../api/platform/logger';
+import { createDatabasePool } from '../../../db/pool';
 
 jest.setTimeout(120_000);
 
@@ -144,6 +147,46 @@ describe('ledger holds that expire on Temporal', () => {
     expect(running.status.name).toBe('RUNNING');
     await t.poster.post(`/v1/transactions/${created.transaction_id}/void`);
     expect(await handle.result()).toBe('settled');
+  });
+
+  it("when a hold is written by a process of another task-queue prefix (another test run), then this run's ledger leaves it alone and one of that prefix starts it", async () => {
+    const other = { ...config, taskQueuePrefix: `${config.taskQueuePrefix}other-` };
+    const otherPool = await createDatabasePool(other, { applicationName: 'holds-other-run' });
+    const a = await funded('1.00');
+    const created = await createTransaction(
+      otherPool,
+      t.tenantId,
+      holdBody(a, cash, '1.00', 3_600_000),
+    );
+    const outbox = () =>
+      withSystem(h.pool, (tx) =>
+        tx.one(
+          sql.unsafe`SELECT task_queue_prefix, attempts, dispatched_at FROM ledger.hold_outbox WHERE transaction_id = ${created.transaction_id}`,
+        ),
+      );
+    // This run's ledger API sweeps every second.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(await outbox()).toEqual({
+      task_queue_prefix: other.taskQueuePrefix,
+      attempts: 0,
+      dispatched_at: null,
+    });
+    const dispatcher = new HoldDispatcher({
+      pool: otherPool,
+      temporal,
+      config: other,
+      logger: createLogger('silent'),
+    });
+    try {
+      await dispatcher.sweep();
+      await dispatcher.stop();
+      expect(await outbox()).toMatchObject({ attempts: 1, dispatched_at: expect.any(String) });
+      const handle = temporal.workflow.getHandle(holdWorkflowId(created.transaction_id));
+      expect((await handle.describe()).taskQueue).toBe(`${other.taskQueuePrefix}ledger`);
+      await handle.terminate("test done: no worker polls the other run's queue");
+    } finally {
+      await otherPool.end();
+    }
   });
 
   it('the sweep reads due holds oldest first and pages after a hold: only holds behind it come next', async () => {
