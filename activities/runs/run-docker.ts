@@ -178,13 +178,6 @@ export function createRunDockerActivities(deps: {
   };
 
   return {
-    async pullRunImage(input: { image: string }): Promise<void> {
-      await pullImageOrFail(docker, input.image);
-    },
-
-    /** Creates and starts the run's container, or finds the one an earlier attempt made. */
-    startRunContainer: startContainer,
-
     /**
      * pulling → running in one activity: pull (shared, see PULL_FRESH_MS), create and start
      * the container, then the transition with its container id and started_at. Idempotent:

@@ -48,18 +48,6 @@ export function createRunActivities(deps: { pool: DatabasePool }) {
     },
 
     /**
-     * After a run gave its slot back: signals the tenant's longest-waiting eligible runs, as
-     * many as there are free slots, so they ask for one now. Best effort (a missed signal is
-     * covered by the waiting run's fallback poll).
-     */
-    async wakeWaitingRuns(input: {
-      tenantId: string;
-      maxConcurrent: number | null;
-    }): Promise<number> {
-      return wakeWaitingRuns(deps.pool, input);
-    },
-
-    /**
      * The end of a run whose container is already removed (the follow activity removed it): the
      * terminal transition, a metered key's refund, the tenant's waiting runs woken. Postgres
      * only, so the workflow runs it as a local activity. Each step is idempotent.
@@ -96,7 +84,11 @@ export function createRunActivities(deps: { pool: DatabasePool }) {
 export const WAKE_RESIGNAL_AFTER_MS = 1_000;
 const recentlySignalled = new Map<string, number>();
 
-/** See the wakeWaitingRuns activity; also called by finishRun (run-docker.ts). */
+/**
+ * After a run gave its slot back: signals the tenant's longest-waiting eligible runs, as many as
+ * there are free slots, so they ask for one now. Best effort (a missed signal is covered by the
+ * waiting run's fallback poll). Called by finishRun (run-docker.ts) and the reconciler.
+ */
 export async function wakeWaitingRuns(
   pool: DatabasePool,
   input: { tenantId: string; maxConcurrent: number | null },
