@@ -3,7 +3,7 @@ import client from 'prom-client';
 import { createApp } from '../platform/http/app';
 import { BackendMonitor, postgresLoginCheck, type DatabaseStatus } from '../platform/health';
 import type { PlatformDeps, ServiceInstance } from '../platform/service';
-import { ledgerEnvelope } from './envelope';
+import { LEDGER_ERRORS, ledgerBody } from './envelope';
 import { ledgerRouter } from './routes';
 import { HoldDispatcher } from './holds';
 import { edgeBodyLimit, edgeRateLimit } from './edge';
@@ -97,7 +97,8 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
   const { app, metrics } = createApp({
     service: 'ledger',
     logger: deps.logger,
-    envelope: ledgerEnvelope,
+    envelope: ledgerBody,
+    errors: LEDGER_ERRORS,
     body: { limitBytes: LEDGER_BODY_LIMIT_BYTES, maxDepth: LEDGER_JSON_DEPTH_MAX },
     edge: [
       edgeRateLimit({

@@ -1,8 +1,29 @@
-import { RequestValidationError, type AppError } from '../platform/errors';
+import {
+  PLATFORM_ERRORS,
+  RequestValidationError,
+  type DomainError,
+  type ErrorCatalogue,
+} from '../platform/errors';
 import type { ErrorEnvelope } from '../platform/http/app';
+import { errorResponse } from '../platform/http/error-response';
+
+/**
+ * The ledger's error codes beyond those its throwers still give a status with (AppError, until
+ * this catalogue holds every code: issue 15). A body the ledger cannot read is 422
+ * INVALID_REQUEST, whatever the reason.
+ */
+export const LEDGER_ERRORS: ErrorCatalogue = {
+  ...PLATFORM_ERRORS,
+  MALFORMED_JSON: { ...PLATFORM_ERRORS.MALFORMED_JSON, status: 422 },
+  UNSUPPORTED_MEDIA_TYPE: { ...PLATFORM_ERRORS.UNSUPPORTED_MEDIA_TYPE, status: 422 },
+  FORBIDDEN: { status: 403, message: 'forbidden', retryable: false },
+};
+
+/** Codes the ledger's clients see as INVALID_REQUEST (the spec's code for an unreadable body). */
+const SHOWN_AS_INVALID_REQUEST = new Set(['MALFORMED_JSON', 'UNSUPPORTED_MEDIA_TYPE']);
 
 /** The ledger's envelope: `{error: {code, message, details?}}` on every layer. */
-export const ledgerEnvelope: ErrorEnvelope = (error: AppError) => {
+export const ledgerBody: ErrorEnvelope = (error) => {
   if (error instanceof RequestValidationError) {
     const details = error.issues.map((i) => ({
       field: i.path.join('.'),
@@ -10,18 +31,20 @@ export const ledgerEnvelope: ErrorEnvelope = (error: AppError) => {
       message: i.message,
       type: i.type,
     }));
-    return {
-      status: 422,
-      body: { error: { code: 'INVALID_REQUEST', message: error.message, details } },
-    };
+    return { error: { code: 'INVALID_REQUEST', message: error.message, details } };
   }
-  if (error.code === 'MALFORMED_JSON' || error.code === 'UNSUPPORTED_MEDIA_TYPE') {
-    return { status: 422, body: { error: { code: 'INVALID_REQUEST', message: error.message } } };
-  }
+  if (SHOWN_AS_INVALID_REQUEST.has(error.code))
+    return { error: { code: 'INVALID_REQUEST', message: error.message } };
   const body: { code: string; message: string; details?: unknown } = {
     code: error.code,
     message: error.message,
   };
   if (error.details !== undefined) body.details = error.details;
-  return { status: error.status, body: { error: body } };
+  return { error: body };
 };
+
+/** An error as the ledger answers it: status and body (the idempotency record keeps both). */
+export function ledgerEnvelope(error: DomainError): { status: number; body: unknown } {
+  const { status } = errorResponse(error, LEDGER_ERRORS);
+  return { status, body: ledgerBody(error, status) };
+}

@@ -9,10 +9,16 @@ import {
   type ClaimResult,
   type IdempotencyScope,
 } from '../../db/ledger/idempotency';
-import { AppError, isAppError, RequestValidationError } from '../platform/errors';
+import {
+  AppError,
+  isDomainError,
+  RequestValidationError,
+  type DomainError,
+} from '../platform/errors';
+import { errorResponse } from '../platform/http/error-response';
 import { MISSING_BODY } from '../platform/http/validate';
 import { sha256, type Principal } from './credentials';
-import { ledgerEnvelope } from './envelope';
+import { LEDGER_ERRORS, ledgerEnvelope } from './envelope';
 import { LIMITS } from './validation';
 
 /** How long a claimed key blocks a concurrent duplicate before a retry may take it over. */
@@ -31,9 +37,10 @@ export interface IdempotencyState {
  * A refusal is remembered (a replay gets it again) unless it is transient, or the request came
  * without a body: that send went wrong, and the same key must still work once it has one.
  */
-function isFinal(error: AppError): boolean {
+function isFinal(error: DomainError): boolean {
   if (error instanceof RequestValidationError && error.issues.includes(MISSING_BODY)) return false;
-  return error.status < 500 && error.status !== 429 && error.headers['Retry-After'] === undefined;
+  const { status, headers } = errorResponse(error, LEDGER_ERRORS);
+  return status < 500 && status !== 429 && headers['Retry-After'] === undefined;
 }
 
 function keyHeaderError(key: string): AppError | null {
@@ -82,7 +89,7 @@ export async function settleFailedClaim(
   scope: IdempotencyScope,
   error: unknown,
 ): Promise<void> {
-  if (isAppError(error) && isFinal(error)) {
+  if (isDomainError(error) && isFinal(error)) {
     const rendered = ledgerEnvelope(error);
     await withTenant(pool, scope.tenantId, (tx) =>
       completeIdempotencyKey(tx, scope, rendered.status, rendered.body),

@@ -1,7 +1,86 @@
 /**
- * The one error type that service logic throws for an expected failure. It carries what every
- * service envelope needs; each service maps it to its own body shape in one place
- * (see `ErrorEnvelope` in http/app.ts).
+ * Errors: service and data logic throw a DomainError named by a code of its service's catalogue,
+ * with no HTTP in it; the edge (http/app.ts) looks the code up in the catalogue for its status,
+ * and the service's envelope renders it. The catalogues are what the OpenAPI documents and the
+ * agents' guides list.
+ */
+
+/** What a service promises about one of its error codes. */
+export interface ErrorDefinition {
+  status: number;
+  /** The message when the thrower gives none. */
+  message: string;
+  /** Whether the same request may succeed later (after Retry-After, if given). */
+  retryable: boolean;
+}
+
+export type ErrorCatalogue<Code extends string = string> = Readonly<Record<Code, ErrorDefinition>>;
+
+export interface DomainErrorInit {
+  message?: string;
+  details?: unknown;
+  /** Seconds before a retry may succeed: the edge sends it as Retry-After. */
+  retryAfterSeconds?: number;
+  cause?: unknown;
+}
+
+/** An expected failure, named by a code of its service's catalogue. */
+export class DomainError<Code extends string = string> extends Error {
+  readonly code: Code;
+  readonly details?: unknown;
+  readonly retryAfterSeconds?: number;
+
+  constructor(code: Code, init: DomainErrorInit = {}) {
+    super(init.message ?? code, { cause: init.cause });
+    this.name = 'DomainError';
+    this.code = code;
+    this.details = init.details;
+    this.retryAfterSeconds = init.retryAfterSeconds;
+  }
+}
+
+/** A typed factory per catalogue: codes outside it do not compile, messages default to it. */
+export function errorFactory<Code extends string>(catalogue: ErrorCatalogue<Code>) {
+  return (code: Code, init: DomainErrorInit = {}) =>
+    new DomainError(code, { message: catalogue[code].message, ...init });
+}
+
+/** The codes the platform raises itself, for every service (each may override an entry). */
+export const PLATFORM_ERRORS = {
+  INTERNAL_ERROR: { status: 500, message: 'internal error', retryable: true },
+  SERVICE_UNAVAILABLE: {
+    status: 503,
+    message: 'a backend is briefly unreachable; retry',
+    retryable: true,
+  },
+  NOT_FOUND: { status: 404, message: 'no route', retryable: false },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'method not allowed', retryable: false },
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'request body too large', retryable: false },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    message: 'request body must be application/json',
+    retryable: false,
+  },
+  MALFORMED_JSON: { status: 400, message: 'malformed JSON body', retryable: false },
+  INVALID_JSON_DEPTH: { status: 422, message: 'JSON nested too deep', retryable: false },
+  INVALID_REQUEST: { status: 422, message: 'invalid request', retryable: false },
+} as const satisfies ErrorCatalogue;
+export type PlatformErrorCode = keyof typeof PLATFORM_ERRORS;
+export const platformError = errorFactory<PlatformErrorCode>(PLATFORM_ERRORS);
+
+/** A method the path does not serve: the edge sends `Allow`. */
+export class MethodNotAllowedError extends DomainError<'METHOD_NOT_ALLOWED'> {
+  constructor(
+    readonly allowed: string,
+    message: string,
+  ) {
+    super('METHOD_NOT_ALLOWED', { message });
+  }
+}
+
+/**
+ * The error type the ledger still throws with its HTTP status in hand, until its catalogue
+ * replaces it (issue 15): the edge takes its status as given.
  */
 export interface AppErrorInit {
   status: number;
@@ -12,18 +91,14 @@ export interface AppErrorInit {
   cause?: unknown;
 }
 
-export class AppError extends Error {
+export class AppError extends DomainError {
   readonly status: number;
-  readonly code: string;
-  readonly details?: unknown;
   readonly headers: Record<string, string>;
 
   constructor(init: AppErrorInit) {
-    super(init.message ?? init.code, { cause: init.cause });
+    super(init.code, { message: init.message, details: init.details, cause: init.cause });
     this.name = 'AppError';
     this.status = init.status;
-    this.code = init.code;
-    this.details = init.details;
     this.headers = init.headers ?? {};
   }
 }
@@ -37,19 +112,18 @@ export interface ValidationIssue {
 }
 
 /** Request validation failed; each service envelope renders the issues its own way. */
-export class RequestValidationError extends AppError {
+export class RequestValidationError extends DomainError<'INVALID_REQUEST'> {
   readonly issues: ValidationIssue[];
 
-  constructor(issues: ValidationIssue[], init: Partial<AppErrorInit> = {}) {
-    super({
-      status: 422,
-      code: 'INVALID_REQUEST',
-      message: issues.map((i) => i.message).join('; '),
-      ...init,
-    });
+  constructor(issues: ValidationIssue[]) {
+    super('INVALID_REQUEST', { message: issues.map((i) => i.message).join('; ') });
     this.name = 'RequestValidationError';
     this.issues = issues;
   }
+}
+
+export function isDomainError(error: unknown): error is DomainError {
+  return error instanceof DomainError;
 }
 
 export function isAppError(error: unknown): error is AppError {

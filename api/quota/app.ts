@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { createApp } from '../platform/http/app';
 import { checkAll, postgresCheck, redisCheck } from '../platform/health';
 import type { PlatformDeps, ServiceInstance } from '../platform/service';
-import { quotaEnvelope } from './envelope';
+import { QUOTA_ERRORS, quotaEnvelope } from './envelope';
 
 export const QUOTA_BODY_LIMIT_BYTES = 1024 * 1024;
 export const QUOTA_JSON_DEPTH_MAX = 64;
@@ -27,6 +27,7 @@ export function createQuotaApi(deps: PlatformDeps): ServiceInstance {
     service: 'quota',
     logger: deps.logger,
     envelope: quotaEnvelope,
+    errors: QUOTA_ERRORS,
     body: { limitBytes: QUOTA_BODY_LIMIT_BYTES, maxDepth: QUOTA_JSON_DEPTH_MAX },
     routers: [router],
     quietPaths: ['/healthz', '/ping', '/readyz'],

@@ -1,15 +1,18 @@
-import { RequestValidationError, type AppError } from '../platform/errors';
+import { PLATFORM_ERRORS, RequestValidationError, type ErrorCatalogue } from '../platform/errors';
 import type { ErrorEnvelope } from '../platform/http/app';
 
+/** The quota service's error codes (the platform's, until its core lands). */
+export const QUOTA_ERRORS: ErrorCatalogue = PLATFORM_ERRORS;
+
 /** The quota service's envelope: 422 `{detail: [ValidationError]}`, else `{detail: "..."}`. */
-export const quotaEnvelope: ErrorEnvelope = (error: AppError) => {
+export const quotaEnvelope: ErrorEnvelope = (error) => {
   if (error instanceof RequestValidationError) {
     const detail = error.issues.map((i) => ({
       loc: [i.location, ...i.path],
       msg: i.message,
       type: i.type,
     }));
-    return { status: 422, body: { detail } };
+    return { detail };
   }
-  return { status: error.status, body: { detail: error.message } };
+  return { detail: error.message };
 };

@@ -12,6 +12,7 @@ import {
 } from '../platform/health';
 import type { PlatformDeps, ServiceInstance } from '../platform/service';
 import { runsEnvelope } from './envelope';
+import { RUNS_ERRORS } from './errors';
 import { runsRouter } from './routes';
 import { workersStatus } from './workers';
 import { ensureRetentionSchedule } from './retention';
@@ -88,6 +89,7 @@ export function createRunsApi(deps: PlatformDeps): ServiceInstance {
     service: 'runs',
     logger: deps.logger,
     envelope: runsEnvelope,
+    errors: RUNS_ERRORS,
     body: { limitBytes: RUNS_BODY_LIMIT_BYTES, maxDepth: RUNS_JSON_DEPTH_MAX },
     routers: [router, runsRouter(deps, starter)],
     quietPaths: ['/ping', '/health', '/metrics', '/openapi.json'],

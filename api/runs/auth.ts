@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa';
 import { validate as isUuid, version as uuidVersion } from 'uuid';
-import { AppError } from '../platform/errors';
+import { runsError } from './errors';
 import type { DatabasePool } from '../../db/pool';
 import { redisScript, type Redis } from '../../db/redis';
 import { findPrincipal, type KeyPrincipal } from '../../db/runs/tenants';
@@ -13,13 +13,7 @@ export type { KeyPrincipal };
 
 const BEARER = /^Bearer ([0-9A-Fa-f-]{36})$/;
 
-export const unauthorized = () =>
-  new AppError({
-    status: 401,
-    code: 'unauthorized',
-    message: 'missing or invalid bearer token',
-    headers: { 'WWW-Authenticate': 'Bearer' },
-  });
+export const unauthorized = () => runsError('unauthorized');
 
 /** The key of the request, set by `authenticate`. */
 export function principalOf(ctx: Context): KeyPrincipal {
@@ -50,12 +44,7 @@ export function requirePermission(...needed: Permission[]) {
     const principal = principalOf(ctx);
     const missing = needed.filter((p) => !principal.permissions.includes(p));
     if (missing.length > 0) {
-      throw new AppError({
-        status: 403,
-        code: 'permission_denied',
-        message: 'permission_denied',
-        details: { missing },
-      });
+      throw runsError('permission_denied', { details: { missing } });
     }
     await next();
   };
@@ -88,11 +77,8 @@ export function tenantRateLimit(redis: Redis, limits: { requests: number; window
     }
     const [count, ttl] = counted;
     if (count > limits.requests) {
-      throw new AppError({
-        status: 429,
-        code: 'rate_limited',
-        message: 'rate_limited',
-        headers: { 'Retry-After': String(Math.max(ttl, 1)) },
+      throw runsError('rate_limited', {
+        retryAfterSeconds: Math.max(ttl, 1),
         // The first refusal of a window is audited, not each: a flood must not become one of writes.
         details: {
           audit: count === limits.requests + 1,

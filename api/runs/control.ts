@@ -5,7 +5,7 @@ import {
   WorkflowUpdateRPCTimeoutOrCancelledError,
   isGrpcDeadlineError,
 } from '@temporalio/client';
-import { AppError } from '../platform/errors';
+import { isRunsErrorCode, runsError } from './errors';
 import type { PlatformDeps } from '../platform/service';
 import { sql } from '../../db/pool';
 import { insertAudit } from '../../db/runs/audit';
@@ -55,7 +55,10 @@ export async function controlRun(
         await new Promise((resolve) => setTimeout(resolve, CONTROL_RETRY_MS));
         continue;
       }
-      throw new AppError({ status: 409, code: conflict, message: conflict, cause: error });
+      throw runsError(isRunsErrorCode(conflict) ? conflict : 'conflict', {
+        message: conflict,
+        cause: error,
+      });
     }
   }
   await audit(deps, principal, action, trackId);
@@ -68,13 +71,7 @@ export async function controlRun(
  */
 export const CONTROL_ANSWER_TIMEOUT_MS = 5_000;
 const workflowUnavailable = (cause: unknown) =>
-  new AppError({
-    status: 503,
-    code: 'workflow_unavailable',
-    message: 'workflow_unavailable',
-    headers: { 'Retry-After': '1' },
-    cause,
-  });
+  runsError('workflow_unavailable', { retryAfterSeconds: 1, cause });
 
 /** How long a control the row allows may wait for the workflow to catch up (see controlRun). */
 export const CONTROL_CATCH_UP_MS = 3_000;
@@ -100,7 +97,7 @@ function conflictOf(error: unknown, action: ControlAction): string | null {
 export async function deleteRun(deps: PlatformDeps, principal: KeyPrincipal, trackId: string) {
   const run = await loadRun(deps, principal.tenantId, trackId);
   if (!isTerminal(run.state)) {
-    throw new AppError({ status: 409, code: 'not_terminal', message: 'not_terminal' });
+    throw runsError('not_terminal');
   }
   await deps.pool.query(
     sql.unsafe`DELETE FROM runs.runs WHERE track_id = ${trackId} AND tenant_id = ${principal.tenantId}`,

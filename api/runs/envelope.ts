@@ -1,12 +1,7 @@
-import { RequestValidationError, type AppError } from '../platform/errors';
 import type { ErrorEnvelope } from '../platform/http/app';
 
 /**
  * The runs service's envelope: `{detail: "<code or message>"}`. Business errors carry their
- * spec code (e.g. `daily_quota_exceeded`) as the message.
+ * spec code (e.g. `daily_quota_exceeded`) as the message; validation errors joi's message.
  */
-export const runsEnvelope: ErrorEnvelope = (error: AppError) => {
-  if (error instanceof RequestValidationError)
-    return { status: 422, body: { detail: error.message } };
-  return { status: error.status, body: { detail: error.message } };
-};
+export const runsEnvelope: ErrorEnvelope = (error) => ({ detail: error.message });

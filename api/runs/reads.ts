@@ -1,4 +1,4 @@
-import { AppError } from '../platform/errors';
+import { runsError } from './errors';
 import type { PlatformDeps } from '../platform/service';
 import { sql } from '../../db/pool';
 import { listUtilization } from '../../db/runs/utilization';
@@ -16,8 +16,7 @@ import {
 /** How many of the tenant's latest finished runs feed the soft `estimated_start`. */
 export const ESTIMATE_HISTORY_RUNS = 50;
 
-export const runNotFound = () =>
-  new AppError({ status: 404, code: 'run_not_found', message: 'run_not_found' });
+export const runNotFound = () => runsError('run_not_found');
 
 /** The run of this tenant, else 404 (another tenant's run is indistinguishable from none). */
 export async function loadRun(
@@ -130,8 +129,7 @@ async function estimateStart(
 
 export async function getRunResult(deps: PlatformDeps, tenantId: string, trackId: string) {
   const run = await loadRun(deps, tenantId, trackId);
-  if (!isTerminal(run.state))
-    throw new AppError({ status: 409, code: 'not_terminal', message: 'not_terminal' });
+  if (!isTerminal(run.state)) throw runsError('not_terminal');
   const started = run.started_at === null ? null : Date.parse(run.started_at);
   const finished = Date.parse(run.finished_at!);
   return {

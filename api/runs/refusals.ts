@@ -1,5 +1,7 @@
 import type { Context, Next } from 'koa';
-import { isAppError, type AppError } from '../platform/errors';
+import { isDomainError, type DomainError } from '../platform/errors';
+import { errorResponse } from '../platform/http/error-response';
+import { RUNS_ERRORS } from './errors';
 import type { Logger } from '../platform/logger';
 import type { DatabasePool } from '../../db/pool';
 import { insertAudit } from '../../db/runs/audit';
@@ -30,18 +32,20 @@ export function auditRefusals(pool: DatabasePool) {
     try {
       await next();
     } catch (error) {
-      if (isAppError(error) && isAudited(error)) await record(pool, ctx, error);
+      if (isDomainError(error) && isAudited(error)) await record(pool, ctx, error);
       throw error;
     }
   };
 }
 
-function isAudited(error: AppError): boolean {
+const statusOf = (error: DomainError) => errorResponse(error, RUNS_ERRORS).status;
+
+function isAudited(error: DomainError): boolean {
   const detail = error.details as RefusalDetail | undefined;
-  return AUDITED_STATUSES.has(error.status) && detail?.audit !== false;
+  return AUDITED_STATUSES.has(statusOf(error)) && detail?.audit !== false;
 }
 
-async function record(pool: DatabasePool, ctx: Context, error: AppError): Promise<void> {
+async function record(pool: DatabasePool, ctx: Context, error: DomainError): Promise<void> {
   const principal = principalOf(ctx);
   const named = (ctx as Context & { _matchedRouteName?: string })._matchedRouteName;
   const { audit: _audit, ...details } = (error.details as RefusalDetail | undefined) ?? {};
@@ -51,7 +55,7 @@ async function record(pool: DatabasePool, ctx: Context, error: AppError): Promis
     action: named ?? `${ctx.method} ${ctx.path}`,
     outcome: 'refused',
     target: (ctx.params as Record<string, string> | undefined)?.trackId?.toUpperCase() ?? null,
-    detail: { reason: error.code, status: error.status, message: error.message, ...details },
+    detail: { reason: error.code, status: statusOf(error), message: error.message, ...details },
   }).catch((auditError: unknown) =>
     (ctx.state.log as Logger).error({ err: auditError }, 'audit of a refusal failed'),
   );

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import Joi from 'joi';
 import type { Context, Next } from 'koa';
-import { AppError } from '../platform/errors';
+import { runsError } from './errors';
 import { validate, type ValidatedState } from '../platform/http/validate';
 import { boundedText } from '../platform/http/text';
 import { isUtcInstant } from '../platform/instant';
@@ -78,9 +78,7 @@ export function onlyQuery(...supported: string[]) {
   return async function refuseUnknownQuery(ctx: Context, next: Next): Promise<void> {
     const unknown = Object.keys(ctx.query).filter((key) => !supported.includes(key));
     if (unknown.length > 0) {
-      throw new AppError({
-        status: 400,
-        code: 'unknown_query_parameter',
+      throw runsError('unknown_query_parameter', {
         message: `unknown query parameter(s): ${unknown.join(', ')}; supported: ${supported.join(', ') || '(none)'}`,
       });
     }
@@ -129,7 +127,7 @@ export function runsRouter(deps: PlatformDeps, starter: WorkflowStarter): Router
   // A 404 for a run that is not the tenant's must not depend on the trackId's shape.
   const trackId = async (ctx: Context, next: Next) => {
     const { error } = trackIdParams.validate((ctx as Context & { params: unknown }).params);
-    if (error) throw new AppError({ status: 404, code: 'run_not_found', message: 'run_not_found' });
+    if (error) throw runsError('run_not_found');
     await next();
   };
 

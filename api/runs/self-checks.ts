@@ -1,5 +1,5 @@
 import { ulid } from '../../db/ids';
-import { AppError } from '../platform/errors';
+import { runsError } from './errors';
 import type { PlatformDeps } from '../platform/service';
 import { taskQueues } from '../platform/temporal';
 import {
@@ -29,9 +29,7 @@ export async function startSelfCheck(
   request: SelfCheckRequest,
 ): Promise<SelfCheckRow> {
   if (!request.image.startsWith(`${deps.config.registryAddress}/`)) {
-    throw new AppError({
-      status: 400,
-      code: 'image_not_in_local_registry',
+    throw runsError('image_not_in_local_registry', {
       message: `image must come from ${deps.config.registryAddress}`,
     });
   }
@@ -52,18 +50,13 @@ export async function startSelfCheck(
     });
   } catch (error) {
     await deleteSelfCheck(deps.pool, checkId);
-    throw new AppError({
-      status: 503,
-      code: 'workflow_engine_unavailable',
-      message: 'workflow engine unavailable',
-      cause: error,
-    });
+    throw runsError('workflow_engine_unavailable', { cause: error });
   }
   return (await findSelfCheck(deps.pool, checkId))!;
 }
 
 export async function getSelfCheck(deps: PlatformDeps, checkId: string): Promise<SelfCheckRow> {
   const row = await findSelfCheck(deps.pool, checkId);
-  if (!row) throw new AppError({ status: 404, code: 'not_found', message: 'self-check not found' });
+  if (!row) throw runsError('not_found', { message: 'self-check not found' });
   return row;
 }

@@ -1,5 +1,5 @@
 import { ulid } from '../../db/ids';
-import { AppError } from '../platform/errors';
+import { runsError } from './errors';
 import type { PlatformDeps } from '../platform/service';
 import { taskQueues } from '../platform/temporal';
 import { insertSubmittedRun, lockMeteredSecondsToday, type NewRun } from '../../db/runs/runs';
@@ -44,23 +44,14 @@ export async function submitRun(
   request: SubmitRequest,
 ): Promise<SubmitResponse> {
   if (!parseImageReference(request.image)) {
-    throw new AppError({
-      status: 400,
-      code: 'invalid_image',
-      message: `invalid_image:${request.image}`,
-    });
+    throw runsError('invalid_image', { message: `invalid_image:${request.image}` });
   }
   if (!imageAllowed(request.image, principal.tier?.allowed_images ?? null)) {
-    throw new AppError({
-      status: 403,
-      code: 'image_not_allowed',
-      message: 'image_not_allowed',
-      details: { image: request.image },
-    });
+    throw runsError('image_not_allowed', { details: { image: request.image } });
   }
   const nowMs = Date.now();
   if (request.expiresAt !== null && Date.parse(request.expiresAt) <= nowMs) {
-    throw new AppError({ status: 400, code: 'expires_at_in_past', message: 'expires_at_in_past' });
+    throw runsError('expires_at_in_past');
   }
   // Read with the key by authenticate() (one statement for both).
   const quotas = principal.quotas;
@@ -137,18 +128,10 @@ export async function submitRun(
     });
   }
   if (outcome === 'daily_quota_exceeded') {
-    throw new AppError({
-      status: 429,
-      code: outcome,
-      message: outcome,
-      details: { max_daily_runs: limits.daily_runs },
-    });
+    throw runsError(outcome, { details: { max_daily_runs: limits.daily_runs } });
   }
   if (outcome === 'metered_quota_exceeded') {
-    throw new AppError({
-      status: 429,
-      code: outcome,
-      message: outcome,
+    throw runsError(outcome, {
       details: { metered_seconds_per_day: meteredCap, timeout_seconds: clamped.timeoutSeconds },
     });
   }
@@ -175,9 +158,7 @@ function applyWorkingHours(definition: string | null, startMs: number) {
     return { eligibleStart: toMillisIso(startMs), workingHoursApplied: false };
   const next = nextWorkingInstant(parseWorkingHours(definition), new Date(startMs));
   if (next === null)
-    throw new AppError({
-      status: 422,
-      code: 'invalid_shift_definition',
+    throw runsError('invalid_shift_definition', {
       message: 'invalid_shift_definition: no working time',
     });
   return { eligibleStart: toMillisIso(Math.ceil(next.getTime())), workingHoursApplied: true };

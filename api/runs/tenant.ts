@@ -7,7 +7,7 @@ import { meteredSecondsToday, submissionsToday, waitingHeads } from '../../db/ru
 import { runWorkflowId, slotFreedSignal } from '../../workflows/runs/definitions';
 import type { KeyPrincipal } from '../../db/runs/tenants';
 import { effectiveLimits } from './limits';
-import { AppError } from '../platform/errors';
+import { runsError } from './errors';
 import { WORKING_HOURS_MAX_BYTES, nextWorkingInstant, parseWorkingHours } from './working-hours';
 
 /**
@@ -19,16 +19,12 @@ export function assertWorkingHours(text: string): void {
   try {
     hours = parseWorkingHours(text);
   } catch (error) {
-    throw new AppError({
-      status: 422,
-      code: 'invalid_shift_definition',
+    throw runsError('invalid_shift_definition', {
       message: `invalid_shift_definition: ${(error as Error).message}`,
     });
   }
   if (nextWorkingInstant(hours, new Date()) === null) {
-    throw new AppError({
-      status: 422,
-      code: 'invalid_shift_definition',
+    throw runsError('invalid_shift_definition', {
       message: 'invalid_shift_definition: no working time',
     });
   }

@@ -3,17 +3,26 @@ import Koa, { type Context, type Middleware, type Next } from 'koa';
 import type Router from '@koa/router';
 import client from 'prom-client';
 import type { Logger } from '../logger';
-import { AppError, isAppError } from '../errors';
+import {
+  isDomainError,
+  MethodNotAllowedError,
+  platformError,
+  type DomainError,
+  type ErrorCatalogue,
+} from '../errors';
+import { errorResponse } from './error-response';
 import { isBackendUnreachable } from '../../../db/unreachable';
 import { jsonBody, type JsonBodyOptions } from './json-body';
 
-/** How one service renders an AppError: its own status mapping and body shape. */
-export type ErrorEnvelope = (error: AppError) => { status: number; body: unknown };
+/** How one service renders an error, given the status its catalogue gives the code. */
+export type ErrorEnvelope = (error: DomainError, status: number) => unknown;
 
 export interface AppOptions {
   service: string;
   logger: Logger;
   envelope: ErrorEnvelope;
+  /** The service's error codes (its own and the platform's): the status each one answers. */
+  errors: ErrorCatalogue;
   body: JsonBodyOptions;
   /** Middleware that runs before body parsing and routing, e.g. an edge rate limiter. */
   edge?: Middleware[];
@@ -30,21 +39,12 @@ export interface ServiceApp {
 const REQUEST_ID_HEADER = 'X-Request-Id';
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export const internalError = (cause?: unknown): AppError =>
-  new AppError({ status: 500, code: 'INTERNAL_ERROR', message: 'internal error', cause });
-
 /** Seconds a client waits before retrying a request a backend could not answer. */
 export const BACKEND_RETRY_AFTER_SECONDS = 1;
 
 /** Postgres or Redis was out of reach (restarting, failing over): transient, retry as it was. */
-export const serviceUnavailable = (cause?: unknown): AppError =>
-  new AppError({
-    status: 503,
-    code: 'SERVICE_UNAVAILABLE',
-    message: 'a backend is briefly unreachable; retry',
-    headers: { 'Retry-After': String(BACKEND_RETRY_AFTER_SECONDS) },
-    cause,
-  });
+const serviceUnavailable = (cause: unknown) =>
+  platformError('SERVICE_UNAVAILABLE', { retryAfterSeconds: BACKEND_RETRY_AFTER_SECONDS, cause });
 
 /**
  * The Koa app every service is built on: request id, access log, metrics, one error hook
@@ -101,19 +101,10 @@ export function createApp(options: AppOptions): ServiceApp {
     // where no route has the path at all.
     const allow = ctx.response.get('Allow');
     if ((ctx.status === 405 || ctx.status === 501) && allow !== '') {
-      throw new AppError({
-        status: 405,
-        code: 'METHOD_NOT_ALLOWED',
-        message: `method ${ctx.method} not allowed on ${ctx.path}`,
-        headers: { Allow: allow },
-      });
+      throw new MethodNotAllowedError(allow, `method ${ctx.method} not allowed on ${ctx.path}`);
     }
     if (ctx.status === 404 || ctx.status === 501) {
-      throw new AppError({
-        status: 404,
-        code: 'NOT_FOUND',
-        message: `no route for ${ctx.method} ${ctx.path}`,
-      });
+      throw platformError('NOT_FOUND', { message: `no route for ${ctx.method} ${ctx.path}` });
     }
   });
   app.use(jsonBody(options.body));
@@ -125,19 +116,19 @@ export function createApp(options: AppOptions): ServiceApp {
 }
 
 function renderError(ctx: Context, error: unknown, options: AppOptions): void {
-  const appError = isAppError(error)
+  const domainError = isDomainError(error)
     ? error
     : isBackendUnreachable(error)
       ? serviceUnavailable(error)
-      : internalError(error);
+      : platformError('INTERNAL_ERROR', { cause: error });
+  const { status, headers } = errorResponse(domainError, options.errors);
   const log = ctx.state.log as Logger;
   // A backend restarting is expected and transient: one line, not a stack per request.
-  if (appError.code === 'SERVICE_UNAVAILABLE')
-    log.warn({ cause: (appError.cause as Error | undefined)?.message }, 'backend unreachable');
-  else if (appError.status >= 500) log.error({ err: appError.cause ?? appError }, 'request failed');
-  else log.debug({ code: appError.code, message: appError.message }, 'request refused');
-  const { status, body } = options.envelope(appError);
+  if (domainError.code === 'SERVICE_UNAVAILABLE')
+    log.warn({ cause: (domainError.cause as Error | undefined)?.message }, 'backend unreachable');
+  else if (status >= 500) log.error({ err: domainError.cause ?? domainError }, 'request failed');
+  else log.debug({ code: domainError.code, message: domainError.message }, 'request refused');
   ctx.status = status;
-  ctx.body = body;
-  for (const [name, value] of Object.entries(appError.headers)) ctx.set(name, value);
+  ctx.body = options.envelope(domainError, status);
+  for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
 }

@@ -1,6 +1,6 @@
 import getRawBody from 'raw-body';
 import type { Context, Next } from 'koa';
-import { AppError } from '../errors';
+import { DomainError } from '../errors';
 
 declare module 'koa' {
   interface Request {
@@ -21,39 +21,27 @@ export interface ParsedBodyState {
   rawBody?: string;
 }
 
-export class PayloadTooLargeError extends AppError {
+export class PayloadTooLargeError extends DomainError {
   constructor(limitBytes: number) {
-    super({
-      status: 413,
-      code: 'PAYLOAD_TOO_LARGE',
-      message: `request body exceeds ${limitBytes} bytes`,
-    });
+    super('PAYLOAD_TOO_LARGE', { message: `request body exceeds ${limitBytes} bytes` });
   }
 }
 
-export class JsonDepthError extends AppError {
+export class JsonDepthError extends DomainError {
   constructor(maxDepth: number) {
-    super({
-      status: 422,
-      code: 'INVALID_JSON_DEPTH',
-      message: `JSON nesting deeper than ${maxDepth} levels`,
-    });
+    super('INVALID_JSON_DEPTH', { message: `JSON nesting deeper than ${maxDepth} levels` });
   }
 }
 
-export class MalformedJsonError extends AppError {
+export class MalformedJsonError extends DomainError {
   constructor(reason: string) {
-    super({ status: 400, code: 'MALFORMED_JSON', message: `malformed JSON body: ${reason}` });
+    super('MALFORMED_JSON', { message: `malformed JSON body: ${reason}` });
   }
 }
 
-export class UnsupportedMediaTypeError extends AppError {
+export class UnsupportedMediaTypeError extends DomainError {
   constructor() {
-    super({
-      status: 415,
-      code: 'UNSUPPORTED_MEDIA_TYPE',
-      message: 'request body must be application/json',
-    });
+    super('UNSUPPORTED_MEDIA_TYPE', { message: 'request body must be application/json' });
   }
 }
 

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import type { Context, Next } from 'koa';
-import { AppError } from '../errors';
+import { DomainError } from '../errors';
 
 const privateV4 = new net.BlockList();
 privateV4.addSubnet('127.0.0.0', 8, 'ipv4');
@@ -30,11 +30,7 @@ export function isPrivateAddress(address: string | undefined): boolean {
 export function privateNetworkOnly(what: string, code = 'forbidden') {
   return async function refuseOutsiders(ctx: Context, next: Next): Promise<void> {
     if (!isPrivateAddress(ctx.req.socket.remoteAddress)) {
-      throw new AppError({
-        status: 403,
-        code,
-        message: `${what} are served to private networks only`,
-      });
+      throw new DomainError(code, { message: `${what} are served to private networks only` });
     }
     await next();
   };

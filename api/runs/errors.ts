@@ -1,0 +1,47 @@
+import {
+  errorFactory,
+  PLATFORM_ERRORS,
+  type ErrorCatalogue,
+  type ErrorDefinition,
+} from '../platform/errors';
+
+const refusal = (status: number, message: string, retryable = false): ErrorDefinition => ({
+  status,
+  message,
+  retryable,
+});
+
+/**
+ * The runs service's error codes (the spec's, lower case) and the platform's. The envelope's
+ * `detail` is the message, which is the code itself unless a thrower adds to it
+ * (`invalid_image:<ref>`, `invalid_shift_definition: line 1 ...`).
+ */
+export const RUNS_ERRORS = {
+  ...PLATFORM_ERRORS,
+  unauthorized: refusal(401, 'missing or invalid bearer token'),
+  permission_denied: refusal(403, 'permission_denied'),
+  forbidden: refusal(403, 'forbidden'),
+  rate_limited: refusal(429, 'rate_limited', true),
+  unknown_query_parameter: refusal(400, 'unknown query parameter'),
+  run_not_found: refusal(404, 'run_not_found'),
+  not_found: refusal(404, 'not found'),
+  invalid_image: refusal(400, 'invalid_image'),
+  image_not_allowed: refusal(403, 'image_not_allowed'),
+  expires_at_in_past: refusal(400, 'expires_at_in_past'),
+  daily_quota_exceeded: refusal(429, 'daily_quota_exceeded', true),
+  metered_quota_exceeded: refusal(429, 'metered_quota_exceeded', true),
+  invalid_shift_definition: refusal(422, 'invalid_shift_definition'),
+  not_terminal: refusal(409, 'not_terminal'),
+  // A control in a wrong state: the run's workflow answers which (its validators).
+  not_running: refusal(409, 'not_running'),
+  not_paused: refusal(409, 'not_paused'),
+  control_failed: refusal(409, 'control_failed'),
+  conflict: refusal(409, 'conflict'),
+  workflow_unavailable: refusal(503, 'workflow_unavailable', true),
+  image_not_in_local_registry: refusal(400, 'image_not_in_local_registry'),
+  workflow_engine_unavailable: refusal(503, 'workflow engine unavailable', true),
+} as const satisfies ErrorCatalogue;
+
+export type RunsErrorCode = keyof typeof RUNS_ERRORS;
+export const runsError = errorFactory<RunsErrorCode>(RUNS_ERRORS);
+export const isRunsErrorCode = (code: string): code is RunsErrorCode => code in RUNS_ERRORS;
