@@ -1,5 +1,9 @@
 import type { Context } from 'koa';
 import { isPrivateAddress, privateNetworkOnly } from '../../api/platform/http/private-network';
+import { errorResponse } from '../../api/platform/http/error-response';
+import type { DomainError } from '../../api/platform/errors';
+import { LEDGER_ERRORS } from '../../api/ledger/envelope';
+import { RUNS_ERRORS } from '../../api/runs/errors';
 
 describe('isPrivateAddress', () => {
   it.each([
@@ -37,18 +41,21 @@ describe('privateNetworkOnly', () => {
 
   it('refuses a public caller with 403 before the route runs', async () => {
     const next = jest.fn(() => Promise.resolve());
-    await expect(guard(from('8.8.8.8'), next)).rejects.toMatchObject({
-      status: 403,
+    const refused = (await guard(from('8.8.8.8'), next).catch((e: unknown) => e)) as DomainError;
+    expect(refused).toMatchObject({
+      code: 'forbidden',
       message: 'diagnostics are served to private networks only',
     });
+    expect(errorResponse(refused, RUNS_ERRORS).status).toBe(403);
     expect(next).not.toHaveBeenCalled();
   });
 
   it("refuses with the service's own error code when given one (the ledger's FORBIDDEN)", async () => {
     const next = jest.fn(() => Promise.resolve());
-    await expect(
-      privateNetworkOnly('metrics', 'FORBIDDEN')(from('8.8.8.8'), next),
-    ).rejects.toMatchObject({ status: 403, code: 'FORBIDDEN' });
-    await expect(guard(from('8.8.8.8'), next)).rejects.toMatchObject({ code: 'forbidden' });
+    const refused = (await privateNetworkOnly('metrics', 'FORBIDDEN')(from('8.8.8.8'), next).catch(
+      (e: unknown) => e,
+    )) as DomainError;
+    expect(refused).toMatchObject({ code: 'FORBIDDEN' });
+    expect(errorResponse(refused, LEDGER_ERRORS).status).toBe(403);
   });
 });
