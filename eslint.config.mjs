@@ -3,6 +3,20 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
 
+/** Imports of HTTP code that db/ and activities/ may not make. */
+const BELOW_THE_EDGE = {
+  group: [
+    'koa',
+    '@koa/*',
+    '**/api/platform/http/*',
+    '**/api/*/routes',
+    '**/api/*/app',
+    '**/api/*/envelope',
+    '**/api/*/openapi',
+  ],
+  message: 'db/ and activities/ sit below the HTTP edge: return or throw domain outcomes',
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.data/**', 'jest.config.js'] },
   js.configs.recommended,
@@ -22,6 +36,31 @@ export default tseslint.config(
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
       ],
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true }],
+    },
+  },
+  {
+    // Data access and activities sit below the HTTP edge: no Koa, no routes, envelopes or
+    // OpenAPI documents (api/platform's config, logger, errors, docker and temporal modules are
+    // shared infrastructure, not HTTP).
+    files: ['activities/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [BELOW_THE_EDGE] }] },
+  },
+  {
+    // ...and data access imports no service module at all: services call it, never the reverse.
+    files: ['db/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            BELOW_THE_EDGE,
+            {
+              group: ['**/api/ledger/*', '**/api/runs/*', '**/api/quota/*'],
+              message: 'db/ is below the services: move what it needs down (db/<service>/)',
+            },
+          ],
+        },
+      ],
     },
   },
   {

@@ -5,7 +5,7 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../api/platform/config';
 import { createLogger } from '../api/platform/logger';
 import { createDatabasePool } from '../db/pool';
-import { createDocker } from '../activities/docker/client';
+import { createDocker } from '../api/platform/docker';
 import { createRedis } from '../db/redis';
 import { bundleWorkflows, createWorkers } from './workers';
 import { startDockerHostPresence } from './runs';

@@ -7,7 +7,7 @@ import {
 import type { Config } from '../api/platform/config';
 import type { DatabasePool } from '../db/pool';
 import type { Redis } from '../db/redis';
-import type { Docker } from '../activities/docker/client';
+import type { Docker } from '../api/platform/docker';
 import { runsWorkerOptions } from './runs';
 import { ledgerWorkerOptions } from './ledger';
 

@@ -4,7 +4,7 @@ import type { ServiceFactory } from './service';
 import { createDatabasePool } from '../../db/pool';
 import { closeRedis, createRedis } from '../../db/redis';
 import { createTemporalClient } from './temporal';
-import { createDocker } from '../../activities/docker/client';
+import { createDocker } from './docker';
 import { listen } from './http/server';
 
 export interface BootedService {

@@ -5,7 +5,7 @@ import type { Config } from './config';
 import type { Logger } from './logger';
 import type { DatabasePool } from '../../db/pool';
 import type { Redis } from '../../db/redis';
-import type { Docker } from '../../activities/docker/client';
+import type { Docker } from './docker';
 
 /** What the platform hands every service: its backends, already configured. */
 export interface PlatformDeps {

@@ -4,7 +4,7 @@ import { runsError } from './errors';
 import type { DatabasePool } from '../../db/pool';
 import { redisScript, type Redis } from '../../db/redis';
 import { findPrincipal, type KeyPrincipal } from '../../db/runs/tenants';
-import type { Permission } from './permissions';
+import type { Permission } from '../../db/runs/permissions';
 import type { RefusalDetail } from './refusals';
 import type { Logger } from '../platform/logger';
 import { isBackendUnreachable } from '../../db/unreachable';

@@ -15,7 +15,7 @@ import {
   upsertTier,
   type TierLimitField,
 } from '../../db/runs/tenants';
-import { isPermission, PERMISSIONS, type Permission } from './permissions';
+import { isPermission, PERMISSIONS, type Permission } from '../../db/runs/permissions';
 
 /**
  * The operator CLI of the runs service (scripts/runs-admin): issues tenants, API keys with

@@ -1,4 +1,4 @@
-import { PERMISSIONS } from './permissions';
+import { PERMISSIONS } from '../../db/runs/permissions';
 import { RUN_STATES } from '../../workflows/runs/definitions';
 import { IMAGE_REFERENCE_PATTERN } from './image-reference';
 import { NO_NUL_PATTERN } from '../platform/http/text';

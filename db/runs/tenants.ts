@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ulid } from '../ids';
 import { sql, type DatabasePool } from '../pool';
-import type { Permission } from '../../api/runs/permissions';
+import type { Permission } from './permissions';
 import { QUOTA_FIELDS, type TenantQuotasRow } from './quotas';
 
 type Queryable = Pick<DatabasePool, 'query' | 'maybeOne' | 'one' | 'any'>;

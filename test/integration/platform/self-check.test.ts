@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { loadConfig } from '../../../api/platform/config';
-import { createDocker } from '../../../activities/docker/client';
+import { createDocker } from '../../../api/platform/docker';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
 import { startTestService, eventually, type TestService } from '../../support/services';
 import { createTemporalClient } from '../../../api/platform/temporal';

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { Client } from '@temporalio/client';
-import { createDocker } from '../../../activities/docker/client';
+import { createDocker } from '../../../api/platform/docker';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
 import { sql } from '../../../db/pool';
 import { createRedis } from '../../../db/redis';

@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ulid } from 'ulid';
-import { createDocker } from '../../../activities/docker/client';
+import { createDocker } from '../../../api/platform/docker';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
 import { DATA_DIR } from '../../support/stack-env';
 import { WORKER_READY_TIMEOUT_MS, startWorkerProcess } from '../../support/worker-process';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { ulid } from 'ulid';
-import { createDocker } from '../../../activities/docker/client';
+import { createDocker } from '../../../api/platform/docker';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
 import { createLogger } from '../../../api/platform/logger';
 import { ensureReconcileSchedule } from '../../../api/runs/reconcile';

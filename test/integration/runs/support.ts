@@ -3,7 +3,7 @@ import { loadConfig } from '../../../api/platform/config';
 import { createDatabasePool, type DatabasePool } from '../../../db/pool';
 import { runAdmin } from '../../../api/runs/cli';
 import { eventually, startTestService, type TestService } from '../../support/services';
-import { createDocker } from '../../../activities/docker/client';
+import { createDocker } from '../../../api/platform/docker';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
 
 export const config = loadConfig();

@@ -1,5 +1,5 @@
 import Docker from 'dockerode';
-import type { Config } from '../../api/platform/config';
+import type { Config } from './config';
 
 export type { Docker };
 
