@@ -1,5 +1,6 @@
 import { withSystem } from '../../../db/ledger/context';
 import { sql } from '../../../db/pool';
+import { eventually } from '../../support/services';
 import { transfer } from '../ledger/support';
 import { IMAGE, client, newTenant } from '../runs/support';
 import {
@@ -16,6 +17,8 @@ jest.setTimeout(300_000);
 
 /** Requests each client still sends once Redis is back, to show the services recovered. */
 const REQUESTS_AFTER = 10;
+/** How long the services' Redis clients may take to reconnect once Redis answers again. */
+const RECONNECT_WITHIN_MS = 10_000;
 
 /**
  * Redis killed (SIGKILL) and started again while a ledger client posts and a runs client
@@ -76,11 +79,15 @@ describe('Redis restarted under postings and run submits', () => {
     );
     expect(balance.body.posted.debits_minor).toBe(String(100 * postings));
 
-    // Back in use: a posting is metered in Redis again, a new run's log served from its cache.
-    expect((await t.poster.post('/v1/transactions', transfer(cash, wallet!, '1.00'))).status).toBe(
-      201,
-    );
-    expect(await unmeteredCalls()).toBe(unmetered);
+    // Back in use: a posting is metered in Redis again once the client has reconnected (its own
+    // backoff, a moment after Redis answers), a new run's log served from its cache.
+    const meteredAgain = async (): Promise<true | undefined> => {
+      const before = await unmeteredCalls();
+      const posted = await t.poster.post('/v1/transactions', transfer(cash, wallet!, '1.00'));
+      expect(posted.status).toBe(201);
+      return (await unmeteredCalls()) === before ? true : undefined;
+    };
+    expect(await eventually(meteredAgain, RECONNECT_WITHIN_MS)).toBe(true);
     const { track_id } = (await runsApi.submit({ image: IMAGE, command: ['echo', 'again'] })).body;
     await runsApi.waitFor(track_id, ['exited'], 60_000);
     const logs = await runsApi.call<{ lines: string[] }>('GET', `/api/v1/runs/${track_id}/logs`);
