@@ -41,8 +41,9 @@ interface HoldStart {
 /**
  * Hold starts as an outbox: a posting that places a hold writes a ledger.hold_outbox row in its
  * own transaction, with its process's task-queue prefix (migration 0018): a process starts the
- * holds of its own prefix and of none; each claim of a due row pushes its next attempt back (doubling, up to a
- * minute), so a Temporal outage is not hammered; dispatched_at records the start.
+ * holds of its own prefix only (a test run never takes a deployment's, nor the reverse); each
+ * claim of a due row pushes its next attempt back (doubling, up to a minute), so a Temporal
+ * outage is not hammered; dispatched_at records the start.
  */
 function holdStarts(deps: HoldDeps): OutboxSource<HoldStart> {
   return {
@@ -59,7 +60,7 @@ function holdStarts(deps: HoldDeps): OutboxSource<HoldStart> {
             AND o.transaction_id IN (
               SELECT transaction_id FROM ledger.hold_outbox
               WHERE dispatched_at IS NULL AND next_attempt_at <= now()
-                AND task_queue_prefix IN (${deps.config.taskQueuePrefix}, '')
+                AND task_queue_prefix = ${deps.config.taskQueuePrefix}
                 AND NOT (transaction_id = ANY(${sql.array(skip, 'uuid')}))
               ORDER BY next_attempt_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
           RETURNING o.transaction_id, o.tenant_id, o.expires_at, t.state`),

@@ -49,6 +49,12 @@ export interface OutboxLimits {
   confirmFlushMs: number;
   /** How long stop() waits for starts in flight (the next process's sweeper covers the rest). */
   stopDrainMaxMs: number;
+  /** A row whose start failed waits this long before its next try here, doubling each time... */
+  retryDelayMinMs: number;
+  /** ...up to this. */
+  retryDelayMaxMs: number;
+  /** Failed rows whose delay this process remembers (the oldest is forgotten first). */
+  retryKeysMax: number;
 }
 
 export const OUTBOX_LIMITS_DEFAULT: OutboxLimits = {
@@ -59,6 +65,9 @@ export const OUTBOX_LIMITS_DEFAULT: OutboxLimits = {
   startDeadlineMs: 5_000,
   confirmFlushMs: 200,
   stopDrainMaxMs: 10_000,
+  retryDelayMinMs: 1_000,
+  retryDelayMaxMs: 60_000,
+  retryKeysMax: 5_000,
 };
 
 export type OutboxDispatcher<Row> = ReturnType<typeof createOutboxDispatcher<Row>>;
@@ -69,7 +78,8 @@ export type OutboxDispatcher<Row> = ReturnType<typeof createOutboxDispatcher<Row
  * workflows (a workflow id is started once, ever: a second start is Temporal's "already
  * started", counted as done) and records confirmed ones in batches; a sweeper, in every process,
  * starts whatever was never confirmed (the process died after the commit, Temporal was
- * unreachable, the queue was full).
+ * unreachable, the queue was full). A row whose start failed is left alone here for a delay
+ * that doubles with each failure (a source may keep its own backoff in SQL as well).
  */
 export function createOutboxDispatcher<Row>(
   deps: { temporal: Client; logger: Logger },
@@ -82,14 +92,16 @@ export function createOutboxDispatcher<Row>(
   const pending = new Set<string>();
   const inFlight = new Set<Promise<void>>();
   const confirmations = batchedConfirmations(source, deps.logger, limits.confirmFlushMs);
+  const retries = retryDelays(limits);
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<void> | null = null;
   let stopped = false;
 
   const startOne = async (row: Row): Promise<void> => {
-    const start = source.workflowOf(row);
-    if (start !== null) {
-      try {
+    const key = source.keyOf(row);
+    try {
+      const start = source.workflowOf(row);
+      if (start !== null)
         // A bounded call: an unreachable Temporal must not leave retries running past stop().
         await deps.temporal.withDeadline(Date.now() + limits.startDeadlineMs, () =>
           deps.temporal.workflow.start(start.workflowType, {
@@ -97,17 +109,20 @@ export function createOutboxDispatcher<Row>(
             ...start.options,
           }),
         );
-      } catch (error) {
-        if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
-          deps.logger.warn(
-            { key: source.keyOf(row), err: (error as Error).message },
-            `${source.name}: workflow not started yet; the sweeper retries`,
-          );
-          return;
-        }
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
+        const retryInMs = retries.failed(key, Date.now());
+        // The client's message is generic ("Failed to start workflow"); its cause says why.
+        const { message, cause } = error as Error;
+        deps.logger.warn(
+          { key, err: message, cause: cause instanceof Error ? cause.message : cause, retryInMs },
+          `${source.name}: workflow not started yet; the sweeper retries`,
+        );
+        return;
       }
     }
-    confirmations.add(source.keyOf(row));
+    retries.started(key);
+    confirmations.add(key);
   };
 
   const pump = () => {
@@ -127,6 +142,7 @@ export function createOutboxDispatcher<Row>(
   const enqueue = (row: Row): void => {
     const key = source.keyOf(row);
     if (stopped || pending.has(key) || queue.length >= limits.queueMax) return;
+    if (retries.waiting(key, Date.now())) return;
     pending.add(key);
     queue.push(row);
     pump();
@@ -134,7 +150,8 @@ export function createOutboxDispatcher<Row>(
 
   const sweepOnce = async () => {
     try {
-      for (const row of await source.due(limits.sweepBatchMax, [...pending])) enqueue(row);
+      const skip = [...pending, ...retries.waitingKeys(Date.now())];
+      for (const row of await source.due(limits.sweepBatchMax, skip)) enqueue(row);
     } catch (error) {
       deps.logger.warn({ err: (error as Error).message }, `${source.name}: outbox sweep failed`);
     }
@@ -197,6 +214,46 @@ function batchedConfirmations<Row>(source: OutboxSource<Row>, logger: Logger, fl
     add(key: string): void {
       keys.push(key);
       timer ??= setTimeout(() => void flush(), flushMs);
+    },
+  };
+}
+
+/**
+ * Rows whose start failed in this process, each with the time of its next try: the delay doubles
+ * with every failure up to a maximum, and a start clears it. Bounded: past `retryKeysMax` the
+ * oldest is forgotten, and so is one long past its time (another process started its row).
+ */
+function retryDelays(
+  limits: Pick<OutboxLimits, 'retryDelayMinMs' | 'retryDelayMaxMs' | 'retryKeysMax'>,
+) {
+  const failures = new Map<string, { count: number; retryAtMs: number }>();
+  return {
+    /** Records one more failure; answers the delay before the next try. */
+    failed(key: string, nowMs: number): number {
+      const count = (failures.get(key)?.count ?? 0) + 1;
+      const delayMs = Math.min(
+        limits.retryDelayMaxMs,
+        limits.retryDelayMinMs * 2 ** Math.min(count - 1, 30),
+      );
+      failures.delete(key); // inserted again last: the Map's order is oldest failure first
+      failures.set(key, { count, retryAtMs: nowMs + delayMs });
+      if (failures.size > limits.retryKeysMax) failures.delete(failures.keys().next().value!);
+      return delayMs;
+    },
+    started(key: string): void {
+      failures.delete(key);
+    },
+    waiting(key: string, nowMs: number): boolean {
+      return (failures.get(key)?.retryAtMs ?? 0) > nowMs;
+    },
+    /** Keys still waiting out their delay (the sweep skips them). */
+    waitingKeys(nowMs: number): string[] {
+      const keys: string[] = [];
+      for (const [key, { retryAtMs }] of failures) {
+        if (retryAtMs > nowMs) keys.push(key);
+        else if (retryAtMs < nowMs - limits.retryDelayMaxMs) failures.delete(key);
+      }
+      return keys;
     },
   };
 }

@@ -7,6 +7,11 @@ import { runWorkflowId, type RunWorkflowInput } from '../../workflows/runs/defin
 
 /** A run younger than this is still being started by the process that stored it. */
 export const WORKFLOW_SWEEP_GRACE_SECONDS = 3;
+/**
+ * Longest wait before a run whose start failed is tried again here: after a Temporal outage a
+ * run waits at most this (and a sweep) to start, not the platform's minute.
+ */
+export const RUN_START_RETRY_DELAY_MAX_MS = 10_000;
 
 /**
  * Run starts as an outbox: submit stores the run with its workflow input and the task queue of
@@ -47,7 +52,9 @@ function runStarts(deps: PlatformDeps): OutboxSource<RunWorkflowInput> {
 
 /** Starts run workflows off the request path (api/platform/outbox.ts). */
 export function createWorkflowStarter(deps: PlatformDeps) {
-  const dispatcher = createOutboxDispatcher(deps, runStarts(deps));
+  const dispatcher = createOutboxDispatcher(deps, runStarts(deps), {
+    retryDelayMaxMs: RUN_START_RETRY_DELAY_MAX_MS,
+  });
   return { ...dispatcher, startInBackground: dispatcher.enqueue };
 }
 export type WorkflowStarter = ReturnType<typeof createWorkflowStarter>;

@@ -4,6 +4,7 @@ import { createLogger } from '../../../api/platform/logger';
 import {
   createOutboxDispatcher,
   type OutboxDispatcher,
+  type OutboxLimits,
   type OutboxSource,
 } from '../../../api/platform/outbox';
 import { createTemporalClient } from '../../../api/platform/temporal';
@@ -24,8 +25,13 @@ let pool: DatabasePool;
 let temporal: Client;
 let dispatchers: OutboxDispatcher<string>[] = [];
 
-/** Rows of the scratch table; `markStarted` can be made to fail, as a process dying would. */
-function scratchSource(options: { recordFails?: boolean } = {}): OutboxSource<string> {
+/**
+ * Rows of the scratch table; `markStarted` can be made to fail, as a process dying would, and
+ * `attempts` notes when each row's start was tried.
+ */
+function scratchSource(
+  options: { recordFails?: boolean; attempts?: Map<string, number[]> } = {},
+): OutboxSource<string> {
   return {
     name: 'outbox test',
     keyOf: (key) => key,
@@ -34,10 +40,13 @@ function scratchSource(options: { recordFails?: boolean } = {}): OutboxSource<st
         SELECT key FROM ${sql.identifier([schema, 'rows'])}
         WHERE started_at IS NULL AND NOT (key = ANY(${sql.array(skip, 'text')}))
         ORDER BY key LIMIT ${limit}`)) as string[],
-    workflowOf: (key) => ({
-      workflowType: 'outboxTestWorkflow',
-      options: { workflowId: workflowId(key), taskQueue, args: [] },
-    }),
+    workflowOf: (key) => {
+      options.attempts?.set(key, [...(options.attempts.get(key) ?? []), Date.now()]);
+      return {
+        workflowType: 'outboxTestWorkflow',
+        options: { workflowId: workflowId(key), taskQueue, args: [] },
+      };
+    },
     markStarted: async (keys) => {
       if (options.recordFails) throw new Error('the process died before recording its starts');
       await pool.query(sql.unsafe`
@@ -47,9 +56,10 @@ function scratchSource(options: { recordFails?: boolean } = {}): OutboxSource<st
   };
 }
 
-function dispatcher(client: Client, source = scratchSource()) {
+function dispatcher(client: Client, source = scratchSource(), limits: Partial<OutboxLimits> = {}) {
   const made = createOutboxDispatcher({ temporal: client, logger }, source, {
     confirmFlushMs: 10,
+    ...limits,
   });
   dispatchers.push(made);
   return made;
@@ -96,6 +106,18 @@ async function expectExecutionsOnce(keys: string[]) {
   expect(await executionsPerKey(keys)).toEqual(once(keys));
 }
 
+/** A client of a namespace that does not exist: every start fails, as with Temporal unreachable. */
+async function withRefusingTemporal(use: (refusing: Client) => Promise<void>) {
+  const refusing = createTemporalClient({ ...config, temporalNamespace: `missing-${schema}` });
+  try {
+    await use(refusing);
+  } finally {
+    await refusing.connection.close();
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 beforeAll(async () => {
   pool = await createDatabasePool(config, { applicationName: 'outbox-test', maximumPoolSize: 4 });
   temporal = createTemporalClient(config);
@@ -136,29 +158,59 @@ describe('the outbox dispatcher', () => {
   it('when Temporal refuses the starts, then the rows wait unrecorded and the next sweep of a process that reaches it starts them', async () => {
     const keys = ['b1', 'b2', 'b3'];
     await insertRows(keys);
-    // A namespace that does not exist: every start fails, as with Temporal unreachable.
-    const refusing = createTemporalClient({ ...config, temporalNamespace: `missing-${schema}` });
-    try {
+    await withRefusingTemporal(async (refusing) => {
       const down = dispatcher(refusing);
       await down.sweep();
       await down.stop();
       expect(await unstarted()).toBe(keys.length);
-    } finally {
-      await refusing.connection.close();
-    }
+    });
     await dispatcher(temporal).sweep();
     await eventually(async () => (await unstarted()) === 0);
     await expectExecutionsOnce(keys);
   }, 60_000);
 
-  it('when a process starts workflows and dies before recording them, then the next one records them without a second start', async () => {
+  it('when starts keep failing, then each row is tried again only after a delay that doubles up to its maximum, however often it is swept or enqueued', async () => {
+    const keys = ['d1', 'd2', 'd3'];
+    await insertRows(keys);
+    const attempts = new Map<string, number[]>();
+    const limits = { retryDelayMinMs: 200, retryDelayMaxMs: 800 };
+    await withRefusingTemporal(async (refusing) => {
+      const down = dispatcher(refusing, scratchSource({ attempts }), limits);
+      const until = Date.now() + 3_000;
+      while (Date.now() < until) {
+        await down.sweep();
+        for (const key of keys) down.enqueue(key); // requests nudging the same rows
+        await sleep(50);
+      }
+      await down.stop();
+    });
+    expect(await unstarted()).toBe(keys.length);
+    for (const key of keys) {
+      const times = attempts.get(key)!;
+      const gaps = times.slice(1).map((at, i) => at - times[i]!);
+      const delays = gaps.map((_, i) => Math.min(200 * 2 ** i, 800));
+      // 3 s of sweeps every 50 ms: ~60 tries without a delay; 200 + 400 + 800 + 800 ms allow 5.
+      expect(times.length).toBeGreaterThanOrEqual(3);
+      expect(times.length).toBeLessThanOrEqual(6);
+      expect(gaps.map((gap, i) => Math.min(gap, delays[i]!))).toEqual(delays);
+    }
+
+    await dispatcher(temporal).sweep();
+    await eventually(async () => (await unstarted()) === 0);
+    await expectExecutionsOnce(keys);
+  }, 60_000);
+
+  it('when a process dies mid-drain (one row started, the others taken but not yet started, none recorded), then the next drain starts the rest and records all, each once', async () => {
     const keys = ['c1', 'c2', 'c3'];
     await insertRows(keys);
-    const dying = dispatcher(temporal, scratchSource({ recordFails: true }));
+    const dying = dispatcher(temporal, scratchSource({ recordFails: true }), {
+      startConcurrency: 1,
+    });
     for (const key of keys) dying.enqueue(key);
     await dying.stop();
     expect(await unstarted()).toBe(keys.length);
-    await expectExecutionsOnce(keys);
+    await eventually(async () => (await executionsPerKey(['c1'])).c1 === 1);
+    expect(await executionsPerKey(keys)).toEqual({ c1: 1, c2: 0, c3: 0 });
 
     await dispatcher(temporal).sweep();
     await eventually(async () => (await unstarted()) === 0);
