@@ -3,7 +3,7 @@ import type { DatabasePool } from '../../db/pool';
 import { readDueHolds, type DueHold } from '../../db/ledger/transactions';
 import { withSystem } from '../../db/ledger/context';
 import { settleTransaction } from '../../api/ledger/transactions';
-import { isAppError } from '../../api/platform/errors';
+import { isDomainError } from '../../api/platform/errors';
 
 /** Due holds read per query of a sweep, oldest first. */
 export const SWEEP_BATCH_MAX = 500;
@@ -68,7 +68,7 @@ export function createLedgerHoldActivities(deps: { pool: DatabasePool }) {
       return (await settleTransaction(deps.pool, input.tenantId, input.transactionId, 'expire'))
         .state;
     } catch (error) {
-      if (isAppError(error) && error.code === 'INVALID_TRANSACTION_STATE') {
+      if (isDomainError(error) && error.code === 'INVALID_TRANSACTION_STATE') {
         const state = (error.details as { state?: string } | undefined)?.state ?? 'unknown';
         if (state === 'pending')
           throw ApplicationFailure.retryable(
@@ -77,7 +77,7 @@ export function createLedgerHoldActivities(deps: { pool: DatabasePool }) {
           );
         return state;
       }
-      if (isAppError(error) && error.code === 'TRANSACTION_NOT_FOUND') {
+      if (isDomainError(error) && error.code === 'TRANSACTION_NOT_FOUND') {
         throw ApplicationFailure.nonRetryable(
           `transaction ${input.transactionId} not found`,
           'NotFound',

@@ -1,4 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
+import { ledgerError } from './errors';
 import { sql, type DatabasePool } from '../../db/pool';
 import { mapDatabaseError, withTenant } from '../../db/ledger/context';
 import {
@@ -15,14 +16,12 @@ import {
   type Side,
   type Tracking,
 } from '../../db/ledger/accounts';
-import { AppError } from '../platform/errors';
 import { floorToMinor, minorToDecimal } from './money';
 import { availableBalance, postedBalance, type Counters } from './posting';
 import { parseInstantWithOffset } from '../platform/instant';
 import { checkMetadata, checkText, invalid, isUuid, LIMITS, pageOf, type Page } from './validation';
 
-const notFound = () =>
-  new AppError({ status: 404, code: 'ACCOUNT_NOT_FOUND', message: 'account not found' });
+const notFound = () => ledgerError('ACCOUNT_NOT_FOUND', { message: 'account not found' });
 
 export function presentAccount(a: AccountRow) {
   return {
@@ -61,17 +60,13 @@ export async function createAccount(pool: DatabasePool, tenantId: string, input:
       ? await findAssetType(tx, input.asset_type_id)
       : null;
     if (!assetType) {
-      throw new AppError({
-        status: 422,
-        code: 'REFERENCE_NOT_FOUND',
+      throw ledgerError('REFERENCE_NOT_FOUND', {
         message: 'asset type not found',
         details: { asset_type_id: input.asset_type_id },
       });
     }
     if (assetType.status === 'superseded') {
-      throw new AppError({
-        status: 409,
-        code: 'ASSET_TYPE_SUPERSEDED',
+      throw ledgerError('ASSET_TYPE_SUPERSEDED', {
         message: `asset type ${assetType.code} is superseded`,
       });
     }
@@ -145,9 +140,7 @@ export async function patchAccount(
       account.status === 'closed' &&
       (patch.status !== undefined || patch.balance_floor !== undefined)
     ) {
-      throw new AppError({
-        status: 409,
-        code: 'ACCOUNT_NOT_ACTIVE',
+      throw ledgerError('ACCOUNT_NOT_ACTIVE', {
         message: 'account is closed; closed is final',
         details: { account_id: accountId, status: 'closed' },
       });
@@ -158,9 +151,7 @@ export async function patchAccount(
         counters.pendingDebits !== 0n ||
         counters.pendingCredits !== 0n)
     ) {
-      throw new AppError({
-        status: 409,
-        code: 'CLOSE_REQUIRES_ZERO_BALANCE',
+      throw ledgerError('CLOSE_REQUIRES_ZERO_BALANCE', {
         message: 'only an account with a zero balance and no holds can close',
       });
     }
@@ -243,11 +234,7 @@ export async function getBalanceAsOf(
   if (!isUuid(accountId)) throw notFound();
   const at = new Date(atMs).toISOString();
   if (!tenantId) {
-    throw new AppError({
-      status: 409,
-      code: 'TENANT_CONTEXT_REQUIRED',
-      message: 'tenant context missing',
-    });
+    throw ledgerError('TENANT_CONTEXT_REQUIRED', { message: 'tenant context missing' });
   }
   // One statement (migration 0007): tenant context, the account, and its sum from the as-of
   // buckets (sync) or the journal (async); no row when the account is not the tenant's.

@@ -1,4 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
+import { ledgerError } from './errors';
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import type { DatabasePool } from '../../db/pool';
 import { withTenant } from '../../db/ledger/context';
@@ -10,14 +11,12 @@ import {
   type AssetKind,
   type AssetStatus,
 } from '../../db/ledger/accounts';
-import { AppError } from '../platform/errors';
 import { checkText, invalid, isUuid, LIMITS } from './validation';
 
 export const ASSET_KINDS: readonly AssetKind[] = ['fiat', 'credit', 'inventory'];
 const IMMUTABLE_ASSET_FIELDS = ['code', 'kind', 'scale'];
 
-const notFound = () =>
-  new AppError({ status: 404, code: 'ASSET_TYPE_NOT_FOUND', message: 'asset type not found' });
+const notFound = () => ledgerError('ASSET_TYPE_NOT_FOUND', { message: 'asset type not found' });
 
 export async function createAssetType(
   pool: DatabasePool,
@@ -48,9 +47,7 @@ export async function createAssetType(
     return row;
   } catch (error) {
     if (error instanceof UniqueIntegrityConstraintViolationError) {
-      throw new AppError({
-        status: 422,
-        code: 'CONSTRAINT_VIOLATION',
+      throw ledgerError('CONSTRAINT_VIOLATION', {
         message: `asset type code ${input.code} exists`,
         details: { code: input.code },
         cause: error,

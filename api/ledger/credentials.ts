@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { ledgerError } from './errors';
 import { v7 as uuidv7 } from 'uuid';
 import { isLoginRefused, type DatabasePool } from '../../db/pool';
 import { mapDatabaseError, type Tx } from '../../db/ledger/context';
@@ -13,7 +14,7 @@ import {
   type KeyRow,
   type LedgerRole,
 } from '../../db/ledger/tenants';
-import { AppError } from '../platform/errors';
+import type { DomainError } from '../platform/errors';
 import { batcherPerOwner, type BatcherOptions } from './batching';
 
 /** Bytes of randomness in a key secret (256 bits). */
@@ -61,13 +62,7 @@ export async function issueKey(
   return { ...row, secret: tokenOf(keyId, secret) };
 }
 
-const unauthenticated = (message: string) =>
-  new AppError({
-    status: 401,
-    code: 'UNAUTHENTICATED',
-    message,
-    headers: { 'WWW-Authenticate': 'Bearer' },
-  });
+const unauthenticated = (message: string) => ledgerError('UNAUTHENTICATED', { message });
 
 function asBuffer(value: unknown): Buffer {
   if (Buffer.isBuffer(value)) return value;
@@ -86,11 +81,9 @@ export function bearerOf(authorization: string | undefined): { keyId: string; se
 }
 
 export const authzUnavailable = (cause: unknown) =>
-  new AppError({
-    status: 503,
-    code: 'AUTHZ_UNAVAILABLE',
+  ledgerError('AUTHZ_UNAVAILABLE', {
     message: 'authorization store unreachable; retry',
-    headers: { 'Retry-After': '1' },
+    retryAfterSeconds: 1,
     cause,
   });
 
@@ -99,8 +92,8 @@ export const authzUnavailable = (cause: unknown) =>
  * AUTHZ_CREDENTIAL_REJECTED, as mapDatabaseError gives it on every other path), or it is
  * unreachable, stalled or failed otherwise (503 AUTHZ_UNAVAILABLE). Both are transient.
  */
-function authzFailure(cause: unknown): AppError {
-  return isLoginRefused(cause) ? (mapDatabaseError(cause) as AppError) : authzUnavailable(cause);
+function authzFailure(cause: unknown): DomainError {
+  return isLoginRefused(cause) ? (mapDatabaseError(cause) as DomainError) : authzUnavailable(cause);
 }
 
 /**
@@ -153,19 +146,15 @@ export function judgeCredential(credential: Credential | null, secret: string): 
   if (!credential || !matches || credential.revoked)
     throw unauthenticated('unknown or revoked credential');
   if (credential.expired)
-    throw new AppError({ status: 401, code: 'CREDENTIAL_EXPIRED', message: 'credential expired' });
+    throw ledgerError('CREDENTIAL_EXPIRED', { message: 'credential expired' });
   if (credential.tenant_status === null) {
-    throw new AppError({
-      status: 403,
-      code: 'TENANT_NOT_PROVISIONED',
-      message: 'tenant not provisioned',
-    });
+    throw ledgerError('TENANT_NOT_PROVISIONED', { message: 'tenant not provisioned' });
   }
   if (
     credential.tenant_status !== 'active' ||
     (credential.parent_id !== null && credential.parent_status !== 'active')
   ) {
-    throw new AppError({ status: 403, code: 'TENANT_SUSPENDED', message: 'tenant suspended' });
+    throw ledgerError('TENANT_SUSPENDED', { message: 'tenant suspended' });
   }
   const principal: Principal = {
     keyId: credential.key_id,
@@ -245,10 +234,6 @@ export async function authenticateAndClaim(
 
 export function requireRole(principal: Principal, role: LedgerRole): void {
   if (principal.role !== role) {
-    throw new AppError({
-      status: 403,
-      code: 'FORBIDDEN',
-      message: `this operation needs a ${role} key`,
-    });
+    throw ledgerError('FORBIDDEN', { message: `this operation needs a ${role} key` });
   }
 }

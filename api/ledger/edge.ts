@@ -1,10 +1,10 @@
 import { Readable } from 'node:stream';
+import { ledgerError } from './errors';
 import getRawBody from 'raw-body';
 import type { Context, Middleware, Next } from 'koa';
 import { redisScript, type Redis } from '../../db/redis';
 import type { Logger } from '../platform/logger';
 import { PayloadTooLargeError } from '../platform/http/json-body';
-import { AppError } from '../platform/errors';
 import { countingBatcher } from './batching';
 
 /** Paths the edge never limits (probes). */
@@ -94,11 +94,9 @@ export function edgeRateLimit(options: EdgeOptions): Middleware {
       );
     }
     if (verdict && !verdict.allowed) {
-      throw new AppError({
-        status: 429,
-        code: 'RATE_LIMITED',
+      throw ledgerError('RATE_LIMITED', {
         message: 'too many requests from this address; retry with the same Idempotency-Key',
-        headers: { 'Retry-After': String(Math.max(1, Math.ceil(verdict.retryAfterMs / 1000))) },
+        retryAfterSeconds: Math.max(1, Math.ceil(verdict.retryAfterMs / 1000)),
       });
     }
     await next();

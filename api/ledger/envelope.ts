@@ -1,26 +1,10 @@
-import {
-  PLATFORM_ERRORS,
-  RequestValidationError,
-  type DomainError,
-  type ErrorCatalogue,
-} from '../platform/errors';
+import { RequestValidationError, type DomainError } from '../platform/errors';
+import { LEDGER_ERRORS } from './errors';
 import type { ErrorEnvelope } from '../platform/http/app';
 import { errorResponse } from '../platform/http/error-response';
 
-/**
- * The ledger's error codes beyond those its throwers still give a status with (AppError, until
- * this catalogue holds every code: issue 15). A body the ledger cannot read is 422
- * INVALID_REQUEST, whatever the reason.
- */
-export const LEDGER_ERRORS: ErrorCatalogue = {
-  ...PLATFORM_ERRORS,
-  MALFORMED_JSON: { ...PLATFORM_ERRORS.MALFORMED_JSON, status: 422 },
-  UNSUPPORTED_MEDIA_TYPE: { ...PLATFORM_ERRORS.UNSUPPORTED_MEDIA_TYPE, status: 422 },
-  FORBIDDEN: { status: 403, message: 'forbidden', retryable: false },
-};
-
 /** Codes the ledger's clients see as INVALID_REQUEST (the spec's code for an unreadable body). */
-const SHOWN_AS_INVALID_REQUEST = new Set(['MALFORMED_JSON', 'UNSUPPORTED_MEDIA_TYPE']);
+export const SHOWN_AS_INVALID_REQUEST = new Set(['MALFORMED_JSON', 'UNSUPPORTED_MEDIA_TYPE']);
 
 /** The ledger's envelope: `{error: {code, message, details?}}` on every layer. */
 export const ledgerBody: ErrorEnvelope = (error) => {
@@ -42,6 +26,8 @@ export const ledgerBody: ErrorEnvelope = (error) => {
   if (error.details !== undefined) body.details = error.details;
   return { error: body };
 };
+
+export { LEDGER_ERRORS };
 
 /** An error as the ledger answers it: status and body (the idempotency record keeps both). */
 export function ledgerEnvelope(error: DomainError): { status: number; body: unknown } {

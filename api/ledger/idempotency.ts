@@ -1,4 +1,5 @@
 import canonicalize from 'canonicalize';
+import { ledgerError } from './errors';
 import type { Context, Next } from 'koa';
 import type { DatabasePool } from '../../db/pool';
 import { withTenant, type Tx } from '../../db/ledger/context';
@@ -9,12 +10,7 @@ import {
   type ClaimResult,
   type IdempotencyScope,
 } from '../../db/ledger/idempotency';
-import {
-  AppError,
-  isDomainError,
-  RequestValidationError,
-  type DomainError,
-} from '../platform/errors';
+import { isDomainError, RequestValidationError, type DomainError } from '../platform/errors';
 import { errorResponse } from '../platform/http/error-response';
 import { MISSING_BODY } from '../platform/http/validate';
 import { sha256, type Principal } from './credentials';
@@ -43,17 +39,13 @@ function isFinal(error: DomainError): boolean {
   return status < 500 && status !== 429 && headers['Retry-After'] === undefined;
 }
 
-function keyHeaderError(key: string): AppError | null {
+function keyHeaderError(key: string): DomainError | null {
   if (key === '')
-    return new AppError({
-      status: 400,
-      code: 'MISSING_IDEMPOTENCY_KEY',
+    return ledgerError('MISSING_IDEMPOTENCY_KEY', {
       message: 'mutating requests need an Idempotency-Key header',
     });
   if (key.length > LIMITS.idempotencyKeyCharsMax) {
-    return new AppError({
-      status: 422,
-      code: 'INVALID_REQUEST',
+    return ledgerError('INVALID_REQUEST', {
       message: `Idempotency-Key is 1 to ${LIMITS.idempotencyKeyCharsMax} chars`,
       details: [
         {
@@ -121,18 +113,14 @@ export async function runIdempotent(
   const claim =
     claimed ?? (await claimIdempotencyKey(pool, scope, requestSha256, IDEMPOTENCY_LOCK_MS));
   if (claim.kind === 'mismatch') {
-    throw new AppError({
-      status: 422,
-      code: 'IDEMPOTENCY_KEY_MISMATCH',
+    throw ledgerError('IDEMPOTENCY_KEY_MISMATCH', {
       message: 'this Idempotency-Key was used with a different request',
     });
   }
   if (claim.kind === 'in_flight') {
-    throw new AppError({
-      status: 409,
-      code: 'IDEMPOTENCY_IN_FLIGHT',
+    throw ledgerError('IDEMPOTENCY_IN_FLIGHT', {
       message: 'a request with this Idempotency-Key is in progress',
-      headers: { 'Retry-After': String(IDEMPOTENCY_RETRY_AFTER_SECONDS) },
+      retryAfterSeconds: IDEMPOTENCY_RETRY_AFTER_SECONDS,
     });
   }
   if (claim.kind === 'replay') {

@@ -1,9 +1,9 @@
 import type { Context } from 'koa';
+import { ledgerError } from './errors';
 import { sql, type DatabasePool } from '../../db/pool';
 import { redisScript, type Redis } from '../../db/redis';
 import { withSystem } from '../../db/ledger/context';
 import type { Logger } from '../platform/logger';
-import { AppError } from '../platform/errors';
 import type { Principal } from './credentials';
 import { countingBatcher } from './batching';
 
@@ -76,11 +76,9 @@ export function monthlyCallMeter(deps: {
       return UNCOUNTABLE;
     }
     if (calls > deps.monthlyCallQuota) {
-      throw new AppError({
-        status: 429,
-        code: 'QUOTA_EXCEEDED',
+      throw ledgerError('QUOTA_EXCEEDED', {
         message: `monthly call quota of ${deps.monthlyCallQuota} reached`,
-        headers: { 'Retry-After': String(secondsToNextMonth(now)) },
+        retryAfterSeconds: secondsToNextMonth(now),
       });
     }
     return {

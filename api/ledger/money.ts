@@ -1,4 +1,4 @@
-import { AppError } from '../platform/errors';
+import { ledgerError, type LedgerErrorCode } from './errors';
 
 /** Largest number of decimal digits an amount may carry (numeric(38,0) in Postgres). */
 export const AMOUNT_DIGITS_MAX = 38;
@@ -11,28 +11,22 @@ const DECIMAL = /^(-)?(\d+)(?:\.(\d+))?$/;
 export function decimalToMinor(
   text: string,
   scale: number,
-  options: { allowNegative?: boolean; code?: string } = {},
+  options: { allowNegative?: boolean; code?: LedgerErrorCode } = {},
 ): bigint {
   const code = options.code ?? 'INVALID_AMOUNT';
   const match = DECIMAL.exec(text);
   if (!match || (match[1] && !options.allowNegative)) {
-    throw new AppError({ status: 422, code, message: `"${text}" is not a plain decimal string` });
+    throw ledgerError(code, { message: `"${text}" is not a plain decimal string` });
   }
   const [, sign, whole = '', fraction = ''] = match;
   if (fraction.length > scale) {
-    throw new AppError({
-      status: 422,
-      code: code === 'INVALID_AMOUNT' ? 'INVALID_AMOUNT_SCALE' : code,
+    throw ledgerError(code === 'INVALID_AMOUNT' ? 'INVALID_AMOUNT_SCALE' : code, {
       message: `"${text}" has more than ${scale} decimals`,
     });
   }
   const digits = (whole + fraction.padEnd(scale, '0')).replace(/^0+(?=\d)/, '');
   if (digits.length > AMOUNT_DIGITS_MAX) {
-    throw new AppError({
-      status: 422,
-      code,
-      message: `"${text}" has more than ${AMOUNT_DIGITS_MAX} digits`,
-    });
+    throw ledgerError(code, { message: `"${text}" has more than ${AMOUNT_DIGITS_MAX} digits` });
   }
   const minor = BigInt(digits);
   return sign ? -minor : minor;
@@ -57,9 +51,7 @@ export function floorToMinor(value: unknown, scale: number): bigint | null {
   if (value === null) return null;
   if (typeof value === 'number') {
     if (!Number.isSafeInteger(value)) {
-      throw new AppError({
-        status: 422,
-        code: 'INVALID_FLOOR',
+      throw ledgerError('INVALID_FLOOR', {
         message: 'balance_floor integer must be a safe integer of minor units',
       });
     }
@@ -67,9 +59,7 @@ export function floorToMinor(value: unknown, scale: number): bigint | null {
   }
   if (typeof value === 'string')
     return decimalToMinor(value, scale, { allowNegative: true, code: 'INVALID_FLOOR' });
-  throw new AppError({
-    status: 422,
-    code: 'INVALID_FLOOR',
+  throw ledgerError('INVALID_FLOOR', {
     message: 'balance_floor must be a decimal string, an integer or null',
   });
 }

@@ -1,10 +1,10 @@
 import Router from '@koa/router';
+import { ledgerError } from './errors';
 import Joi from 'joi';
 import type { Context, Middleware, Next } from 'koa';
 import type { DatabasePool } from '../../db/pool';
 import type { LedgerRole } from '../../db/ledger/tenants';
 import { validate, type ValidatedState } from '../platform/http/validate';
-import { AppError } from '../platform/errors';
 import {
   authenticate,
   authenticateAndClaim,
@@ -416,4 +416,4 @@ export function presentCreated(created: CreatedTransaction) {
 
 /** Thrown for an authenticated request whose body is not a JSON object where one is needed. */
 export const bodyMustBeObject = () =>
-  new AppError({ status: 422, code: 'INVALID_REQUEST', message: 'body must be a JSON object' });
+  ledgerError('INVALID_REQUEST', { message: 'body must be a JSON object' });

@@ -4,6 +4,7 @@ import {
   ConnectionError,
 } from 'slonik';
 import { v7 as uuidv7 } from 'uuid';
+import { ledgerError } from './errors';
 import { sqlState, type DatabasePool } from '../../db/pool';
 import { SUB_TENANT_DEPTH_MESSAGE, withTenant } from '../../db/ledger/context';
 import {
@@ -17,7 +18,7 @@ import {
   type LedgerRole,
   type TenantRow,
 } from '../../db/ledger/tenants';
-import { AppError } from '../platform/errors';
+import { DomainError } from '../platform/errors';
 import { authzUnavailable, issueKey, type Principal } from './credentials';
 import { checkText, invalid, isUuid, LIMITS, pageOf, type Page } from './validation';
 
@@ -30,7 +31,7 @@ export const SUB_TENANT_KEY_ROLES: readonly LedgerRole[] = [
 ];
 
 const subTenantNotFound = () =>
-  new AppError({ status: 404, code: 'SUB_TENANT_NOT_FOUND', message: 'sub-tenant not found' });
+  ledgerError('SUB_TENANT_NOT_FOUND', { message: 'sub-tenant not found' });
 
 export function presentSubTenant(t: TenantRow) {
   return {
@@ -201,15 +202,13 @@ const NO_ANSWER = [ConnectionError, BackendTerminatedError, BackendTerminatedUne
  * REVOCATION_FAILED: its transaction rolled back, so nothing changed and the key still works.
  */
 function revocationFailure(error: unknown): unknown {
-  if (error instanceof AppError && error.cause === undefined) return error;
-  if (error instanceof AppError && error.code === 'AUTHZ_CREDENTIAL_REJECTED') return error;
+  if (error instanceof DomainError && error.cause === undefined) return error;
+  if (error instanceof DomainError && error.code === 'AUTHZ_CREDENTIAL_REJECTED') return error;
   if (NO_ANSWER.some((type) => error instanceof type)) return authzUnavailable(error);
   // The database's refusals carry their SQLSTATE, also when mapDatabaseError has made them an
-  // AppError (LOCK_TIMEOUT, STATEMENT_TIMEOUT, ...) with the database's error as its cause.
+  // DomainError (LOCK_TIMEOUT, STATEMENT_TIMEOUT, ...) with the database's error as its cause.
   if (sqlState(error) !== undefined) {
-    return new AppError({
-      status: 502,
-      code: 'REVOCATION_FAILED',
+    return ledgerError('REVOCATION_FAILED', {
       message: 'the key store refused the revocation; nothing changed, the key still works',
       cause: error,
     });
@@ -227,8 +226,7 @@ export async function revokeSubTenantKey(
     return await withTenant(pool, principal.tenantId, async (tx) => {
       await findChild(tx, principal, subTenantId);
       const key = isUuid(keyId) ? await revokeKey(tx, subTenantId, keyId) : null;
-      if (!key)
-        throw new AppError({ status: 404, code: 'KEY_NOT_FOUND', message: 'key not found' });
+      if (!key) throw ledgerError('KEY_NOT_FOUND', { message: 'key not found' });
       return presentKey(key);
     });
   } catch (error) {

@@ -1,4 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
+import { isLedgerErrorCode, ledgerError } from './errors';
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import type { DatabasePool } from '../../db/pool';
 import { LOCK_TIMEOUT_MS, mapDatabaseError, withTenant } from '../../db/ledger/context';
@@ -23,7 +24,7 @@ import {
   type TransactionRow,
   type TransactionState,
 } from '../../db/ledger/transactions';
-import { AppError } from '../platform/errors';
+import type { DomainError } from '../platform/errors';
 import { batcherPerOwner, type BatcherOptions } from './batching';
 import { observePostingFlight } from './metrics';
 import { IDEMPOTENCY_LOCK_MS } from './idempotency';
@@ -51,16 +52,16 @@ interface EntryInput {
 /** A hold can last at most this long (one year): expiry is a timer, not a parking lot. */
 export const HOLD_DURATION_MAX_MS = 366 * 24 * 3600 * 1000;
 
-const notFound = () =>
-  new AppError({ status: 404, code: 'TRANSACTION_NOT_FOUND', message: 'transaction not found' });
+const notFound = () => ledgerError('TRANSACTION_NOT_FOUND', { message: 'transaction not found' });
 
-function accountNotActive(accountId: string, status: string): AppError {
-  return new AppError({
-    status: 409,
-    code: 'ACCOUNT_NOT_ACTIVE',
+/** A frozen account thaws (a retry may succeed in a few seconds); a closed one stays closed. */
+const FROZEN_RETRY_AFTER_SECONDS = 5;
+
+function accountNotActive(accountId: string, status: string): DomainError {
+  return ledgerError('ACCOUNT_NOT_ACTIVE', {
     message: `account ${accountId} is ${status}`,
     details: { account_id: accountId, status },
-    headers: status === 'frozen' ? { 'Retry-After': '5' } : {},
+    retryAfterSeconds: status === 'frozen' ? FROZEN_RETRY_AFTER_SECONDS : undefined,
   });
 }
 
@@ -198,25 +199,16 @@ export interface PostingRecord {
   status: number;
 }
 
-const REFUSAL_STATUS: Record<string, number> = {
-  REFERENCE_NOT_FOUND: 422,
-  INVALID_AMOUNT: 422,
-  INVALID_AMOUNT_SCALE: 422,
-  UNBALANCED_TRANSACTION: 422,
-  INSUFFICIENT_AVAILABLE: 422,
-  ACCOUNT_NOT_ACTIVE: 409,
-};
-
-function refusal(r: PostingRefusal): AppError {
+/** A refusal the posting functions returned (their codes are the catalogue's). */
+function refusal(r: PostingRefusal): DomainError {
   const details = r.details as { status?: string } | undefined;
-  return new AppError({
-    status: REFUSAL_STATUS[r.code] ?? 500,
-    code: r.code,
+  return ledgerError(isLedgerErrorCode(r.code) ? r.code : 'INTERNAL_ERROR', {
     message: r.message,
     details: r.details,
-    // A frozen account thaws (transient); a closed one stays closed.
-    headers:
-      r.code === 'ACCOUNT_NOT_ACTIVE' && details?.status === 'frozen' ? { 'Retry-After': '5' } : {},
+    retryAfterSeconds:
+      r.code === 'ACCOUNT_NOT_ACTIVE' && details?.status === 'frozen'
+        ? FROZEN_RETRY_AFTER_SECONDS
+        : undefined,
   });
 }
 
@@ -294,20 +286,14 @@ export async function createTransaction(
 ): Promise<CreatedTransaction> {
   const parsed = parseTransaction(input, Date.now());
   if (!tenantId) {
-    throw new AppError({
-      status: 409,
-      code: 'TENANT_CONTEXT_REQUIRED',
-      message: 'tenant context missing',
-    });
+    throw ledgerError('TENANT_CONTEXT_REQUIRED', { message: 'tenant context missing' });
   }
   let outcome: PostingResult;
   try {
     outcome = await postingBatcher(pool).submit(tenantId, postingCallOf(tenantId, parsed, record));
   } catch (error) {
     if (isDuplicateExternalId(error)) {
-      throw new AppError({
-        status: 409,
-        code: 'DUPLICATE_TRANSACTION',
+      throw ledgerError('DUPLICATE_TRANSACTION', {
         message: `a transaction with external_id ${String(parsed.externalId)} exists`,
         details: { external_id: parsed.externalId },
         cause: error,
@@ -342,7 +328,7 @@ export interface PostingAuthority {
  */
 export type AuthorizedOutcome =
   | { created: CreatedTransaction }
-  | { refused: AppError }
+  | { refused: DomainError }
   | { fallback: 'credential' | 'key' | 'duplicate' };
 
 const authorizedPostingBatcher = batcherPerOwner(
@@ -499,34 +485,22 @@ export async function settleTransaction(
     };
   });
   if (outcome.kind === 'not_due') {
-    throw new AppError({
-      status: 409,
-      code: 'INVALID_TRANSACTION_STATE',
+    throw ledgerError('INVALID_TRANSACTION_STATE', {
       message: 'hold not due to expire yet',
       details: { state: 'pending' },
     });
   }
   if (outcome.kind === 'final') {
     if (action === 'commit' && outcome.transaction.state === 'expired') {
-      throw new AppError({
-        status: 410,
-        code: 'HOLD_EXPIRED',
-        message: 'the hold expired before settlement',
-      });
+      throw ledgerError('HOLD_EXPIRED', { message: 'the hold expired before settlement' });
     }
-    throw new AppError({
-      status: 409,
-      code: 'INVALID_TRANSACTION_STATE',
+    throw ledgerError('INVALID_TRANSACTION_STATE', {
       message: `transaction is ${outcome.transaction.state}`,
       details: { state: outcome.transaction.state },
     });
   }
   if (action === 'commit' && outcome.settled.state === 'expired') {
-    throw new AppError({
-      status: 410,
-      code: 'HOLD_EXPIRED',
-      message: 'the hold expired before settlement',
-    });
+    throw ledgerError('HOLD_EXPIRED', { message: 'the hold expired before settlement' });
   }
   return outcome.settled;
 }

@@ -1,5 +1,6 @@
 import canonicalize from 'canonicalize';
-import { AppError } from '../platform/errors';
+import { ledgerError, type LedgerErrorCode } from './errors';
+import type { DomainError } from '../platform/errors';
 
 /** Limits of the spec's Limits table, one named constant each. */
 export const LIMITS = {
@@ -23,8 +24,8 @@ export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0
 export const isUuid = (value: unknown): value is string =>
   typeof value === 'string' && UUID_PATTERN.test(value);
 
-export function invalid(code: string, message: string, details?: unknown): AppError {
-  return new AppError({ status: 422, code, message, details });
+export function invalid(code: LedgerErrorCode, message: string, details?: unknown): DomainError {
+  return ledgerError(code, { message, details });
 }
 
 /** metadata: a JSON object of at most 16 KiB in RFC 8785 canonical form. */
@@ -49,7 +50,7 @@ export function checkText(
   value: unknown,
   field: string,
   maxChars: number,
-  code: string,
+  code: LedgerErrorCode,
   options: { required?: boolean; allowNull?: boolean } = {},
 ): string | null | undefined {
   if (value === undefined) {
@@ -79,9 +80,7 @@ export function parsePage(query: Record<string, unknown>): Page {
       Number(limitText) < 1 ||
       Number(limitText) > LIMITS.pageSizeMax
     ) {
-      throw new AppError({
-        status: 422,
-        code: 'INVALID_REQUEST',
+      throw ledgerError('INVALID_REQUEST', {
         message: `limit must be an integer from 1 to ${LIMITS.pageSizeMax}`,
         details: [
           {
@@ -97,9 +96,7 @@ export function parsePage(query: Record<string, unknown>): Page {
   }
   const cursor = query.cursor;
   if (cursor !== undefined && !isUuid(cursor)) {
-    throw new AppError({
-      status: 422,
-      code: 'INVALID_REQUEST',
+    throw ledgerError('INVALID_REQUEST', {
       message: 'cursor must be a next_cursor from a previous page',
       details: [
         {

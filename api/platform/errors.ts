@@ -78,31 +78,6 @@ export class MethodNotAllowedError extends DomainError<'METHOD_NOT_ALLOWED'> {
   }
 }
 
-/**
- * The error type the ledger still throws with its HTTP status in hand, until its catalogue
- * replaces it (issue 15): the edge takes its status as given.
- */
-export interface AppErrorInit {
-  status: number;
-  code: string;
-  message?: string;
-  details?: unknown;
-  headers?: Record<string, string>;
-  cause?: unknown;
-}
-
-export class AppError extends DomainError {
-  readonly status: number;
-  readonly headers: Record<string, string>;
-
-  constructor(init: AppErrorInit) {
-    super(init.code, { message: init.message, details: init.details, cause: init.cause });
-    this.name = 'AppError';
-    this.status = init.status;
-    this.headers = init.headers ?? {};
-  }
-}
-
 /** One failed rule of request validation, independent of any envelope. */
 export interface ValidationIssue {
   location: 'body' | 'query' | 'params' | 'headers';
@@ -124,8 +99,4 @@ export class RequestValidationError extends DomainError<'INVALID_REQUEST'> {
 
 export function isDomainError(error: unknown): error is DomainError {
   return error instanceof DomainError;
-}
-
-export function isAppError(error: unknown): error is AppError {
-  return error instanceof AppError;
 }

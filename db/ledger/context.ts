@@ -4,7 +4,27 @@ import {
   type DatabaseTransactionConnection,
 } from 'slonik';
 import { isLoginRefused, sql, sqlDetail, sqlState, type DatabasePool } from '../pool';
-import { AppError } from '../../api/platform/errors';
+import { DomainError, type DomainErrorInit } from '../../api/platform/errors';
+
+/** The ledger's codes for the database's own refusals (api/ledger/errors.ts gives their status). */
+export type DatabaseRefusalCode =
+  | 'POSTING_FROZEN'
+  | 'STATEMENT_TIMEOUT'
+  | 'CONFLICT_RETRY'
+  | 'LOCK_TIMEOUT'
+  | 'APPEND_ONLY_VIOLATION'
+  | 'UNBALANCED_TRANSACTION'
+  | 'INVALID_TENANT'
+  | 'IMMUTABLE_VIOLATION'
+  | 'TENANT_CONTEXT_MISMATCH'
+  | 'AUTHZ_CREDENTIAL_REJECTED'
+  | 'CONSTRAINT_VIOLATION'
+  | 'REFERENCE_NOT_FOUND'
+  | 'INVALID_INPUT'
+  | 'TENANT_CONTEXT_REQUIRED';
+
+const refused = (code: DatabaseRefusalCode, init: DomainErrorInit = {}) =>
+  new DomainError(code, init);
 
 export type Tx = DatabaseTransactionConnection;
 
@@ -26,15 +46,13 @@ export const SQLSTATE = {
 } as const;
 
 /** 409 POSTING_FROZEN from the refusal of migration 0015's trigger, with the operator's Retry-After. */
-function postingFrozen(error: unknown): AppError {
+function postingFrozen(error: unknown): DomainError {
   const detail = JSON.parse(sqlDetail(error) ?? '{}') as {
     retry_after_seconds?: number;
     asset_type_id?: string | null;
   };
   const assetTypeId = detail.asset_type_id ?? null;
-  return new AppError({
-    status: 409,
-    code: 'POSTING_FROZEN',
+  return refused('POSTING_FROZEN', {
     message:
       assetTypeId === null
         ? 'posting is frozen for this tenant by its operator; retry later with the same Idempotency-Key'
@@ -43,118 +61,86 @@ function postingFrozen(error: unknown): AppError {
       assetTypeId === null
         ? { scope: 'tenant' }
         : { scope: 'asset_type', asset_type_id: assetTypeId },
-    headers: { 'Retry-After': String(detail.retry_after_seconds ?? 60) },
+    retryAfterSeconds: detail.retry_after_seconds ?? 60,
     cause: error,
   });
 }
 
 /** Maps the database's own refusals to the ledger's error codes; anything else passes through. */
 export function mapDatabaseError(error: unknown): unknown {
-  if (error instanceof AppError) return error;
+  if (error instanceof DomainError) return error;
   if (error instanceof StatementTimeoutError) {
-    return new AppError({
-      status: 503,
-      code: 'STATEMENT_TIMEOUT',
+    return refused('STATEMENT_TIMEOUT', {
       message: 'database statement budget exceeded',
-      headers: { 'Retry-After': '1' },
+      retryAfterSeconds: 1,
       cause: error,
     });
   }
   // The database refused the service's own login: its credential, not the caller's.
   if (isLoginRefused(error))
-    return new AppError({
-      status: 503,
-      code: 'AUTHZ_CREDENTIAL_REJECTED',
+    return refused('AUTHZ_CREDENTIAL_REJECTED', {
       message: "the ledger's database refuses the service's credential; retry",
-      headers: { 'Retry-After': '1' },
+      retryAfterSeconds: 1,
       cause: error,
     });
   switch (sqlState(error)) {
     case SQLSTATE.appendOnly:
-      return new AppError({
-        status: 409,
-        code: 'APPEND_ONLY_VIOLATION',
+      return refused('APPEND_ONLY_VIOLATION', {
         message: 'the journal is append-only',
         cause: error,
       });
     case SQLSTATE.unbalanced:
-      return new AppError({
-        status: 422,
-        code: 'UNBALANCED_TRANSACTION',
+      return refused('UNBALANCED_TRANSACTION', {
         message: 'debits must equal credits per asset type',
         cause: error,
       });
     case SQLSTATE.depth:
-      return new AppError({
-        status: 422,
-        code: 'INVALID_TENANT',
-        message: SUB_TENANT_DEPTH_MESSAGE,
-        cause: error,
-      });
+      return refused('INVALID_TENANT', { message: SUB_TENANT_DEPTH_MESSAGE, cause: error });
     case SQLSTATE.immutable:
-      return new AppError({
-        status: 409,
-        code: 'IMMUTABLE_VIOLATION',
+      return refused('IMMUTABLE_VIOLATION', {
         message: 'an immutable field was targeted',
         cause: error,
       });
     case SQLSTATE.postingFrozen:
       return postingFrozen(error);
     case SQLSTATE.rlsViolation:
-      return new AppError({
-        status: 403,
-        code: 'TENANT_CONTEXT_MISMATCH',
+      return refused('TENANT_CONTEXT_MISMATCH', {
         message: 'row outside the tenant context',
         cause: error,
       });
     case SQLSTATE.lockNotAvailable:
-      return new AppError({
-        status: 409,
-        code: 'LOCK_TIMEOUT',
+      return refused('LOCK_TIMEOUT', {
         message: 'account is busy; retry',
-        headers: { 'Retry-After': '1' },
+        retryAfterSeconds: 1,
         cause: error,
       });
     case SQLSTATE.serializationFailure:
     case SQLSTATE.deadlock:
-      return new AppError({
-        status: 409,
-        code: 'CONFLICT_RETRY',
+      return refused('CONFLICT_RETRY', {
         message: 'concurrent update; retry',
-        headers: { 'Retry-After': '1' },
+        retryAfterSeconds: 1,
         cause: error,
       });
     case '57014':
-      return new AppError({
-        status: 503,
-        code: 'STATEMENT_TIMEOUT',
+      return refused('STATEMENT_TIMEOUT', {
         message: 'database statement budget exceeded',
-        headers: { 'Retry-After': '1' },
+        retryAfterSeconds: 1,
         cause: error,
       });
     case '23514':
     case '23502':
-      return new AppError({
-        status: 422,
-        code: 'CONSTRAINT_VIOLATION',
+      return refused('CONSTRAINT_VIOLATION', {
         message: 'a database constraint refused the value',
         cause: error,
       });
     case '23503':
-      return new AppError({
-        status: 422,
-        code: 'REFERENCE_NOT_FOUND',
+      return refused('REFERENCE_NOT_FOUND', {
         message: 'a referenced record does not exist',
         cause: error,
       });
     default:
       if (isMalformedValue(error))
-        return new AppError({
-          status: 422,
-          code: 'INVALID_INPUT',
-          message: 'a value is malformed',
-          cause: error,
-        });
+        return refused('INVALID_INPUT', { message: 'a value is malformed', cause: error });
       return error;
   }
 }
@@ -204,11 +190,7 @@ export function withTenant<T>(
   fn: (tx: Tx) => Promise<T>,
 ): Promise<T> {
   if (!tenantId) {
-    throw new AppError({
-      status: 409,
-      code: 'TENANT_CONTEXT_REQUIRED',
-      message: 'tenant context missing',
-    });
+    throw refused('TENANT_CONTEXT_REQUIRED', { message: 'tenant context missing' });
   }
   return run(
     pool,

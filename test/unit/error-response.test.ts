@@ -1,10 +1,5 @@
 import { errorResponse } from '../../api/platform/http/error-response';
-import {
-  AppError,
-  DomainError,
-  MethodNotAllowedError,
-  platformError,
-} from '../../api/platform/errors';
+import { DomainError, MethodNotAllowedError, platformError } from '../../api/platform/errors';
 import { RUNS_ERRORS, runsError } from '../../api/runs/errors';
 
 /** The one place a domain error becomes HTTP: the catalogue's status and the headers it implies. */
@@ -31,14 +26,6 @@ describe('errorResponse', () => {
 
   it('answers 500 for a code its service does not catalogue (a programmer error, never a guess)', () => {
     expect(errorResponse(new DomainError('no_such_code'), RUNS_ERRORS).status).toBe(500);
-  });
-
-  it("keeps the status and headers an AppError (the ledger's, until its catalogue) was thrown with", () => {
-    const error = new AppError({ status: 409, code: 'X', headers: { 'Retry-After': '2' } });
-    expect(errorResponse(error, RUNS_ERRORS)).toEqual({
-      status: 409,
-      headers: { 'Retry-After': '2' },
-    });
   });
 
   it('gives every platform code a status in every service', () => {

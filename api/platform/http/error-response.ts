@@ -1,21 +1,20 @@
-import { AppError, MethodNotAllowedError, type DomainError, type ErrorCatalogue } from '../errors';
+import { MethodNotAllowedError, type DomainError, type ErrorCatalogue } from '../errors';
 
 /**
  * The one place a domain error becomes HTTP: its status from the service's catalogue (500 for a
  * code the catalogue lacks: a programmer's error), Retry-After from its retryAfterSeconds, Allow
- * for a method the path does not serve, the bearer challenge with a 401. (The ledger's AppErrors still carry their own status.)
+ * for a method the path does not serve, the bearer challenge with a 401.
  */
 export function errorResponse(
   error: DomainError,
   catalogue: ErrorCatalogue,
 ): { status: number; headers: Record<string, string> } {
-  const legacy = error instanceof AppError;
-  const headers: Record<string, string> = legacy ? { ...error.headers } : {};
+  const headers: Record<string, string> = {};
   if (error.retryAfterSeconds !== undefined)
     headers['Retry-After'] = String(error.retryAfterSeconds);
   if (error instanceof MethodNotAllowedError) headers.Allow = error.allowed;
-  const status = legacy ? error.status : (catalogue[error.code]?.status ?? 500);
+  const status = catalogue[error.code]?.status ?? 500;
   // Every service authenticates with bearer tokens (RFC 6750 asks for the challenge on a 401).
-  if (status === 401 && !legacy) headers['WWW-Authenticate'] = 'Bearer';
+  if (status === 401) headers['WWW-Authenticate'] = 'Bearer';
   return { status, headers };
 }

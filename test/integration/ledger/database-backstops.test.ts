@@ -1,6 +1,8 @@
 import { v7 as uuidv7 } from 'uuid';
 import { loadConfig } from '../../../api/platform/config';
-import { AppError } from '../../../api/platform/errors';
+import { DomainError } from '../../../api/platform/errors';
+import { errorResponse } from '../../../api/platform/http/error-response';
+import { LEDGER_ERRORS } from '../../../api/ledger/errors';
 import { ledgerEnvelope } from '../../../api/ledger/envelope';
 import { createDatabasePool, sql, sqlState, type DatabasePool } from '../../../db/pool';
 import { withSystem, withTenant, type Tx } from '../../../db/ledger/context';
@@ -55,21 +57,22 @@ describe('ledger database backstops', () => {
     }
     throw new Error('expected a refusal, got none');
   };
-  const expectAppError = (
+  const expectRefusal = (
     error: unknown,
     status: number,
     code: string,
     message: string,
     cause?: string,
   ) => {
-    expect(error).toBeInstanceOf(AppError);
-    expect(error).toMatchObject({ status, code, message, headers: {} });
+    expect(error).toBeInstanceOf(DomainError);
+    expect(error).toMatchObject({ code, message });
     // Final (no Retry-After) and in the envelope with a constant message, nothing of the cause.
-    expect(ledgerEnvelope(error as AppError)).toEqual({
+    expect(errorResponse(error as DomainError, LEDGER_ERRORS).headers).toEqual({});
+    expect(ledgerEnvelope(error as DomainError)).toEqual({
       status,
       body: { error: { code, message } },
     });
-    if (cause !== undefined) expect(sqlState((error as AppError).cause)).toBe(cause);
+    if (cause !== undefined) expect(sqlState((error as DomainError).cause)).toBe(cause);
   };
 
   beforeAll(async () => {
@@ -101,7 +104,7 @@ describe('ledger database backstops', () => {
           await insertAccount(tx, refused, name, normalSide);
         }),
       );
-      expectAppError(
+      expectRefusal(
         error,
         422,
         'CONSTRAINT_VIOLATION',
@@ -124,7 +127,7 @@ describe('ledger database backstops', () => {
         await insertTenantRow(tx, grandchild, child);
       }),
     );
-    expectAppError(
+    expectRefusal(
       error,
       422,
       'INVALID_TENANT',
@@ -147,7 +150,7 @@ describe('ledger database backstops', () => {
         return Promise.resolve();
       }),
     );
-    expectAppError(error, 409, 'TENANT_CONTEXT_REQUIRED', 'tenant context missing');
+    expectRefusal(error, 409, 'TENANT_CONTEXT_REQUIRED', 'tenant context missing');
     expect(ran).toBe(false);
   });
 
@@ -161,7 +164,7 @@ describe('ledger database backstops', () => {
         await insertAssetType(tx, tenantB, foreign);
       }),
     );
-    expectAppError(
+    expectRefusal(
       inserted,
       403,
       'TENANT_CONTEXT_MISMATCH',
@@ -181,7 +184,7 @@ describe('ledger database backstops', () => {
         ),
       ),
     );
-    expectAppError(
+    expectRefusal(
       updated,
       403,
       'TENANT_CONTEXT_MISMATCH',
@@ -216,7 +219,7 @@ describe('ledger database backstops', () => {
       [sql.unsafe`SELECT ('"a' || chr(92) || 'u0000b"')::jsonb ->> 0`, '22P05'],
     ] as const) {
       const { error, written } = await dataException(statement);
-      expectAppError(error, 422, 'INVALID_INPUT', 'a value is malformed', state);
+      expectRefusal(error, 422, 'INVALID_INPUT', 'a value is malformed', state);
       expect(written).toBe(0);
     }
   });
@@ -227,7 +230,7 @@ describe('ledger database backstops', () => {
       [sql.unsafe`SELECT 1 / 0`, '22012'],
     ] as const) {
       const { error, written } = await dataException(statement);
-      expect(error).not.toBeInstanceOf(AppError);
+      expect(error).not.toBeInstanceOf(DomainError);
       expect(sqlState(error)).toBe(state);
       expect(written).toBe(0);
     }

@@ -3,7 +3,9 @@ import { loadConfig } from '../../../api/platform/config';
 import { createDatabasePool, sql } from '../../../db/pool';
 import { withSystem, withTenant } from '../../../db/ledger/context';
 import { ledgerEnvelope } from '../../../api/ledger/envelope';
-import type { AppError } from '../../../api/platform/errors';
+import type { DomainError } from '../../../api/platform/errors';
+import { errorResponse } from '../../../api/platform/http/error-response';
+import { LEDGER_ERRORS } from '../../../api/ledger/errors';
 import { LedgerHarness, newKey, transfer, type TenantClients } from './support';
 
 jest.setTimeout(60_000);
@@ -74,10 +76,10 @@ describe('ledger errors provoked in the database', () => {
       ]);
       const refused = outcomes.filter((o) => o.status === 'rejected');
       expect(refused).toHaveLength(1);
-      const error = (refused[0] as PromiseRejectedResult).reason as AppError;
-      expect(error).toMatchObject({
+      const error = (refused[0] as PromiseRejectedResult).reason as DomainError;
+      expect(error).toMatchObject({ code: 'CONFLICT_RETRY' });
+      expect(errorResponse(error, LEDGER_ERRORS)).toEqual({
         status: 409,
-        code: 'CONFLICT_RETRY',
         headers: { 'Retry-After': '1' },
       });
       expect(ledgerEnvelope(error).body).toEqual({
@@ -93,8 +95,8 @@ describe('ledger errors provoked in the database', () => {
       tx.query(
         sql.unsafe`UPDATE ledger.tenants SET kind = 'production' WHERE tenant_id = ${t.tenantId}`,
       ),
-    ).catch((e: unknown) => e)) as AppError;
-    expect(error).toMatchObject({ status: 409, code: 'IMMUTABLE_VIOLATION' });
+    ).catch((e: unknown) => e)) as DomainError;
+    expect(error).toMatchObject({ code: 'IMMUTABLE_VIOLATION' });
     expect(ledgerEnvelope(error)).toEqual({
       status: 409,
       body: {

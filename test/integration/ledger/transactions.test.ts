@@ -1,4 +1,5 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-argument -- JSON replies in tests */
+import { LEDGER_ERRORS } from '../../../api/ledger/errors';
 import { v7 as uuidv7 } from 'uuid';
 import { sql } from '../../../db/pool';
 import { withSystem, withTenant } from '../../../db/ledger/context';
@@ -111,7 +112,8 @@ describe('ledger transactions, balances and the journal', () => {
         VALUES (${uuidv7()}, ${t.tenantId}, ${id}, ${a}, ${usd}, 1, 'credit', 100, now())`);
       return id;
     });
-    await expect(attempt).rejects.toMatchObject({ status: 422, code: 'UNBALANCED_TRANSACTION' });
+    await expect(attempt).rejects.toMatchObject({ code: 'UNBALANCED_TRANSACTION' });
+    expect(LEDGER_ERRORS.UNBALANCED_TRANSACTION.status).toBe(422);
   });
 
   it('rule 2: the floor is tested once per account on the net of all entries, whatever their order', async () => {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Credential } from '../../../db/ledger/tenants';
 import { judgeCredential, sha256 } from '../../../api/ledger/credentials';
+import { LEDGER_ERRORS, type LedgerErrorCode } from '../../../api/ledger/errors';
 
 const SECRET = 's'.repeat(43);
 
@@ -23,8 +24,8 @@ function verdict(stored: Credential | null, secret = SECRET): string {
     judgeCredential(stored, secret);
     return 'admitted';
   } catch (error) {
-    const { status, code } = error as { status: number; code: string };
-    return `${status} ${code}`;
+    const { code } = error as { code: LedgerErrorCode };
+    return `${LEDGER_ERRORS[code].status} ${code}`;
   }
 }
 
