@@ -4,6 +4,7 @@ import {
   type ErrorCatalogue,
   type ErrorDefinition,
 } from '../platform/errors';
+import type { DatabaseRefusalCode } from '../../db/ledger/context';
 
 const final = (status: number, message: string): ErrorDefinition => ({
   status,
@@ -86,3 +87,7 @@ export const LEDGER_ERRORS = {
 export type LedgerErrorCode = keyof typeof LEDGER_ERRORS;
 export const ledgerError = errorFactory<LedgerErrorCode>(LEDGER_ERRORS);
 export const isLedgerErrorCode = (code: string): code is LedgerErrorCode => code in LEDGER_ERRORS;
+
+/** The database's refusals (db/ledger/context.ts) are ledger codes: this fails to compile if not. */
+export const DATABASE_REFUSALS_ARE_LEDGER_CODES: readonly LedgerErrorCode[] =
+  [] as DatabaseRefusalCode[];
