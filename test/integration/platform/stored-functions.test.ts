@@ -62,6 +62,17 @@ describe('SQL functions, one file each', () => {
     expect(SERVICE_SCHEMAS.flatMap(filesOf).sort()).toEqual(live.sort());
   });
 
+  it('each file defines its own function (a file of comments alone would change nothing)', () => {
+    for (const schema of SERVICE_SCHEMAS)
+      for (const file of functionFiles(schema)) {
+        const name = file.name.replace(/\.sql$/, '');
+        expect([
+          file.name,
+          file.sql.includes(`CREATE OR REPLACE FUNCTION ${schema}.${name}(`),
+        ]).toEqual([file.name, true]);
+      }
+  });
+
   it('the files define exactly what the database runs', async () => {
     const { live, fromFiles } = await liveAndFromFiles(client);
     expect(fromFiles).toEqual(live);
