@@ -1,3 +1,5 @@
+-- The journal is append-only: entries and committed_legs refuse UPDATE, DELETE and TRUNCATE,
+-- transactions refuses TRUNCATE (its UPDATEs are guarded by transactions_guard). SQLSTATE LA001.
 CREATE OR REPLACE FUNCTION ledger.append_only()
  RETURNS trigger
  LANGUAGE plpgsql

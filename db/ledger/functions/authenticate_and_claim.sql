@@ -1,6 +1,6 @@
 -- A mutating request's key lookup and idempotency claim in one statement (one round trip instead
 -- of two). The credential row is returned as find_credential returns it, and the API judges it
--- exactly as before (401/403 in the same order). The key is claimed only when that judgement
+-- (401/403). The key is claimed only when that judgement
 -- can only be "authenticated with the required role": the secret's hash matches, the key is not
 -- revoked or expired, its tenant (and the tenant's parent) is active, and its role is the one the
 -- route needs; otherwise claimed is null and nothing is written.

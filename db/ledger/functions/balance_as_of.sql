@@ -1,3 +1,9 @@
+-- Balance-as-of in one statement: the tenant context, the account (row-level security hides
+-- another tenant's: no row, 404) and the sum of its committed legs at or before p_at by p_basis.
+-- A sync account's sum comes from its buckets (leg_buckets_add): whole UTC days before p_at's day
+-- + whole minutes of that day before p_at's minute + the legs of that minute up to p_at, a
+-- partition of (-inf, p_at]; a basis sums its own rows and the 'both' rows. An async account has
+-- no buckets: the plain sum of committed_legs.
 CREATE OR REPLACE FUNCTION ledger.balance_as_of(p_tenant uuid, p_account uuid, p_basis text, p_at timestamp with time zone)
  RETURNS TABLE(normal_side text, scale smallint, balance_tracking text, debits numeric, credits numeric, entry_count numeric)
  LANGUAGE plpgsql

@@ -1,3 +1,4 @@
+-- The key-lookup context (`ledger.auth = on`): a request's key is read before its tenant is known.
 CREATE OR REPLACE FUNCTION ledger.ctx_auth()
  RETURNS boolean
  LANGUAGE sql

@@ -1,3 +1,8 @@
+-- A key's credential row for the API to judge (401/403), in one statement with no explicit
+-- transaction: it sets its row-level-security context (ledger.auth) with set_config(..., true),
+-- which lasts until the end of the statement's own transaction, and clears it before returning.
+-- On a generic plan: every statement here looks rows up by key, so the generic plan is the
+-- custom plan, without planning again on every call.
 CREATE OR REPLACE FUNCTION ledger.find_credential(p_key_id uuid)
  RETURNS TABLE(key_id uuid, tenant_id uuid, role text, secret_sha256 bytea, expired boolean, revoked boolean, tenant_status text, parent_id uuid, parent_status text)
  LANGUAGE plpgsql

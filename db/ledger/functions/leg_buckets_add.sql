@@ -1,3 +1,14 @@
+-- The rows of `legs` (committed legs, a statement trigger's transition table) added to their sync
+-- accounts' as-of buckets, a day and a minute wide, in primary-key order (a fixed order of row
+-- locks among concurrent writers). One row per leg and width when its effective and recorded
+-- instants fall in the same bucket (basis 'both', the common case), else one per basis; the
+-- as-of of a basis sums its own rows and the 'both' rows. Every writer of a sync account's legs
+-- already holds that account's balance row lock, so a bucket row adds no lock wait.
+-- The buckets are found with date_bin on the microsecond count rather than date_trunc(width, at,
+-- 'UTC'), which looks the zone up and rebuilds the instant from calendar fields: UTC has no
+-- offset, so a UTC day or minute is a whole number of 86,400 s or 60 s steps from any UTC
+-- midnight, and date_bin floors (before its origin too). test/integration/ledger/transactions.test.ts
+-- checks that both give the same starts.
 CREATE OR REPLACE FUNCTION ledger.leg_buckets_add()
  RETURNS trigger
  LANGUAGE plpgsql

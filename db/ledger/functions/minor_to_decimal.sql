@@ -1,6 +1,6 @@
--- 0004's minor_to_decimal with the same results (checked for every scale 0, 2, 3, 12 over
--- -14,000..14,000), in plpgsql: the SQL version is not inlinable (it has a FROM) and took 22 us
--- per call, this one 1.5 us; posting_check calls it for every sync account of every posting.
+-- 1234 at scale 2 → '12.34'; -5 → '-0.05'; scale 0 → '1234' (as minorToDecimal in money.ts).
+-- In plpgsql: a SQL version is not inlinable (it has a FROM) and took 22 us per call, this one
+-- 1.5 us; posting_check calls it for every sync account of every posting.
 CREATE OR REPLACE FUNCTION ledger.minor_to_decimal(p_minor numeric, p_scale integer)
  RETURNS text
  LANGUAGE plpgsql

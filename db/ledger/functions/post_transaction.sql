@@ -1,4 +1,9 @@
--- A lone posting: the same signature and results as 0004's, through the shared parts.
+-- A lone posting in one statement (its own implicit transaction): set the tenant context and
+-- lock budget; prepare (posting_prepare); lock the sync accounts and their balance rows in
+-- account_id order (posting_lock, the one lock order of the ledger); check rules 2-4 (posting_check);
+-- move the counters (posting_move); write the journal (posting_write). A refusal is returned as
+-- {error: {...}} after nothing was written; {body: {...}} is the 201 body. Rule 1's backstop, the
+-- deferred balance check, runs at the statement's commit.
 CREATE OR REPLACE FUNCTION ledger.post_transaction(p_tenant uuid, p_lock_timeout text, p_transaction_id uuid, p_pending boolean, p_description text, p_external_id text, p_metadata jsonb, p_effective_at timestamp with time zone, p_expires_at timestamp with time zone, p_entry_ids uuid[], p_account_ids uuid[], p_directions text[], p_amounts text[], p_idempotency_endpoint text, p_idempotency_key text, p_response_status smallint)
  RETURNS jsonb
  LANGUAGE plpgsql

@@ -1,3 +1,22 @@
+-- A batch of postings together with the checks of the keys that sent them and the claims of their
+-- Idempotency-Keys, in one statement and one commit (the posting route's common case).
+--
+-- The API calls this only for requests whose key it has authenticated before: it knows the
+-- key's tenant, role and secret hash, which never change (api/ledger/credentials.ts remembers
+-- them). What can change is checked here, under the same snapshot as the posting: per request,
+-- the key exists in this tenant with this role and secret hash, is neither revoked nor expired,
+-- and its tenant (and parent) is active: authenticate_and_claim's test of a credential. Then the
+-- first request of each Idempotency-Key in the batch claims it (the same row a claim makes, in
+-- key order as every claim takes its rows); a key that already has a row is left alone. The
+-- claimed postings go to post_transactions, which completes their keys with their 201 bodies.
+--
+-- Per request it answers what post_transactions answers ({"body"} or {"error"}: a refused
+-- posting's key stays claimed in flight, for the API to record the refusal or release it as it
+-- does for every refusal), or {"fallback": "credential" | "key"} when its key failed the test or
+-- its Idempotency-Key was already taken (by an earlier request, by another request of this
+-- batch, or by a concurrent transaction, whose commit this waits for): nothing was written for
+-- it, and the API answers it on the general path (authenticate, claim, post), which gives the
+-- refusal, the replay or the in-flight answer.
 CREATE OR REPLACE FUNCTION ledger.post_transactions_authorized(p_tenant uuid, p_lock_timeout text, p_role text, p_endpoint text, p_lock_ms integer, p_response_status smallint, p_key_ids uuid[], p_secret_sha256s bytea[], p_keys text[], p_request_sha256s bytea[], p_transaction_ids uuid[], p_pending boolean[], p_descriptions text[], p_external_ids text[], p_metadata jsonb[], p_effective_at timestamp with time zone[], p_expires_at timestamp with time zone[], p_entry_counts integer[], p_entry_ids uuid[], p_account_ids uuid[], p_directions text[], p_amounts text[])
  RETURNS jsonb
  LANGUAGE plpgsql

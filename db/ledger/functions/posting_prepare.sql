@@ -1,3 +1,5 @@
+-- What a posting needs no lock for: unknown accounts, amounts at their account's scale, rule 1
+-- (facts that never change). Returns the refusal, or the legs' asset types and minor units.
 CREATE OR REPLACE FUNCTION ledger.posting_prepare(p_account_ids uuid[], p_directions text[], p_amounts text[])
  RETURNS ledger.posting_prepared
  LANGUAGE plpgsql
