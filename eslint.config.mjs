@@ -7,15 +7,30 @@ import prettier from 'eslint-config-prettier';
 const BELOW_THE_EDGE = {
   group: [
     'koa',
+    'koa-*',
     '@koa/*',
-    '**/api/platform/http/*',
-    '**/api/*/routes',
-    '**/api/*/app',
-    '**/api/*/envelope',
-    '**/api/*/openapi',
+    '**/api/platform/http',
+    '**/api/platform/http/**',
+    '**/api/*/routes*',
+    '**/api/*/app*',
+    '**/api/*/envelope*',
+    '**/api/*/openapi*',
   ],
   message: 'db/ and activities/ sit below the HTTP edge: return or throw domain outcomes',
 };
+
+/**
+ * What db/ may import from api/: the domain errors it throws (api/platform/errors has no HTTP in
+ * it). Services call data access, never the reverse.
+ */
+const ABOVE_THE_DATA = (...allowed) => ({
+  group: [
+    '**/api/*/**',
+    '!**/api/platform/errors',
+    ...allowed.map((module) => `!**/api/platform/${module}`),
+  ],
+  message: 'db/ is below the services: move what it needs down (db/<service>/) or pass it in',
+});
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.data/**', 'jest.config.js'] },
@@ -39,27 +54,26 @@ export default tseslint.config(
     },
   },
   {
-    // Data access and activities sit below the HTTP edge: no Koa, no routes, envelopes or
-    // OpenAPI documents (api/platform's config, logger, errors, docker and temporal modules are
-    // shared infrastructure, not HTTP).
+    // Data access and activities sit below the HTTP edge: no Koa, no routes, apps, envelopes or
+    // OpenAPI documents. Activities may call service logic (api/<service>/ plain modules) and
+    // api/platform's errors, config, logger, docker and temporal modules, none of which is HTTP.
     files: ['activities/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [BELOW_THE_EDGE] }] },
   },
   {
-    // ...and data access imports no service module at all: services call it, never the reverse.
+    // ...and data access imports nothing of the services but the domain errors it throws.
     files: ['db/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [BELOW_THE_EDGE, ABOVE_THE_DATA()] }],
+    },
+  },
+  {
+    // The migration command is a process entry point: it reads the configuration and logs.
+    files: ['db/migrate.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        {
-          patterns: [
-            BELOW_THE_EDGE,
-            {
-              group: ['**/api/ledger/*', '**/api/runs/*', '**/api/quota/*'],
-              message: 'db/ is below the services: move what it needs down (db/<service>/)',
-            },
-          ],
-        },
+        { patterns: [BELOW_THE_EDGE, ABOVE_THE_DATA('config', 'logger')] },
       ],
     },
   },

@@ -1,5 +1,4 @@
 import { createPool, sql, type DatabasePool } from 'slonik';
-import type { Config } from '../api/platform/config';
 import { typeParsers } from './type-parsers';
 
 export type { DatabasePool };
@@ -55,13 +54,22 @@ export interface PoolOptions {
 /** The connection setting that names the writer's task-queue prefix ('' or unset: none). */
 export const TASK_QUEUE_PREFIX_SETTING = 'platform.task_queue_prefix';
 
+/** What a pool is made from (api/platform/config.ts reads it from the environment). */
+export interface DatabaseSettings {
+  databaseUrl: string;
+  databasePoolSize: number;
+  databaseStatementTimeoutMs: number;
+  /** The writer's task-queue prefix ('' outside tests), set on every connection. */
+  taskQueuePrefix: string;
+}
+
 /**
  * One slonik pool per process. Connection resets are skipped on release, so session state
  * must never be set with plain SET: use `set_config(..., true)` / SET LOCAL inside a
  * transaction (tenant context for row-level security works that way).
  */
 export async function createDatabasePool(
-  config: Config,
+  config: DatabaseSettings,
   options: PoolOptions,
 ): Promise<DatabasePool> {
   const url = new URL(config.databaseUrl);

@@ -1,5 +1,4 @@
 import { Redis } from 'ioredis';
-import type { Config } from '../api/platform/config';
 
 export { Redis };
 
@@ -13,7 +12,7 @@ const RECONNECT_DELAY_MAX_MS = 1_000;
  * time) and keeps reconnecting, so a probe answers 503 during an outage and 200 after it
  * without a restart. `keyPrefix` namespaces every key by service.
  */
-export function createRedis(config: Config, keyPrefix: string): Redis {
+export function createRedis(config: { redisUrl: string }, keyPrefix: string): Redis {
   return new Redis(config.redisUrl, {
     keyPrefix,
     connectTimeout: CONNECT_TIMEOUT_MS,

@@ -27,8 +27,8 @@ const REDIS_NO_ANSWER =
 
 /**
  * Whether an error means a backend (Postgres or Redis) was briefly out of reach, so the request
- * may be retried as it is: the answer is a 503 with Retry-After, never a 500. Looks down the
- * `cause` chain, where slonik and the services' own wrappers keep the original.
+ * may be retried as it is (the edge answers SERVICE_UNAVAILABLE, never INTERNAL_ERROR). Looks
+ * down the `cause` chain, where slonik and the services' own wrappers keep the original.
  */
 export function isBackendUnreachable(error: unknown): boolean {
   let current: unknown = error;

@@ -2,8 +2,9 @@ import { ApplicationFailure, log } from '@temporalio/activity';
 import type { DatabasePool } from '../../db/pool';
 import { readDueHolds, type DueHold } from '../../db/ledger/transactions';
 import { withSystem } from '../../db/ledger/context';
-import { settleTransaction } from '../../api/ledger/transactions';
-import { isDomainError } from '../../api/platform/errors';
+import { settlePendingTransaction } from '../../api/ledger/transactions';
+import { LEDGER_ERRORS } from '../../api/ledger/errors';
+import { callService } from '../platform/domain-failures';
 
 /** Due holds read per query of a sweep, oldest first. */
 export const SWEEP_BATCH_MAX = 500;
@@ -62,28 +63,22 @@ export async function sweepInBatches(deps: {
 }
 
 export function createLedgerHoldActivities(deps: { pool: DatabasePool }) {
-  /** Idempotent: a hold already final is left as it is and its state returned. */
+  /**
+   * Idempotent: a hold already final is left as it is and its state returned. A hold the
+   * database's clock does not yet see as due is retried; the ledger's final refusals
+   * (TRANSACTION_NOT_FOUND, ...) end the activity as non-retryable failures of that type.
+   */
   async function expireHold(input: { tenantId: string; transactionId: string }): Promise<string> {
-    try {
-      return (await settleTransaction(deps.pool, input.tenantId, input.transactionId, 'expire'))
-        .state;
-    } catch (error) {
-      if (isDomainError(error) && error.code === 'INVALID_TRANSACTION_STATE') {
-        const state = (error.details as { state?: string } | undefined)?.state ?? 'unknown';
-        if (state === 'pending')
-          throw ApplicationFailure.retryable(
-            'hold not due yet by the database clock',
-            'HoldNotDue',
-          );
-        return state;
-      }
-      if (isDomainError(error) && error.code === 'TRANSACTION_NOT_FOUND') {
-        throw ApplicationFailure.nonRetryable(
-          `transaction ${input.transactionId} not found`,
-          'NotFound',
-        );
-      }
-      throw error;
+    const outcome = await callService(LEDGER_ERRORS, () =>
+      settlePendingTransaction(deps.pool, input.tenantId, input.transactionId, 'expire'),
+    );
+    switch (outcome.kind) {
+      case 'settled':
+        return outcome.settled.state;
+      case 'already_final':
+        return outcome.state;
+      case 'not_due':
+        throw ApplicationFailure.retryable('hold not due yet by the database clock', 'HoldNotDue');
     }
   }
 
@@ -91,7 +86,10 @@ export function createLedgerHoldActivities(deps: { pool: DatabasePool }) {
     expireHold,
     async sweepExpiredHolds(): Promise<SweepResult> {
       return sweepInBatches({
-        readDue: (after, limit) => withSystem(deps.pool, (tx) => readDueHolds(tx, after, limit)),
+        readDue: (after, limit) =>
+          callService(LEDGER_ERRORS, () =>
+            withSystem(deps.pool, (tx) => readDueHolds(tx, after, limit)),
+          ),
         expire: (hold) =>
           expireHold({ tenantId: hold.tenant_id, transactionId: hold.transaction_id }),
         batchMax: SWEEP_BATCH_MAX,

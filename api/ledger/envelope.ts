@@ -27,8 +27,6 @@ export const ledgerBody: ErrorEnvelope = (error) => {
   return { error: body };
 };
 
-export { LEDGER_ERRORS };
-
 /** An error as the ledger answers it: status and body (the idempotency record keeps both). */
 export function ledgerEnvelope(error: DomainError): { status: number; body: unknown } {
   const { status } = errorResponse(error, LEDGER_ERRORS);

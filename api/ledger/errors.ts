@@ -20,8 +20,10 @@ const transient = (status: number, message: string): ErrorDefinition => ({
 /**
  * Every code the ledger answers (the spec's and ours), with its status: the one place a code
  * meets HTTP. The OpenAPI document lists these codes (a test holds the two equal). `retryable`:
- * the same request may succeed later (Retry-After when the thrower knows when); anything else is
- * final, and its Idempotency-Key keeps the answer.
+ * the same request may succeed later; that is every 5xx and 429, and a 409 whose throwers always
+ * say when (Retry-After). A refusal given a Retry-After by its thrower is retryable too (a frozen
+ * account's ACCOUNT_NOT_ACTIVE). Anything else is final: its Idempotency-Key keeps the answer
+ * (idempotency.ts), and an activity ends with it as a non-retryable failure.
  */
 export const LEDGER_ERRORS = {
   ...PLATFORM_ERRORS,
@@ -31,6 +33,7 @@ export const LEDGER_ERRORS = {
   MISSING_IDEMPOTENCY_KEY: final(400, 'mutating requests need an Idempotency-Key header'),
   UNAUTHENTICATED: final(401, 'missing or invalid credential'),
   CREDENTIAL_EXPIRED: final(401, 'credential expired'),
+  // A role the key lacks, and the platform's PRIVATE_NETWORK_ONLY refusal of /metrics.
   FORBIDDEN: final(403, 'forbidden'),
   TENANT_SUSPENDED: final(403, 'tenant suspended'),
   TENANT_NOT_PROVISIONED: final(403, 'tenant not provisioned'),
@@ -86,7 +89,6 @@ export const LEDGER_ERRORS = {
 
 export type LedgerErrorCode = keyof typeof LEDGER_ERRORS;
 export const ledgerError = errorFactory<LedgerErrorCode>(LEDGER_ERRORS);
-export const isLedgerErrorCode = (code: string): code is LedgerErrorCode => code in LEDGER_ERRORS;
 
 /** The database's refusals (db/ledger/context.ts) are ledger codes: this fails to compile if not. */
 export const DATABASE_REFUSALS_ARE_LEDGER_CODES: readonly LedgerErrorCode[] =

@@ -1,5 +1,5 @@
 import canonicalize from 'canonicalize';
-import { ledgerError } from './errors';
+import { LEDGER_ERRORS, ledgerError } from './errors';
 import type { Context, Next } from 'koa';
 import type { DatabasePool } from '../../db/pool';
 import { withTenant, type Tx } from '../../db/ledger/context';
@@ -10,11 +10,15 @@ import {
   type ClaimResult,
   type IdempotencyScope,
 } from '../../db/ledger/idempotency';
-import { isDomainError, RequestValidationError, type DomainError } from '../platform/errors';
-import { errorResponse } from '../platform/http/error-response';
+import {
+  isDomainError,
+  isRetryable,
+  RequestValidationError,
+  type DomainError,
+} from '../platform/errors';
 import { MISSING_BODY } from '../platform/http/validate';
 import { sha256, type Principal } from './credentials';
-import { LEDGER_ERRORS, ledgerEnvelope } from './envelope';
+import { ledgerEnvelope } from './envelope';
 import { LIMITS } from './validation';
 
 /** How long a claimed key blocks a concurrent duplicate before a retry may take it over. */
@@ -30,13 +34,13 @@ export interface IdempotencyState {
 }
 
 /**
- * A refusal is remembered (a replay gets it again) unless it is transient, or the request came
- * without a body: that send went wrong, and the same key must still work once it has one.
+ * A refusal is remembered (a replay gets it again) unless the catalogue calls it retryable (5xx,
+ * 429, and any refusal with a Retry-After: api/ledger/errors.ts), or the request came without a
+ * body: that send went wrong, and the same key must still work once it has one.
  */
 function isFinal(error: DomainError): boolean {
   if (error instanceof RequestValidationError && error.issues.includes(MISSING_BODY)) return false;
-  const { status, headers } = errorResponse(error, LEDGER_ERRORS);
-  return status < 500 && status !== 429 && headers['Retry-After'] === undefined;
+  return !isRetryable(error, LEDGER_ERRORS);
 }
 
 function keyHeaderError(key: string): DomainError | null {

@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
-import { isLedgerErrorCode, ledgerError } from './errors';
+import { LEDGER_ERRORS, ledgerError } from './errors';
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import type { DatabasePool } from '../../db/pool';
 import { LOCK_TIMEOUT_MS, mapDatabaseError, withTenant } from '../../db/ledger/context';
@@ -24,7 +24,7 @@ import {
   type TransactionRow,
   type TransactionState,
 } from '../../db/ledger/transactions';
-import type { DomainError } from '../platform/errors';
+import { isCatalogueCode, type DomainError } from '../platform/errors';
 import { batcherPerOwner, type BatcherOptions } from './batching';
 import { observePostingFlight } from './metrics';
 import { IDEMPOTENCY_LOCK_MS } from './idempotency';
@@ -202,7 +202,7 @@ export interface PostingRecord {
 /** A refusal the posting functions returned (their codes are the catalogue's). */
 function refusal(r: PostingRefusal): DomainError {
   const details = r.details as { status?: string } | undefined;
-  return ledgerError(isLedgerErrorCode(r.code) ? r.code : 'INTERNAL_ERROR', {
+  return ledgerError(isCatalogueCode(LEDGER_ERRORS, r.code) ? r.code : 'INTERNAL_ERROR', {
     message: r.message,
     details: r.details,
     retryAfterSeconds:
@@ -429,23 +429,35 @@ export interface SettledTransaction {
 }
 
 /**
- * Moves a pending transaction to its final state. Commit refuses a hold whose expires_at has
- * passed, even if the expiry has not run yet: the hold is expired in the same database
- * transaction and the caller gets 410 HOLD_EXPIRED.
+ * What settling a transaction came to. A domain outcome, not a refusal: the route turns it into
+ * its answer (settleTransaction), the hold-expiry activity into its result.
  */
-export async function settleTransaction(
+export type SettlementOutcome =
+  /** Moved to its final state; `expired` also for a commit that came after expires_at. */
+  | { kind: 'settled'; settled: SettledTransaction }
+  /** Final before this call (TransactionFinal): nothing written. */
+  | { kind: 'already_final'; state: Exclude<TransactionState, 'pending'> }
+  /** An expiry before the database's clock reaches expires_at: nothing written. */
+  | { kind: 'not_due' };
+
+/**
+ * Moves a pending transaction to its final state. Commit does not commit a hold whose
+ * expires_at has passed, even if the expiry has not run yet: the hold is expired in the same
+ * database transaction. Throws TRANSACTION_NOT_FOUND, ACCOUNT_NOT_ACTIVE (commit) and the
+ * database's refusals.
+ */
+export async function settlePendingTransaction(
   pool: DatabasePool,
   tenantId: string,
   transactionId: string,
   action: Settlement,
-): Promise<SettledTransaction> {
+): Promise<SettlementOutcome> {
   if (!isUuid(transactionId)) throw notFound();
-  const outcome = await withTenant(pool, tenantId, async (tx) => {
+  return withTenant(pool, tenantId, async (tx): Promise<SettlementOutcome> => {
     const transaction = await findTransaction(tx, transactionId, true);
     if (!transaction) throw notFound();
-    if (transaction.state !== 'pending') return { kind: 'final' as const, transaction };
-    if (action === 'expire' && !transaction.past_expiry)
-      return { kind: 'not_due' as const, transaction };
+    if (transaction.state !== 'pending') return { kind: 'already_final', state: transaction.state };
+    if (action === 'expire' && !transaction.past_expiry) return { kind: 'not_due' };
     const entries = await findEntries(tx, transactionId);
     const accountIds = [...new Set(entries.map((e) => e.account_id))];
     const accounts = await readPostingAccounts(tx, accountIds);
@@ -476,34 +488,41 @@ export async function settleTransaction(
     );
     if (state === 'committed') await insertCommittedLegs(tx, transactionId);
     return {
-      kind: 'settled' as const,
-      settled: {
-        transaction_id: transactionId,
-        state,
-        finalized_at: finalizedAt,
-      },
+      kind: 'settled',
+      settled: { transaction_id: transactionId, state, finalized_at: finalizedAt },
     };
   });
-  if (outcome.kind === 'not_due') {
-    throw ledgerError('INVALID_TRANSACTION_STATE', {
-      message: 'hold not due to expire yet',
-      details: { state: 'pending' },
-    });
-  }
-  if (outcome.kind === 'final') {
-    if (action === 'commit' && outcome.transaction.state === 'expired') {
-      throw ledgerError('HOLD_EXPIRED', { message: 'the hold expired before settlement' });
-    }
-    throw ledgerError('INVALID_TRANSACTION_STATE', {
-      message: `transaction is ${outcome.transaction.state}`,
-      details: { state: outcome.transaction.state },
-    });
-  }
-  if (action === 'commit' && outcome.settled.state === 'expired') {
-    throw ledgerError('HOLD_EXPIRED', { message: 'the hold expired before settlement' });
-  }
-  return outcome.settled;
 }
+
+/**
+ * Commit or void, as the API answers it: a hold past its expires_at is expired (committed so)
+ * and refused HOLD_EXPIRED; a transaction already final is refused INVALID_TRANSACTION_STATE
+ * with its state, except a commit of an expired hold, which is HOLD_EXPIRED again.
+ */
+export async function settleTransaction(
+  pool: DatabasePool,
+  tenantId: string,
+  transactionId: string,
+  action: Exclude<Settlement, 'expire'>,
+): Promise<SettledTransaction> {
+  const outcome = await settlePendingTransaction(pool, tenantId, transactionId, action);
+  switch (outcome.kind) {
+    case 'settled':
+      if (action === 'commit' && outcome.settled.state === 'expired') throw holdExpired();
+      return outcome.settled;
+    case 'already_final':
+      if (action === 'commit' && outcome.state === 'expired') throw holdExpired();
+      throw ledgerError('INVALID_TRANSACTION_STATE', {
+        message: `transaction is ${outcome.state}`,
+        details: { state: outcome.state },
+      });
+    case 'not_due':
+      throw new Error('only an expiry can be not due');
+  }
+}
+
+const holdExpired = () =>
+  ledgerError('HOLD_EXPIRED', { message: 'the hold expired before settlement' });
 
 export async function getTransaction(pool: DatabasePool, tenantId: string, transactionId: string) {
   if (!isUuid(transactionId)) throw notFound();

@@ -10,8 +10,14 @@ export interface ErrorDefinition {
   status: number;
   /** The message when the thrower gives none. */
   message: string;
-  /** Whether the same request may succeed later (after Retry-After, if given). */
+  /**
+   * Whether the same request may succeed later. A refusal whose thrower says when
+   * (retryAfterSeconds) is retryable whatever its code's default: a frozen account's
+   * ACCOUNT_NOT_ACTIVE thaws, a closed one's does not.
+   */
   retryable: boolean;
+  /** One line for the documents (OpenAPI, /llms.txt) when the message does not say enough. */
+  description?: string;
 }
 
 export type ErrorCatalogue<Code extends string = string> = Readonly<Record<Code, ErrorDefinition>>;
@@ -39,6 +45,23 @@ export class DomainError<Code extends string = string> extends Error {
   }
 }
 
+/**
+ * Whether the same request may succeed later: its code's `retryable`, or a Retry-After from its
+ * thrower. A code the catalogue lacks is a programmer's error (500 at the edge): retryable.
+ */
+export function isRetryable(error: DomainError, catalogue: ErrorCatalogue): boolean {
+  if (error.retryAfterSeconds !== undefined) return true;
+  return catalogue[error.code]?.retryable ?? true;
+}
+
+/** Whether a code (from the database, from a workflow) is one of a catalogue's. */
+export function isCatalogueCode<Code extends string>(
+  catalogue: ErrorCatalogue<Code>,
+  code: string,
+): code is Code {
+  return Object.hasOwn(catalogue, code);
+}
+
 /** A typed factory per catalogue: codes outside it do not compile, messages default to it. */
 export function errorFactory<Code extends string>(catalogue: ErrorCatalogue<Code>) {
   return (code: Code, init: DomainErrorInit = {}) =>
@@ -47,14 +70,25 @@ export function errorFactory<Code extends string>(catalogue: ErrorCatalogue<Code
 
 /** The codes the platform raises itself, for every service (each may override an entry). */
 export const PLATFORM_ERRORS = {
-  INTERNAL_ERROR: { status: 500, message: 'internal error', retryable: true },
+  INTERNAL_ERROR: {
+    status: 500,
+    message: 'internal error',
+    retryable: true,
+    description: 'an unexpected failure; the message is constant, the log has the cause',
+  },
   SERVICE_UNAVAILABLE: {
     status: 503,
     message: 'a backend is briefly unreachable; retry',
     retryable: true,
+    description: 'Postgres or Redis out of reach (restarting, failing over); Retry-After',
   },
   NOT_FOUND: { status: 404, message: 'no route', retryable: false },
-  METHOD_NOT_ALLOWED: { status: 405, message: 'method not allowed', retryable: false },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    message: 'method not allowed',
+    retryable: false,
+    description: 'the path does not serve this method; Allow names those it does',
+  },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'request body too large', retryable: false },
   UNSUPPORTED_MEDIA_TYPE: {
     status: 415,
@@ -63,10 +97,27 @@ export const PLATFORM_ERRORS = {
   },
   MALFORMED_JSON: { status: 400, message: 'malformed JSON body', retryable: false },
   INVALID_JSON_DEPTH: { status: 422, message: 'JSON nested too deep', retryable: false },
-  INVALID_REQUEST: { status: 422, message: 'invalid request', retryable: false },
+  INVALID_REQUEST: {
+    status: 422,
+    message: 'invalid request',
+    retryable: false,
+    description: "the request failed validation; each service's envelope lists the issues",
+  },
 } as const satisfies ErrorCatalogue;
 export type PlatformErrorCode = keyof typeof PLATFORM_ERRORS;
 export const platformError = errorFactory<PlatformErrorCode>(PLATFORM_ERRORS);
+
+/**
+ * The platform's refusal of an operator route (metrics, diagnostics) to a caller outside loopback
+ * and the private networks (http/private-network.ts). Each service files it under its own code:
+ * the runs service's `forbidden`, the ledger's FORBIDDEN (which its roles answer too).
+ */
+export const PRIVATE_NETWORK_ONLY = {
+  status: 403,
+  message: 'forbidden',
+  retryable: false,
+  description: 'an operator route asked from outside loopback and the private networks',
+} as const satisfies ErrorDefinition;
 
 /** A method the path does not serve: the edge sends `Allow`. */
 export class MethodNotAllowedError extends DomainError<'METHOD_NOT_ALLOWED'> {

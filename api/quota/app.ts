@@ -2,7 +2,8 @@ import Router from '@koa/router';
 import { createApp } from '../platform/http/app';
 import { checkAll, postgresCheck, redisCheck } from '../platform/health';
 import type { PlatformDeps, ServiceInstance } from '../platform/service';
-import { QUOTA_ERRORS, quotaEnvelope } from './envelope';
+import { quotaEnvelope } from './envelope';
+import { QUOTA_ERRORS } from './errors';
 
 export const QUOTA_BODY_LIMIT_BYTES = 1024 * 1024;
 export const QUOTA_JSON_DEPTH_MAX = 64;

@@ -1,8 +1,5 @@
-import { PLATFORM_ERRORS, RequestValidationError, type ErrorCatalogue } from '../platform/errors';
+import { RequestValidationError } from '../platform/errors';
 import type { ErrorEnvelope } from '../platform/http/app';
-
-/** The quota service's error codes (the platform's, until its core lands). */
-export const QUOTA_ERRORS: ErrorCatalogue = PLATFORM_ERRORS;
 
 /** The quota service's envelope: 422 `{detail: [ValidationError]}`, else `{detail: "..."}`. */
 export const quotaEnvelope: ErrorEnvelope = (error) => {

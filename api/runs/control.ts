@@ -5,8 +5,9 @@ import {
   WorkflowUpdateRPCTimeoutOrCancelledError,
   isGrpcDeadlineError,
 } from '@temporalio/client';
-import { isRunsErrorCode, runsError } from './errors';
+import { RUNS_ERRORS, runsError } from './errors';
 import type { PlatformDeps } from '../platform/service';
+import { isCatalogueCode } from '../platform/errors';
 import { sql } from '../../db/pool';
 import { insertAudit } from '../../db/runs/audit';
 import { isTerminal } from '../../db/runs/runs';
@@ -55,7 +56,7 @@ export async function controlRun(
         await new Promise((resolve) => setTimeout(resolve, CONTROL_RETRY_MS));
         continue;
       }
-      throw runsError(isRunsErrorCode(conflict) ? conflict : 'conflict', {
+      throw runsError(isCatalogueCode(RUNS_ERRORS, conflict) ? conflict : 'conflict', {
         message: conflict,
         cause: error,
       });

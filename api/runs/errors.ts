@@ -1,6 +1,7 @@
 import {
   errorFactory,
   PLATFORM_ERRORS,
+  PRIVATE_NETWORK_ONLY,
   type ErrorCatalogue,
   type ErrorDefinition,
 } from '../platform/errors';
@@ -20,7 +21,8 @@ export const RUNS_ERRORS = {
   ...PLATFORM_ERRORS,
   unauthorized: refusal(401, 'missing or invalid bearer token'),
   permission_denied: refusal(403, 'permission_denied'),
-  forbidden: refusal(403, 'forbidden'),
+  // The platform's refusal of /metrics and the self-checks to a public caller.
+  forbidden: PRIVATE_NETWORK_ONLY,
   rate_limited: refusal(429, 'rate_limited', true),
   unknown_query_parameter: refusal(400, 'unknown query parameter'),
   run_not_found: refusal(404, 'run_not_found'),
@@ -44,4 +46,3 @@ export const RUNS_ERRORS = {
 
 export type RunsErrorCode = keyof typeof RUNS_ERRORS;
 export const runsError = errorFactory<RunsErrorCode>(RUNS_ERRORS);
-export const isRunsErrorCode = (code: string): code is RunsErrorCode => code in RUNS_ERRORS;

@@ -6,7 +6,10 @@ import {
 import { isLoginRefused, sql, sqlDetail, sqlState, type DatabasePool } from '../pool';
 import { DomainError, type DomainErrorInit } from '../../api/platform/errors';
 
-/** The ledger's codes for the database's own refusals (api/ledger/errors.ts gives their status). */
+/**
+ * The ledger's codes for the database's own refusals: domain outcomes, no HTTP here (the ledger's
+ * catalogue, api/ledger/errors.ts, holds that each is one of its codes).
+ */
 export type DatabaseRefusalCode =
   | 'POSTING_FROZEN'
   | 'STATEMENT_TIMEOUT'
@@ -45,7 +48,7 @@ export const SQLSTATE = {
   deadlock: '40P01',
 } as const;
 
-/** 409 POSTING_FROZEN from the refusal of migration 0015's trigger, with the operator's Retry-After. */
+/** POSTING_FROZEN from migration 0015's trigger: retryable after the operator's delay. */
 function postingFrozen(error: unknown): DomainError {
   const detail = JSON.parse(sqlDetail(error) ?? '{}') as {
     retry_after_seconds?: number;
@@ -148,7 +151,7 @@ export function mapDatabaseError(error: unknown): unknown {
 /**
  * SQLSTATEs of a value the database could not read (a bad timestamp, a character text cannot
  * hold): input that slipped past the API's validation. Other data exceptions (a numeric overflow,
- * a division by zero) come from the ledger's own arithmetic and stay 500 INTERNAL_ERROR.
+ * a division by zero) come from the ledger's own arithmetic and pass through as failures.
  */
 const MALFORMED_VALUE_STATES = new Set(['22007', '22008', '22021', '22P05']);
 
@@ -178,8 +181,8 @@ async function run<T>(
 }
 
 /**
- * How long a tenant transaction waits for a row lock (a hot account) before 409 LOCK_TIMEOUT
- * with Retry-After, instead of sitting on a pool connection until the statement budget ends.
+ * How long a tenant transaction waits for a row lock (a hot account) before LOCK_TIMEOUT (retry
+ * in a second), instead of sitting on a pool connection until the statement budget ends.
  */
 export const LOCK_TIMEOUT_MS = 2_000;
 

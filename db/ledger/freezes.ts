@@ -12,7 +12,7 @@ export interface PostingFreezeRow {
 
 const FREEZE_COLUMNS = sql.fragment`tenant_id, asset_type_id, reason, retry_after_seconds, frozen_at`;
 
-/** Sets a freeze, or updates the reason and Retry-After of the one already there. System context. */
+/** Sets a freeze, or updates the reason and retry delay of the one there. System context. */
 export async function freezePosting(
   tx: Tx,
   freeze: {

@@ -2,9 +2,11 @@ import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow
 
 /**
  * Named activity option profiles. Every proxyActivities call picks one of these instead of
- * leaning on SDK defaults; errors whose type is listed never retry.
+ * leaning on SDK defaults. A service's final refusals already end an activity non-retryable,
+ * typed by their code (activities/platform/domain-failures.ts); the types listed here never retry
+ * either, whoever throws them.
  */
-export const NON_RETRYABLE = ['InvalidInput', 'NotFound', 'ImageNotFound'];
+export const NON_RETRYABLE = ['ImageNotFound'];
 
 /** A short Postgres write or read. */
 export const postgresProfile: ActivityOptions = {

@@ -25,7 +25,8 @@ export function isPrivateAddress(address: string | undefined): boolean {
 
 /**
  * Serves a route to loopback and private networks only (operator endpoints: metrics,
- * diagnostics); anyone else gets 403 in the service's envelope, with the service's `code`.
+ * diagnostics); anyone else is refused with the service's `code` for PRIVATE_NETWORK_ONLY
+ * (../errors.ts: 403 in its catalogue), in the service's envelope.
  */
 export function privateNetworkOnly(what: string, code = 'forbidden') {
   return async function refuseOutsiders(ctx: Context, next: Next): Promise<void> {
