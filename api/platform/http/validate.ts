@@ -1,4 +1,4 @@
-import type Joi from 'joi';
+import Joi from 'joi';
 import type { Context, Next } from 'koa';
 import { RequestValidationError, type ValidationIssue } from '../errors';
 
@@ -59,6 +59,9 @@ export function validate(schemas: RequestSchemas) {
         continue;
       }
       const result: Joi.ValidationResult<unknown> = schema.validate(input, JOI_OPTIONS);
+      // A field whose schema names its own refusal (`.error(ledgerError(...))`) answers with it.
+      const error: Error | undefined = result.error;
+      if (error && !Joi.isError(error)) throw error;
       if (result.error) issues.push(...issuesOf(location, result.error));
       else validated[location] = result.value;
     }

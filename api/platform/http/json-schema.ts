@@ -1,0 +1,75 @@
+import { createRequire } from 'node:module';
+import type Joi from 'joi';
+
+export type JsonSchema = Record<string, unknown>;
+
+/**
+ * joi → JSON Schema (OpenAPI 3.1's dialect) with joi-to-json, which reads joi's own describe().
+ * Its OpenAPI 3.1 parser leaves out three things our schemas use; a subclass adds them where the
+ * describe() of that level is at hand:
+ * - an object's min/max/length of keys (minProperties, maxProperties), a string's length;
+ * - a string pattern with flags (joi's `/.../i`) has no JSON Schema form: refused here, so the
+ *   schema spells its cases out (`[0-9A-Za-z]`);
+ * - a rule joi cannot describe (a `.custom()` check): the schema states it in meta
+ *   `{ 'x-schema': {...} }`, merged into the output (e.g. a calendar check's pattern and format);
+ * - `.pattern(regex, value)` is written as patternProperties only (the parser also adds a
+ *   property named after the regex source).
+ */
+interface JoiDescription {
+  type?: string;
+  rules?: { name: string; args?: { limit?: number; regex?: string } }[];
+  metas?: Record<string, unknown>[];
+  patterns?: { regex?: string }[];
+}
+
+interface ParserInstance {
+  parse(description: JoiDescription, definitions?: JsonSchema, level?: number): JsonSchema;
+}
+type ParserClass = new (options?: unknown) => ParserInstance;
+
+const requireCommonJs = createRequire(__filename);
+const OpenApi31Parser = requireCommonJs('joi-to-json/lib/parsers/open-api-3.1') as ParserClass;
+
+/** The JSON Schema keywords of joi's size rules that joi-to-json leaves out, by type. */
+const SIZE_RULES: Record<string, Record<string, string[]>> = {
+  object: {
+    min: ['minProperties'],
+    max: ['maxProperties'],
+    length: ['minProperties', 'maxProperties'],
+  },
+  string: { length: ['minLength', 'maxLength'] },
+};
+
+function refuseRegexFlags(description: JoiDescription) {
+  for (const rule of description.rules ?? []) {
+    const regex = rule.name === 'pattern' ? rule.args?.regex : undefined;
+    if (regex && !regex.endsWith('/'))
+      throw new Error(`${regex}: a JSON Schema pattern has no flags; spell the cases out`);
+  }
+}
+
+class PlatformSchemaParser extends OpenApi31Parser {
+  override parse(description: JoiDescription, definitions: JsonSchema = {}, level = 0) {
+    if (description.type === 'string') refuseRegexFlags(description);
+    const schema = super.parse(description, definitions, level);
+    const sizeRules = SIZE_RULES[description.type ?? ''] ?? {};
+    for (const rule of description.rules ?? [])
+      for (const keyword of sizeRules[rule.name] ?? []) schema[keyword] = rule.args?.limit;
+    if (description.type === 'object') {
+      const properties = schema.properties as JsonSchema | undefined;
+      for (const { regex } of description.patterns ?? []) if (regex) delete properties?.[regex];
+      if (properties && Object.keys(properties).length === 0) delete schema.properties;
+    }
+    delete schema['x-schema'];
+    for (const meta of description.metas ?? [])
+      if (meta['x-schema']) Object.assign(schema, meta['x-schema']);
+    return schema;
+  }
+}
+
+/** A joi schema as JSON Schema; `definitions` collects the schemas named with `.id(name)`. */
+export function jsonSchemaOf(schema: Joi.Schema, definitions: JsonSchema = {}): JsonSchema {
+  const converted = new PlatformSchemaParser().parse(schema.describe(), definitions);
+  delete converted.schemas; // the parser's copy of `definitions`: the document's components hold them
+  return converted;
+}
