@@ -7,6 +7,7 @@ import {
   type OperationContract,
 } from '../../api/platform/http/contract';
 import { jsonSchemaOf } from '../../api/platform/http/json-schema';
+import { boundedText } from '../../api/platform/http/text';
 import { undocumentedRoutes } from '../support/documented-routes';
 
 describe('jsonSchemaOf: a joi schema as the JSON Schema a client validates with', () => {
@@ -25,7 +26,7 @@ describe('jsonSchemaOf: a joi schema as the JSON Schema a client validates with'
         stream: { type: 'string', enum: ['stdout', 'stderr'] },
         tags: {
           type: 'array',
-          items: { type: 'string', maxLength: 64 },
+          items: { type: 'string', minLength: 1, maxLength: 64 },
           maxItems: 32,
           uniqueItems: true,
         },
@@ -33,6 +34,23 @@ describe('jsonSchemaOf: a joi schema as the JSON Schema a client validates with'
       required: ['stream'],
       additionalProperties: false,
     });
+  });
+
+  it("states that a joi string refuses '' unless it allows it, and a text rule's bounds", () => {
+    const schema = Joi.object({
+      note: Joi.string().allow(''),
+      label: boundedText(5, { min: 2, pattern: '^[^{}]*$', refuses: 'braces' }).allow(null),
+      kind: Joi.string().valid('a', 'b'),
+    });
+    expect(jsonSchemaOf(schema).properties).toEqual({
+      note: { type: 'string' },
+      label: { type: ['string', 'null'], minLength: 2, maxLength: 5, pattern: '^[^{}]*$' },
+      kind: { type: 'string', enum: ['a', 'b'] },
+    });
+    const label = boundedText(5, { min: 2, pattern: '^[^{}]*$', refuses: 'braces' });
+    expect(label.validate('a{').error?.message).toBe('"value" must not contain braces');
+    expect(label.validate('😀').error?.details[0]?.type).toBe('string.min');
+    expect(label.validate('😀😀😀😀😀').error).toBeUndefined();
   });
 
   it("adds what joi-to-json leaves out: an object's key counts, pattern keys, a custom rule's meta", () => {
@@ -49,11 +67,11 @@ describe('jsonSchemaOf: a joi schema as the JSON Schema a client validates with'
       properties: {
         env: {
           type: 'object',
-          patternProperties: { '^[A-Z_]+$': { type: 'string', maxLength: 5 } },
+          patternProperties: { '^[A-Z_]+$': { type: 'string', minLength: 1, maxLength: 5 } },
           additionalProperties: false,
           maxProperties: 3,
         },
-        at: { type: 'string', format: 'date-time', pattern: 'Z$' },
+        at: { type: 'string', minLength: 1, format: 'date-time', pattern: 'Z$' },
       },
       additionalProperties: false,
       minProperties: 1,
@@ -69,7 +87,7 @@ describe('jsonSchemaOf: a joi schema as the JSON Schema a client validates with'
     expect(definitions).toEqual({
       SubmitRequest: {
         type: 'object',
-        properties: { image: { type: 'string' } },
+        properties: { image: { type: 'string', minLength: 1 } },
         required: ['image'],
         additionalProperties: false,
       },

@@ -7,7 +7,8 @@ export type JsonSchema = Record<string, unknown>;
  * joi → JSON Schema (OpenAPI 3.1's dialect) with joi-to-json, which reads joi's own describe().
  * Its OpenAPI 3.1 parser leaves out three things our schemas use; a subclass adds them where the
  * describe() of that level is at hand:
- * - an object's min/max/length of keys (minProperties, maxProperties), a string's length;
+ * - an object's min/max/length of keys (minProperties, maxProperties), a string's length, and
+ *   the minLength 1 of every joi string that does not allow '';
  * - a string pattern with flags (joi's `/.../i`) has no JSON Schema form: refused here, so the
  *   schema spells its cases out (`[0-9A-Za-z]`);
  * - a rule joi cannot describe (a `.custom()` check): the schema states it in meta
@@ -20,6 +21,7 @@ interface JoiDescription {
   rules?: { name: string; args?: { limit?: number; regex?: string } }[];
   metas?: Record<string, unknown>[];
   patterns?: { regex?: string }[];
+  allow?: unknown[];
 }
 
 interface ParserInstance {
@@ -55,6 +57,14 @@ class PlatformSchemaParser extends OpenApi31Parser {
     const sizeRules = SIZE_RULES[description.type ?? ''] ?? {};
     for (const rule of description.rules ?? [])
       for (const keyword of sizeRules[rule.name] ?? []) schema[keyword] = rule.args?.limit;
+    // A joi string refuses '' unless it is allowed: a client must know that too.
+    if (
+      description.type === 'string' &&
+      !description.allow?.includes('') &&
+      schema.minLength === undefined &&
+      schema.enum === undefined
+    )
+      schema.minLength = 1;
     if (description.type === 'object') {
       const properties = schema.properties as JsonSchema | undefined;
       for (const { regex } of description.patterns ?? []) if (regex) delete properties?.[regex];
