@@ -10,6 +10,7 @@ import type { Redis } from '../db/redis';
 import type { Docker } from '../api/platform/docker';
 import { runsWorkerOptions } from './runs';
 import { ledgerWorkerOptions } from './ledger';
+import { quotaWorkerOptions } from './quota';
 
 export interface WorkerDeps {
   config: Config;
@@ -46,7 +47,11 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
     namespace: config.temporalNamespace,
     identity: `${config.workerId}/${process.pid}`,
   };
-  const perQueue = [...runsWorkerOptions(deps), ...ledgerWorkerOptions(deps)];
+  const perQueue = [
+    ...runsWorkerOptions(deps),
+    ...ledgerWorkerOptions(deps),
+    ...quotaWorkerOptions(deps),
+  ];
   return Promise.all(
     perQueue.map((options) =>
       Worker.create({ ...common, ...options, taskQueue: options.taskQueue! }),

@@ -1,3 +1,4 @@
 // Every workflow type the platform runs, bundled once for all workers.
 export * from './runs';
 export * from './ledger';
+export * from './quota';

@@ -1,28 +1,36 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
 import { createApp } from '../platform/http/app';
-import { checkAll, postgresCheck, redisCheck } from '../platform/health';
 import type { PlatformDeps, ServiceInstance } from '../platform/service';
 import { quotaEnvelope } from './envelope';
 import { QUOTA_ERRORS } from './errors';
+import { createLastUseRecorder } from './last-use';
+import { LLMS_TXT } from './llms';
+import { openApiDocument } from './openapi';
+import { quotaRouter, type QuotaRouteDeps } from './routes';
+import { mountOperation } from './routes/operation';
+import { PROBE_OPERATIONS } from './routes/probes';
+import { createBootstrapStarter } from './tenants';
 
 export const QUOTA_BODY_LIMIT_BYTES = 1024 * 1024;
 export const QUOTA_JSON_DEPTH_MAX = 64;
 
-export function createQuotaApi(deps: PlatformDeps): ServiceInstance {
-  const backends = { database: postgresCheck(deps.pool), cache: redisCheck(deps.redis) };
-  const router = new Router();
-  // Liveness never touches a backend.
-  const alive = (ctx: { body: unknown }) => {
-    ctx.body = { status: 'ok' };
-  };
-  router.get('/healthz', alive);
-  router.get('/ping', alive);
-  router.get('/readyz', async (ctx) => {
-    const statuses = await checkAll(backends);
-    const ready = Object.values(statuses).every((s) => s === 'up');
-    ctx.status = ready ? 200 : 503;
-    ctx.body = { status: ready ? 'ready' : 'unavailable', ...statuses };
+/** Every route of the service: its operations and the documents that describe them. */
+export function quotaRoutes(deps: QuotaRouteDeps): Router {
+  const router = quotaRouter(deps);
+  mountOperation(router, deps, PROBE_OPERATIONS.openapi, (ctx) => {
+    ctx.body = openApiDocument;
   });
+  mountOperation(router, deps, PROBE_OPERATIONS.llms, (ctx) => {
+    ctx.type = 'text/plain; charset=utf-8';
+    ctx.body = LLMS_TXT;
+  });
+  return router;
+}
+
+export function createQuotaApi(deps: PlatformDeps): ServiceInstance {
+  const lastUse = createLastUseRecorder(deps);
+  const bootstraps = createBootstrapStarter(deps);
+  const router = quotaRoutes({ ...deps, lastUse, bootstraps });
 
   const { app, metrics } = createApp({
     service: 'quota',
@@ -37,7 +45,14 @@ export function createQuotaApi(deps: PlatformDeps): ServiceInstance {
     name: 'quota',
     app,
     metrics,
-    start: () => Promise.resolve(),
-    stop: () => Promise.resolve(),
+    start: () => {
+      lastUse.start();
+      bootstraps.start();
+      return Promise.resolve();
+    },
+    stop: async () => {
+      await bootstraps.stop();
+      await lastUse.stop();
+    },
   };
 }

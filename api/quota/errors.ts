@@ -1,11 +1,63 @@
-import { errorFactory, PLATFORM_ERRORS, type ErrorCatalogue } from '../platform/errors';
+import {
+  errorFactory,
+  PLATFORM_ERRORS,
+  type ErrorCatalogue,
+  type ErrorDefinition,
+} from '../platform/errors';
+
+const refusal = (status: number, description: string, retryable = false): ErrorDefinition => ({
+  status,
+  message: description,
+  retryable,
+  description,
+});
 
 /**
- * The quota service's error codes. Its probes raise only the platform's (no route, method not
- * allowed, a body it cannot read, a backend out of reach); its own join them when its core lands.
+ * The quota service's error codes. The envelope's `detail` is the code itself (lower case, as
+ * FastAPI services answer), so a client branches on it; a 422 is the spec's list of
+ * ValidationError items instead. The OpenAPI document and /llms.txt list these with their
+ * descriptions.
  */
 export const QUOTA_ERRORS = {
   ...PLATFORM_ERRORS,
+  // The platform's own refusals, filed under the quota service's spelling (envelope.ts).
+  MALFORMED_JSON: refusal(422, 'the body is not JSON'),
+  INVALID_JSON_DEPTH: refusal(422, 'the body nests deeper than 64 levels'),
+  unauthorized: refusal(401, 'no key, an unknown key, a wrong secret or a revoked key'),
+  insufficient_scope: refusal(
+    403,
+    'the key lacks the scope the route needs (WWW-Authenticate names it)',
+  ),
+  constraint_violation: refusal(
+    403,
+    "outside the key's constraints: a subject outside subject_prefix, a plan outside plan_ids, a catalogue name outside catalog_name_prefix",
+  ),
+  scope_escalation: refusal(
+    403,
+    'a key may mint or grant only scopes and constraints it holds itself',
+  ),
+  tenant_suspended: refusal(403, "the key's tenant is suspended"),
+  operator_key_required: refusal(403, 'an operator route called with a tenant key'),
+  tenant_key_required: refusal(403, 'a tenant route called with an operator key'),
+  not_found: refusal(404, "no such id in the caller's tenant (another tenant's ids are not found)"),
+  tenant_not_found: refusal(404, 'no such tenant'),
+  key_not_found: refusal(404, 'no such key in the tenant'),
+  resource_not_found: refusal(404, 'no such resource in the tenant'),
+  policy_not_found: refusal(404, 'no such policy in the tenant'),
+  plan_not_found: refusal(404, 'no such plan in the tenant'),
+  assignment_not_found: refusal(404, 'the subject has no plan'),
+  job_not_found: refusal(404, 'no background job of that name'),
+  name_taken: refusal(409, 'another record of the tenant has that name'),
+  in_use: refusal(
+    409,
+    'still referenced: a resource by a policy, a policy by a plan, a plan by an assignment',
+  ),
+  key_revoked: refusal(409, 'the key is revoked: it can be neither rotated nor patched'),
+  tenant_bootstrap_pending: refusal(
+    503,
+    "the tenant's initial grants are being written (quota-bootstrap workflow); retry",
+    true,
+  ),
 } as const satisfies ErrorCatalogue;
 
 export type QuotaErrorCode = keyof typeof QUOTA_ERRORS;

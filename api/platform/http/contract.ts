@@ -9,8 +9,11 @@ export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 export interface ResponseContract {
   description: string;
-  /** application/json, unless `content` says otherwise; none: no body. */
-  schema?: JsonSchema;
+  /**
+   * application/json, unless `content` says otherwise; none: no body. A joi schema is converted
+   * (one named with `.id(name)` becomes a component), so a response model can be joi too.
+   */
+  schema?: JsonSchema | Joi.Schema;
   content?: Record<string, { schema: JsonSchema }>;
   headers?: Record<string, unknown>;
 }
@@ -78,12 +81,22 @@ function parametersOf(
   });
 }
 
-function responsesOf(responses: Record<string, ResponseContract>): JsonSchema {
+const isJoi = (schema: JsonSchema | Joi.Schema): schema is Joi.Schema =>
+  typeof (schema as Joi.Schema).describe === 'function';
+
+function responsesOf(
+  responses: Record<string, ResponseContract>,
+  definitions: JsonSchema,
+): JsonSchema {
+  const converted = (schema: JsonSchema | Joi.Schema) =>
+    isJoi(schema) ? jsonSchemaOf(schema, definitions) : schema;
   return Object.fromEntries(
     Object.entries(responses).map(([status, response]) => {
       const content =
         response.content ??
-        (response.schema ? { 'application/json': { schema: response.schema } } : undefined);
+        (response.schema
+          ? { 'application/json': { schema: converted(response.schema) } }
+          : undefined);
       return [
         status,
         {
@@ -124,7 +137,7 @@ export function openApiOperation(
           },
         }
       : {}),
-    responses: responsesOf(operation.responses),
+    responses: responsesOf(operation.responses, definitions),
   };
 }
 

@@ -134,7 +134,8 @@ async function migrationsAgainstTheFiles(url: string, schema: ServiceSchema, dir
         if (!now && !signaturesAfter.has(was.signature)) dropped.set(was.signature, migration);
       }
     }
-    const { fileOf, fromFiles } = await runFilesRolledBack(client, allFunctionFiles());
+    const files = allFunctionFiles().filter((file) => file.schema === schema);
+    const { fileOf, fromFiles } = await runFilesRolledBack(client, files);
     const signatureFiles = new Map(
       [...fileOf].map(([oid, file]) => [fromFiles.get(oid)?.signature, file]),
     );

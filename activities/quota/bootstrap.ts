@@ -1,0 +1,32 @@
+import { sql, type DatabasePool } from '../../db/pool';
+import { setBootstrapState } from '../../db/quota/tenants';
+import { grantScopes } from '../../api/quota/authz';
+
+/**
+ * The tenant's initial grants: every active key of the tenant gets the tuples of its scopes in the
+ * access-control store (api/quota/authz.ts). Idempotent: a tuple already there is left, so a
+ * retried or re-run bootstrap resumes where the last one stopped.
+ */
+export function createQuotaBootstrapActivities(deps: { pool: DatabasePool }) {
+  return {
+    async writeTenantGrants(tenantId: string): Promise<{ keys: number }> {
+      return deps.pool.transaction(async (tx) => {
+        await setBootstrapState(tx, tenantId, 'running');
+        const keys = (await tx.any(sql.unsafe`
+          SELECT id, tenant_id, scopes FROM quota.api_keys
+          WHERE tenant_id = ${tenantId} AND status = 'active' ORDER BY id`)) as {
+          id: string;
+          tenant_id: string;
+          scopes: string[];
+        }[];
+        for (const key of keys) await grantScopes(tx, key);
+        await setBootstrapState(tx, tenantId, 'done');
+        return { keys: keys.length };
+      });
+    },
+    async markBootstrapFailed(tenantId: string, error: string): Promise<void> {
+      await setBootstrapState(deps.pool, tenantId, 'failed', error);
+    },
+  };
+}
+export type QuotaBootstrapActivities = ReturnType<typeof createQuotaBootstrapActivities>;

@@ -1,0 +1,198 @@
+import type { DatabasePool } from '../../db/pool';
+import type { Redis } from '../../db/redis';
+import { insertAudit } from '../../db/quota/audit';
+import {
+  findKey,
+  insertKey,
+  listKeys,
+  updateKey,
+  type ApiKeyRow,
+  type KeyConstraints,
+} from '../../db/quota/keys';
+import type { Queryable } from '../../db/quota/queryable';
+import { ulid } from '../../db/ids';
+import { grantScopes, revokeScopes } from './authz';
+import { normalizeConstraints, withinConstraints } from './constraints';
+import { newSecret, refreshCredentials, type Principal } from './credentials';
+import { quotaError } from './errors';
+
+export interface KeyDeps {
+  pool: DatabasePool;
+  redis: Redis;
+}
+
+/** ApiKeyOut: the row as the API shows it (never the secret nor its hash). */
+export type ApiKeyOut = ApiKeyRow;
+/** ApiKeyMinted: the row and the secret, shown once. */
+export type ApiKeyMinted = ApiKeyOut & { key: string };
+
+export interface ApiKeyCreate {
+  name: string;
+  scopes: string[];
+  actor: string;
+  constraints: KeyConstraints | null;
+}
+
+/** The tenant a principal acts for; an operator key has none and may not use tenant routes. */
+export function tenantOf(principal: Principal): string {
+  if (principal.tenantId === null) throw quotaError('tenant_key_required');
+  return principal.tenantId;
+}
+
+/**
+ * Makes a key row with its secret (and, with `grant`, its grants). A key minted for another actor
+ * records its issuer in created_by_actor.
+ */
+export async function insertNewKey(
+  db: Queryable,
+  input: ApiKeyCreate & { tenantId: string | null; issuerActor: string; grant: boolean },
+): Promise<ApiKeyMinted> {
+  const secret = newSecret();
+  const row = await insertKey(db, {
+    id: `key_${ulid()}`,
+    key_id: secret.keyId,
+    secretSha256: secret.secretSha256,
+    tenant_id: input.tenantId,
+    name: input.name,
+    scopes: [...new Set(input.scopes)],
+    actor: input.actor,
+    constraints: normalizeConstraints(input.constraints),
+    created_by_actor: input.actor === input.issuerActor ? null : input.issuerActor,
+  });
+  if (input.grant) await grantScopes(db, row);
+  return { ...row, key: secret.token };
+}
+
+/** A key may give only what it holds: its scopes, and constraints at least as tight as its own. */
+function refuseEscalation(
+  principal: Principal,
+  scopes: string[],
+  constraints: KeyConstraints | null,
+) {
+  const extra = scopes.filter((scope) => !principal.scopes.includes(scope));
+  if (extra.length > 0 || !withinConstraints(principal.constraints, constraints))
+    throw quotaError('scope_escalation');
+}
+
+const auditOf = (principal: Principal, tenantId: string) => ({
+  tenantId,
+  actor: principal.actor,
+  keyRowId: principal.keyRowId,
+  entityType: 'api_key',
+});
+
+export async function mintKey(
+  deps: KeyDeps,
+  principal: Principal,
+  input: ApiKeyCreate,
+): Promise<ApiKeyMinted> {
+  const tenantId = tenantOf(principal);
+  refuseEscalation(principal, input.scopes, normalizeConstraints(input.constraints));
+  return deps.pool.transaction(async (tx) => {
+    const minted = await insertNewKey(tx, {
+      ...input,
+      tenantId,
+      issuerActor: principal.actor,
+      grant: true,
+    });
+    const { key: _secret, ...after } = minted;
+    await insertAudit(tx, {
+      ...auditOf(principal, tenantId),
+      action: 'api_key.create',
+      entityId: minted.id,
+      before: null,
+      after,
+    });
+    return minted;
+  });
+}
+
+export async function listTenantKeys(deps: KeyDeps, principal: Principal): Promise<ApiKeyOut[]> {
+  return listKeys(deps.pool, tenantOf(principal));
+}
+
+const refuseRevoked = (): never => {
+  throw quotaError('key_revoked');
+};
+
+/**
+ * Changes a live key in a transaction with its row locked; the audit records before and after;
+ * the cached credentials are rewritten once it committed. A revoked key is `whenRevoked`'s.
+ */
+async function changeKey<T extends ApiKeyOut>(
+  deps: KeyDeps,
+  principal: Principal,
+  keyRowId: string,
+  action: string,
+  change: (tx: Queryable, key: ApiKeyRow) => Promise<T>,
+  whenRevoked: (key: ApiKeyRow) => T = refuseRevoked,
+): Promise<T> {
+  const tenantId = tenantOf(principal);
+  const { before, after } = await deps.pool.transaction(async (tx) => {
+    const key = await findKey(tx, tenantId, keyRowId, { lock: true });
+    if (!key) throw quotaError('key_not_found');
+    if (key.status === 'revoked') return { before: key, after: whenRevoked(key) };
+    const changed = await change(tx, key);
+    const { key: _secret, ...shown } = changed as T & { key?: string };
+    await insertAudit(tx, {
+      ...auditOf(principal, tenantId),
+      action,
+      entityId: key.id,
+      before: key,
+      after: shown,
+    });
+    return { before: key, after: changed };
+  });
+  await refreshCredentials(deps, [...new Set([before.key_id, after.key_id])]);
+  return after;
+}
+
+/** ApiKeyPatch: a new name, and constraints that only tighten (a looser key is a new key). */
+export async function patchKey(
+  deps: KeyDeps,
+  principal: Principal,
+  keyRowId: string,
+  patch: { name?: string | null; constraints?: KeyConstraints | null },
+): Promise<ApiKeyOut> {
+  return changeKey(deps, principal, keyRowId, 'api_key.update', async (tx, key) => {
+    const constraints =
+      patch.constraints === undefined ? undefined : normalizeConstraints(patch.constraints);
+    if (constraints !== undefined) {
+      refuseEscalation(principal, [], constraints);
+      if (!withinConstraints(key.constraints, constraints)) throw quotaError('scope_escalation');
+    }
+    return updateKey(tx, key.id, { name: patch.name ?? undefined, constraints });
+  });
+}
+
+/** A new secret on the same row: the old one fails from the next request on. */
+export async function rotateKey(
+  deps: KeyDeps,
+  principal: Principal,
+  keyRowId: string,
+): Promise<ApiKeyMinted> {
+  const secret = newSecret();
+  return changeKey(deps, principal, keyRowId, 'api_key.rotate', async (tx, key) => ({
+    ...(await updateKey(tx, key.id, { rotated: secret })),
+    key: secret.token,
+  }));
+}
+
+/** Revoked: 401 on its next request. Revoking a revoked key answers it as it is. */
+export async function revokeKey(
+  deps: KeyDeps,
+  principal: Principal,
+  keyRowId: string,
+): Promise<ApiKeyOut> {
+  return changeKey(
+    deps,
+    principal,
+    keyRowId,
+    'api_key.revoke',
+    async (tx, key) => {
+      await revokeScopes(tx, key);
+      return updateKey(tx, key.id, { status: 'revoked' });
+    },
+    (key) => key,
+  );
+}

@@ -1,0 +1,38 @@
+import type { ErrorDefinition } from '../platform/errors';
+import { QUOTA_ERRORS } from './errors';
+import { OPERATOR_SCOPES, TENANT_SCOPES } from './scopes';
+
+const lines = (entries: [string, string][]) => entries.map(([k, v]) => `- ${k}: ${v}`).join('\n');
+
+const errorCodes = () =>
+  lines(
+    Object.entries(QUOTA_ERRORS as Record<string, ErrorDefinition>)
+      .filter(([, d]) => d.status !== 422)
+      .map(([code, d]) => [
+        `${d.status} ${code.toLowerCase()}`,
+        `${d.description ?? d.message}${d.retryable ? ' (retry)' : ''}`,
+      ]),
+  );
+
+/** /llms.txt: what an agent needs to call the quota service well, in one page. */
+export const LLMS_TXT = `# Quota management service
+
+Multi-tenant quotas and rate limits. Full contract: /openapi.json (every bound and code).
+
+## Auth
+Send \`Authorization: Bearer qk_<key id>_<secret>\`. A key has scopes (what it may do) and
+constraints (subject_prefix, plan_ids, catalog_name_prefix: whom and what it may touch).
+An operator key (no tenant) administers tenants; a tenant key does everything else.
+
+## Scopes
+${lines(Object.entries({ ...TENANT_SCOPES, ...OPERATOR_SCOPES }))}
+
+## Errors
+422: {"detail": [{"loc": [...], "msg": "...", "type": "..."}]}: fix the request, do not retry.
+Otherwise {"detail": "<code>"}:
+${errorCodes()}
+
+## Retry rule
+Retry only 503 and 429, after Retry-After seconds (else 1 s, doubling, at most 5 tries). Never
+retry 4xx other than 429: the same request gets the same answer.
+`;

@@ -1,0 +1,62 @@
+import Joi from 'joi';
+import { TENANT_SCOPE_NAMES } from './scopes';
+
+/**
+ * The response models of the quota service as joi schemas named for the OpenAPI document's
+ * components (contract.ts converts them). Every field is present unless marked optional.
+ */
+export const model = (name: string, keys: Joi.PartialSchemaMap) =>
+  Joi.object(keys).prefs({ presence: 'required' }).id(name);
+
+export const instant = () => Joi.string().isoDate();
+const text = () => Joi.string().allow('');
+
+const tenantFields = {
+  id: Joi.string(),
+  name: Joi.string(),
+  status: Joi.string().valid('active', 'suspended'),
+  bootstrap: Joi.object({
+    state: Joi.string()
+      .valid('pending', 'running', 'done', 'failed')
+      .description('the initial grants (workflow quota-bootstrap/<tenant id>)'),
+    attempts: Joi.number().integer().min(0),
+    error: Joi.string().allow(null),
+  }),
+  created_at: instant(),
+  updated_at: instant(),
+  suspended_at: instant().allow(null),
+};
+export const TenantOut = model('TenantOut', tenantFields);
+
+export const KeyConstraintsOut = Joi.object({
+  plan_ids: Joi.array().items(Joi.string()).allow(null),
+  subject_prefix: Joi.string().allow(null),
+  catalog_name_prefix: Joi.string().allow(null),
+}).id('KeyConstraints');
+
+const apiKeyFields = {
+  id: Joi.string().description('the key row id (paths); never changes'),
+  key_id: Joi.string().description("the secret's public half; changes on rotate"),
+  name: text(),
+  scopes: Joi.array().items(Joi.string().valid(...TENANT_SCOPE_NAMES)),
+  actor: Joi.string(),
+  status: Joi.string().valid('active', 'revoked'),
+  constraints: KeyConstraintsOut.allow(null),
+  created_by_actor: Joi.string()
+    .allow(null)
+    .description('the issuer, when the key was minted for another actor'),
+  created_at: instant(),
+  last_used_at: instant()
+    .allow(null)
+    .description('written in batches: at most 10 s behind the last request'),
+};
+export const ApiKeyOut = model('ApiKeyOut', apiKeyFields);
+export const ApiKeyMinted = model('ApiKeyMinted', {
+  ...apiKeyFields,
+  key: Joi.string().description('the secret: shown here once, never again'),
+});
+
+export const TenantCreated = model('TenantCreated', {
+  ...tenantFields,
+  admin_key: ApiKeyMinted.description("the tenant's first key, with every tenant scope"),
+});

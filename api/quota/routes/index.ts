@@ -1,0 +1,28 @@
+import Router from '@koa/router';
+import { KEY_OPERATIONS, mountKeyRoutes } from './keys';
+import type { QuotaRouteDeps } from './operation';
+import { mountProbeRoutes, PROBE_OPERATIONS } from './probes';
+import { mountTenantRoutes, TENANT_OPERATIONS } from './tenants';
+
+export type { QuotaRouteDeps } from './operation';
+
+/** Every operation of the quota service, by name (the OpenAPI document's paths). */
+export const QUOTA_OPERATIONS = {
+  ...prefixed('probe', PROBE_OPERATIONS),
+  ...prefixed('tenant', TENANT_OPERATIONS),
+  ...prefixed('key', KEY_OPERATIONS),
+};
+
+function prefixed<T extends object>(prefix: string, operations: T) {
+  return Object.fromEntries(
+    Object.entries(operations).map(([name, op]) => [`${prefix}.${name}`, op as T[keyof T]]),
+  );
+}
+
+export function quotaRouter(deps: QuotaRouteDeps): Router {
+  const router = new Router();
+  mountProbeRoutes(router, deps);
+  mountTenantRoutes(router, deps);
+  mountKeyRoutes(router, deps);
+  return router;
+}

@@ -1,0 +1,139 @@
+import type Router from '@koa/router';
+import Joi from 'joi';
+import type { Context, Middleware, Next } from 'koa';
+import type { DatabasePool } from '../../../db/pool';
+import type { Redis } from '../../../db/redis';
+import { mount, type OperationContract, type ResponseContract } from '../../platform/http/contract';
+import type { ValidatedState } from '../../platform/http/validate';
+import type { Config } from '../../platform/config';
+import { authenticate, type Principal } from '../credentials';
+import type { ErrorDefinition } from '../../platform/errors';
+import { QUOTA_ERRORS, quotaError, type QuotaErrorCode } from '../errors';
+import type { LastUseRecorder } from '../last-use';
+import { isOperatorScope, type Scope } from '../scopes';
+import type { BootstrapStarter } from '../tenants';
+
+export interface QuotaRouteDeps {
+  config: Config;
+  pool: DatabasePool;
+  redis: Redis;
+  lastUse: LastUseRecorder;
+  bootstraps: BootstrapStarter;
+}
+
+/** Who may call an operation: a scope, any tenant key (`tenant`), or anyone (`public`: probes). */
+export type Access = Scope | 'tenant' | 'public';
+
+type Refusals = Partial<Record<number, QuotaErrorCode[]>>;
+
+export interface QuotaOperation extends OperationContract {
+  access: Access;
+  /** The service's own refusals of this operation by status (those of auth are added). */
+  refusals?: Refusals;
+}
+
+export const principalOf = (ctx: Context): Principal => ctx.state.principal as Principal;
+export const validated = <T>(ctx: Context, part: keyof ValidatedState): T =>
+  (ctx.state.validated as ValidatedState)[part] as T;
+
+/** Authenticates the caller and checks it may call an operation of this access. */
+function guard(deps: QuotaRouteDeps, access: Exclude<Access, 'public'>): Middleware {
+  return async function authorize(ctx: Context, next: Next) {
+    const principal = await authenticate(deps, ctx.get('Authorization') || undefined);
+    deps.lastUse.used(principal.keyRowId);
+    const operatorRoute = access !== 'tenant' && isOperatorScope(access);
+    if (operatorRoute && principal.tenantId !== null) throw quotaError('operator_key_required');
+    if (!operatorRoute && principal.tenantId === null) throw quotaError('tenant_key_required');
+    if (access !== 'tenant' && !principal.scopes.includes(access))
+      throw quotaError('insufficient_scope');
+    ctx.state.principal = principal;
+    await next();
+  };
+}
+
+export const ERROR_SCHEMA = Joi.object({
+  detail: Joi.string().required().description('the error code'),
+}).id('Error');
+
+const ValidationErrorSchema = Joi.object({
+  loc: Joi.array().items(Joi.alternatives(Joi.string(), Joi.number().integer())).required(),
+  msg: Joi.string().required(),
+  type: Joi.string().required(),
+}).id('ValidationError');
+export const HTTP_VALIDATION_ERROR = Joi.object({
+  detail: Joi.array().items(ValidationErrorSchema).required(),
+}).id('HTTPValidationError');
+
+/** A refusal response listing its codes, so a client reads the codes an operation can answer. */
+function refusal(status: number, codes: QuotaErrorCode[]): ResponseContract {
+  const described = codes.map((code) => {
+    const definition: ErrorDefinition = QUOTA_ERRORS[code];
+    return `\`${code.toLowerCase()}\`: ${definition.description ?? definition.message}`;
+  });
+  return { description: described.join('; '), schema: ERROR_SCHEMA };
+}
+
+/** The refusals every operation can answer by who may call it, by status. */
+function authRefusals(access: Access): Refusals {
+  // A probe refuses nothing but a method its path does not serve (405 with Allow).
+  if (access === 'public') return { 405: ['METHOD_NOT_ALLOWED'] };
+  const forbidden: QuotaErrorCode[] =
+    access === 'tenant'
+      ? ['tenant_suspended', 'tenant_key_required']
+      : isOperatorScope(access)
+        ? ['insufficient_scope', 'operator_key_required']
+        : ['insufficient_scope', 'tenant_suspended', 'tenant_key_required'];
+  return {
+    401: ['unauthorized'],
+    403: forbidden,
+    503: ['tenant_bootstrap_pending', 'SERVICE_UNAVAILABLE'],
+  };
+}
+
+/** Every refusal of an operation, its own and those of auth: one response per status. */
+function refusalsOf(contract: QuotaOperation): Record<string, ResponseContract> {
+  const byStatus = new Map<number, Set<QuotaErrorCode>>();
+  for (const refusals of [authRefusals(contract.access), contract.refusals ?? {}])
+    for (const [status, codes] of Object.entries(refusals)) {
+      const all = byStatus.get(Number(status)) ?? new Set<QuotaErrorCode>();
+      for (const code of codes ?? []) all.add(code);
+      byStatus.set(Number(status), all);
+    }
+  return Object.fromEntries(
+    [...byStatus].map(([status, codes]) => [String(status), refusal(status, [...codes])]),
+  );
+}
+
+/**
+ * An operation with the quota service's common parts: its security and required scope in the
+ * document, and the refusals of authentication, authorization and validation.
+ */
+export function operation(contract: QuotaOperation): QuotaOperation {
+  const validates = contract.request !== undefined;
+  const secured = contract.access !== 'public';
+  return {
+    ...contract,
+    extensions: {
+      security: secured ? [{ bearerAuth: [] }] : [],
+      ...(secured ? { 'x-required-scope': contract.access } : {}),
+      ...contract.extensions,
+    },
+    responses: {
+      ...refusalsOf(contract),
+      ...(validates
+        ? { '422': { description: 'the request failed validation', schema: HTTP_VALIDATION_ERROR } }
+        : {}),
+      ...contract.responses,
+    },
+  };
+}
+
+/** Mounts an operation behind its guard: 401/403 come before any 422. */
+export function mountOperation(
+  router: Router,
+  deps: QuotaRouteDeps,
+  op: QuotaOperation,
+  handler: Middleware,
+): void {
+  mount(router, op, op.access === 'public' ? [] : [guard(deps, op.access)], handler);
+}

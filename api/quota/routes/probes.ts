@@ -1,0 +1,86 @@
+import type Router from '@koa/router';
+import Joi from 'joi';
+import { sql } from '../../../db/pool';
+import { checkAll, redisCheck, withinTimeout } from '../../platform/health';
+import { mountOperation, operation, type QuotaRouteDeps } from './operation';
+
+const statusMap = Joi.object().pattern(/^/, Joi.string()).id('Probe');
+
+export const PROBE_OPERATIONS = {
+  healthz: operation({
+    method: 'get',
+    path: '/healthz',
+    operationId: 'healthz',
+    summary: 'Liveness: never touches a backend',
+    tags: ['operations'],
+    access: 'public',
+    responses: { '200': { description: 'alive', schema: statusMap } },
+  }),
+  ping: operation({
+    method: 'get',
+    path: '/ping',
+    operationId: 'ping',
+    summary: 'Liveness, as /healthz',
+    tags: ['operations'],
+    access: 'public',
+    responses: { '200': { description: 'alive', schema: statusMap } },
+  }),
+  readyz: operation({
+    method: 'get',
+    path: '/readyz',
+    operationId: 'readyz',
+    summary: 'Readiness: Redis answers and a database commit goes through',
+    tags: ['operations'],
+    access: 'public',
+    responses: {
+      '200': { description: 'ready', schema: statusMap },
+      '503': { description: 'a backend is down (named with `down`)', schema: statusMap },
+    },
+  }),
+  openapi: operation({
+    method: 'get',
+    path: '/openapi.json',
+    operationId: 'openApiDocument',
+    summary: 'This document',
+    tags: ['operations'],
+    access: 'public',
+    responses: { '200': { description: 'the OpenAPI 3.1 document', schema: { type: 'object' } } },
+  }),
+  llms: operation({
+    method: 'get',
+    path: '/llms.txt',
+    operationId: 'agentGuide',
+    summary: 'A concise guide for agents: auth, scopes, idempotency, retries, error codes',
+    tags: ['operations'],
+    access: 'public',
+    responses: {
+      '200': {
+        description: 'the guide',
+        content: { 'text/plain': { schema: { type: 'string' } } },
+      },
+    },
+  }),
+} as const;
+
+/** Liveness and readiness. */
+export function mountProbeRoutes(router: Router, deps: QuotaRouteDeps): void {
+  // A transaction that takes a transaction id commits a WAL record and waits for its flush: a
+  // stalled commit path (a full disk, a hung synchronous replica) reads as down, where a plain
+  // SELECT would still answer.
+  const commits = () =>
+    withinTimeout(() =>
+      deps.pool.transaction((tx) => tx.query(sql.unsafe`SELECT pg_current_xact_id()`)),
+    );
+  const backends = { database: commits, cache: redisCheck(deps.redis) };
+  const alive: Parameters<typeof mountOperation>[3] = (ctx) => {
+    ctx.body = { status: 'ok' };
+  };
+  mountOperation(router, deps, PROBE_OPERATIONS.healthz, alive);
+  mountOperation(router, deps, PROBE_OPERATIONS.ping, alive);
+  mountOperation(router, deps, PROBE_OPERATIONS.readyz, async (ctx) => {
+    const statuses = await checkAll(backends);
+    const ready = Object.values(statuses).every((s) => s === 'up');
+    ctx.status = ready ? 200 : 503;
+    ctx.body = { status: ready ? 'ready' : 'unavailable', ...statuses };
+  });
+}

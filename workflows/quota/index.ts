@@ -1,0 +1,2 @@
+// Workflow types of the quota service.
+export { quotaBootstrapWorkflow } from './bootstrap';
