@@ -60,3 +60,42 @@ export const TenantCreated = model('TenantCreated', {
   ...tenantFields,
   admin_key: ApiKeyMinted.description("the tenant's first key, with every tenant scope"),
 });
+
+export const ResourceOut = model('ResourceOut', {
+  id: Joi.string(),
+  name: Joi.string(),
+  description: text(),
+  unit: Joi.string(),
+  created_at: instant(),
+  updated_at: instant(),
+});
+
+const nullableInteger = () => Joi.number().integer().allow(null);
+export const PolicyOut = model('PolicyOut', {
+  id: Joi.string(),
+  name: Joi.string(),
+  resource_id: Joi.string(),
+  kind: Joi.string().valid('quota', 'rate_limit'),
+  limit_amount: nullableInteger(),
+  window_kind: Joi.string().valid('fixed', 'rolling', 'lifetime').allow(null),
+  window_unit: Joi.string().valid('minute', 'hour', 'day', 'week', 'month').allow(null),
+  window_size: nullableInteger(),
+  tz: Joi.string().allow(null),
+  bucket_capacity: nullableInteger(),
+  refill_rate_per_sec: Joi.number().allow(null),
+  enforcement_mode: Joi.string().valid('strict', 'fast'),
+  on_exceed: Joi.string().valid('block', 'allow_overage'),
+  on_backend_error: Joi.string().valid('deny', 'allow').allow(null),
+  enabled: Joi.boolean(),
+  created_at: instant(),
+  updated_at: instant(),
+});
+
+export const PlanOut = model('PlanOut', {
+  id: Joi.string(),
+  name: Joi.string(),
+  description: text(),
+  policy_ids: Joi.array().items(Joi.string()),
+  created_at: instant(),
+  updated_at: instant(),
+});

@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import { CATALOGUE_OPERATIONS, mountCatalogueRoutes } from './catalogue';
 import { KEY_OPERATIONS, mountKeyRoutes } from './keys';
 import type { QuotaRouteDeps } from './operation';
 import { mountProbeRoutes, PROBE_OPERATIONS } from './probes';
@@ -11,6 +12,9 @@ export const QUOTA_OPERATIONS = {
   ...prefixed('probe', PROBE_OPERATIONS),
   ...prefixed('tenant', TENANT_OPERATIONS),
   ...prefixed('key', KEY_OPERATIONS),
+  ...prefixed('resource', CATALOGUE_OPERATIONS.resource),
+  ...prefixed('policy', CATALOGUE_OPERATIONS.policy),
+  ...prefixed('plan', CATALOGUE_OPERATIONS.plan),
 };
 
 function prefixed<T extends object>(prefix: string, operations: T) {
@@ -24,5 +28,6 @@ export function quotaRouter(deps: QuotaRouteDeps): Router {
   mountProbeRoutes(router, deps);
   mountTenantRoutes(router, deps);
   mountKeyRoutes(router, deps);
+  mountCatalogueRoutes(router, deps);
   return router;
 }
