@@ -99,3 +99,16 @@ export const PlanOut = model('PlanOut', {
   created_at: instant(),
   updated_at: instant(),
 });
+
+export const AssignmentOut = model('AssignmentOut', {
+  subject: Joi.string(),
+  plan_id: Joi.string(),
+  plan_name: Joi.string(),
+  created_at: instant(),
+});
+
+export const OverrideOut = model('OverrideOut', {
+  policy_id: Joi.string(),
+  limit_amount_override: Joi.number().integer().allow(null),
+  enabled: Joi.boolean(),
+});

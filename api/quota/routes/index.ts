@@ -3,6 +3,7 @@ import { CATALOGUE_OPERATIONS, mountCatalogueRoutes } from './catalogue';
 import { KEY_OPERATIONS, mountKeyRoutes } from './keys';
 import type { QuotaRouteDeps } from './operation';
 import { mountProbeRoutes, PROBE_OPERATIONS } from './probes';
+import { mountSubjectRoutes, SUBJECT_OPERATIONS } from './subjects';
 import { mountTenantRoutes, TENANT_OPERATIONS } from './tenants';
 
 export type { QuotaRouteDeps } from './operation';
@@ -15,6 +16,7 @@ export const QUOTA_OPERATIONS = {
   ...prefixed('resource', CATALOGUE_OPERATIONS.resource),
   ...prefixed('policy', CATALOGUE_OPERATIONS.policy),
   ...prefixed('plan', CATALOGUE_OPERATIONS.plan),
+  ...prefixed('subject', SUBJECT_OPERATIONS),
 };
 
 function prefixed<T extends object>(prefix: string, operations: T) {
@@ -29,5 +31,6 @@ export function quotaRouter(deps: QuotaRouteDeps): Router {
   mountTenantRoutes(router, deps);
   mountKeyRoutes(router, deps);
   mountCatalogueRoutes(router, deps);
+  mountSubjectRoutes(router, deps);
   return router;
 }
