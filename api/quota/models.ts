@@ -112,3 +112,22 @@ export const OverrideOut = model('OverrideOut', {
   limit_amount_override: Joi.number().integer().allow(null),
   enabled: Joi.boolean(),
 });
+
+export const AuditEntry = model('AuditEntry', {
+  id: Joi.string(),
+  seq: Joi.number().integer().min(1).description('increases with every entry of the service'),
+  actor: Joi.string().description("the acting key's actor"),
+  action: Joi.string().description(
+    '<entity>.<verb>: tenant.create, api_key.rotate, policy.update, ...',
+  ),
+  entity_type: Joi.string(),
+  entity_id: Joi.string().allow(null),
+  before: Joi.object().unknown(true).allow(null).optional(),
+  after: Joi.object().unknown(true).allow(null).optional(),
+  at: instant(),
+});
+
+export const AuditPage = model('AuditPage', {
+  entries: Joi.array().items(AuditEntry),
+  next_cursor: Joi.string().allow(null),
+});

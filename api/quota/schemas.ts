@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { boundedText } from '../platform/http/text';
+import { parseInstantWithOffset } from '../platform/instant';
 
 /**
  * The request pieces the spec's Limits table bounds, one each: every route takes its fields from
@@ -39,3 +40,20 @@ export const listLimit = (fallback: number = LIMITS.listLimitDefault) =>
 
 /** A body object: unknown properties are refused (the spec's rule for every request object). */
 export const body = (keys: Joi.PartialSchemaMap) => Joi.object(keys).required();
+
+/** An RFC 3339 date-time with its offset (query bounds); converted to ISO-8601 UTC. */
+export const instant = () =>
+  Joi.string()
+    .custom((value: string, helpers) => {
+      const ms = parseInstantWithOffset(value);
+      return ms === null
+        ? helpers.message({ custom: '{{#label}} must be an RFC 3339 date-time on a real date' })
+        : new Date(ms).toISOString();
+    })
+    .meta({ 'x-schema': { format: 'date-time' } });
+
+/** An opaque page cursor: the next_cursor of the previous page. */
+export const cursor = () =>
+  Joi.string()
+    .pattern(/^[0-9]{1,19}$/)
+    .messages({ 'string.pattern.base': '{{#label}} must be a next_cursor of a previous page' });

@@ -3,6 +3,7 @@ import { CATALOGUE_OPERATIONS, mountCatalogueRoutes } from './catalogue';
 import { KEY_OPERATIONS, mountKeyRoutes } from './keys';
 import type { QuotaRouteDeps } from './operation';
 import { mountProbeRoutes, PROBE_OPERATIONS } from './probes';
+import { mountReportingRoutes, REPORTING_OPERATIONS } from './reporting';
 import { mountSubjectRoutes, SUBJECT_OPERATIONS } from './subjects';
 import { mountTenantRoutes, TENANT_OPERATIONS } from './tenants';
 
@@ -17,6 +18,7 @@ export const QUOTA_OPERATIONS = {
   ...prefixed('policy', CATALOGUE_OPERATIONS.policy),
   ...prefixed('plan', CATALOGUE_OPERATIONS.plan),
   ...prefixed('subject', SUBJECT_OPERATIONS),
+  ...prefixed('reporting', REPORTING_OPERATIONS),
 };
 
 function prefixed<T extends object>(prefix: string, operations: T) {
@@ -32,5 +34,6 @@ export function quotaRouter(deps: QuotaRouteDeps): Router {
   mountKeyRoutes(router, deps);
   mountCatalogueRoutes(router, deps);
   mountSubjectRoutes(router, deps);
+  mountReportingRoutes(router, deps);
   return router;
 }
