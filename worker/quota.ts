@@ -1,15 +1,22 @@
 import type { WorkerOptions } from '@temporalio/worker';
 import { taskQueues } from '../api/platform/temporal';
 import { createQuotaBootstrapActivities } from '../activities/quota/bootstrap';
+import { createQuotaJobActivities } from '../activities/quota/jobs';
 import type { WorkerDeps } from './workers';
 
-/** The quota service's task queue: tenant bootstraps and their Postgres activities. */
+/** The quota service's task queue: tenant bootstraps, background jobs, their Postgres activities. */
 export function quotaWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
   return [
     {
       taskQueue: taskQueues(deps.config.taskQueuePrefix).quota,
       workflowBundle: deps.workflowBundle,
-      activities: { ...createQuotaBootstrapActivities({ pool: deps.pool }) },
+      activities: {
+        ...createQuotaBootstrapActivities({ pool: deps.pool }),
+        ...createQuotaJobActivities({
+          pool: deps.pool,
+          taskQueuePrefix: deps.config.taskQueuePrefix,
+        }),
+      },
     },
   ];
 }

@@ -117,6 +117,11 @@ const schema = Joi.object({
     .default(60)
     .description('ledger: how often the hold sweep schedule fires'),
   // --- end ledger service ---
+  // --- quota service ---
+  QUOTA_JOB_SCHEDULES: Joi.boolean()
+    .default(true)
+    .description("quota: create the background jobs' schedules at API start (tests turn them off)"),
+  // --- end quota service ---
 }).unknown(true);
 
 export interface Config {
@@ -153,6 +158,9 @@ export interface Config {
     holdSweepIntervalSeconds: number;
   };
   // --- end ledger service ---
+  quota: {
+    jobSchedules: boolean;
+  };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -193,6 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     LEDGER_MONTHLY_CALL_QUOTA: number;
     LEDGER_HOLD_SWEEP_SCHEDULE: boolean;
     LEDGER_HOLD_SWEEP_INTERVAL_SECONDS: number;
+    QUOTA_JOB_SCHEDULES: boolean;
   };
   return {
     databaseUrl: v.DATABASE_URL,
@@ -228,6 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       holdSweepIntervalSeconds: v.LEDGER_HOLD_SWEEP_INTERVAL_SECONDS,
     },
     // --- end ledger service ---
+    quota: { jobSchedules: v.QUOTA_JOB_SCHEDULES },
   };
 }
 

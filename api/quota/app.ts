@@ -9,6 +9,7 @@ import { openApiDocument } from './openapi';
 import { quotaRouter, type QuotaRouteDeps } from './routes';
 import { mountOperation } from './routes/operation';
 import { PROBE_OPERATIONS } from './routes/probes';
+import { ensureJobSchedules } from './jobs';
 import { createBootstrapStarter } from './tenants';
 
 export const QUOTA_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -45,10 +46,10 @@ export function createQuotaApi(deps: PlatformDeps): ServiceInstance {
     name: 'quota',
     app,
     metrics,
-    start: () => {
+    start: async () => {
       lastUse.start();
       bootstraps.start();
-      return Promise.resolve();
+      if (deps.config.quota.jobSchedules) await ensureJobSchedules(deps);
     },
     stop: async () => {
       await bootstraps.stop();

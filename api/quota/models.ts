@@ -131,3 +131,33 @@ export const AuditPage = model('AuditPage', {
   entries: Joi.array().items(AuditEntry),
   next_cursor: Joi.string().allow(null),
 });
+
+export const JobReport = Joi.object({
+  job: Joi.string().required(),
+  ok: Joi.boolean().required(),
+  started_at: instant().required(),
+  finished_at: instant().required(),
+  trigger: Joi.string().valid('schedule', 'manual'),
+})
+  .unknown(true)
+  .description("a job run; additional properties are the job's own figures (rows deleted, ...)")
+  .id('JobReport');
+
+const JobStatus = model('JobStatus', {
+  name: Joi.string(),
+  description: Joi.string(),
+  every_seconds: Joi.number().integer(),
+  budget_seconds: Joi.number().integer(),
+  last_success_at: instant().allow(null),
+  healthy: Joi.boolean(),
+});
+
+export const JobList = model('JobList', {
+  jobs: Joi.array().items(JobStatus),
+  runs: Joi.array().items(JobReport).description('the latest runs, newest first'),
+});
+
+export const JobsHealth = model('JobsHealth', {
+  healthy: Joi.boolean(),
+  jobs: Joi.array().items(JobStatus),
+});

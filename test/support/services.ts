@@ -12,7 +12,11 @@ export interface TestService extends BootedService {
  * them and deletes them after (ledger/holds, runs/probes): a schedule outlives the test's
  * service and would fire into the run's queues until the global teardown.
  */
-const NO_SCHEDULES = { RUNS_RETENTION_SCHEDULE: 'false', LEDGER_HOLD_SWEEP_SCHEDULE: 'false' };
+const NO_SCHEDULES = {
+  RUNS_RETENTION_SCHEDULE: 'false',
+  LEDGER_HOLD_SWEEP_SCHEDULE: 'false',
+  QUOTA_JOB_SCHEDULES: 'false',
+};
 
 /** Boots a real service in-process on a free port, against the running stack (or `overrides`). */
 export async function startTestService(

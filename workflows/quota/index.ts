@@ -1,2 +1,3 @@
 // Workflow types of the quota service.
 export { quotaBootstrapWorkflow } from './bootstrap';
+export { quotaJobWorkflow } from './jobs';

@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import { CATALOGUE_OPERATIONS, mountCatalogueRoutes } from './catalogue';
 import { KEY_OPERATIONS, mountKeyRoutes } from './keys';
 import type { QuotaRouteDeps } from './operation';
+import { mountOpsRoutes, OPS_OPERATIONS } from './ops';
 import { mountProbeRoutes, PROBE_OPERATIONS } from './probes';
 import { mountReportingRoutes, REPORTING_OPERATIONS } from './reporting';
 import { mountSubjectRoutes, SUBJECT_OPERATIONS } from './subjects';
@@ -12,6 +13,7 @@ export type { QuotaRouteDeps } from './operation';
 /** Every operation of the quota service, by name (the OpenAPI document's paths). */
 export const QUOTA_OPERATIONS = {
   ...prefixed('probe', PROBE_OPERATIONS),
+  ...prefixed('ops', OPS_OPERATIONS),
   ...prefixed('tenant', TENANT_OPERATIONS),
   ...prefixed('key', KEY_OPERATIONS),
   ...prefixed('resource', CATALOGUE_OPERATIONS.resource),
@@ -30,6 +32,7 @@ function prefixed<T extends object>(prefix: string, operations: T) {
 export function quotaRouter(deps: QuotaRouteDeps): Router {
   const router = new Router();
   mountProbeRoutes(router, deps);
+  mountOpsRoutes(router, deps);
   mountTenantRoutes(router, deps);
   mountKeyRoutes(router, deps);
   mountCatalogueRoutes(router, deps);

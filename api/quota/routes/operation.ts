@@ -5,7 +5,9 @@ import type { DatabasePool } from '../../../db/pool';
 import type { Redis } from '../../../db/redis';
 import { mount, type OperationContract, type ResponseContract } from '../../platform/http/contract';
 import type { ValidatedState } from '../../platform/http/validate';
+import type { Client } from '@temporalio/client';
 import type { Config } from '../../platform/config';
+import type { Logger } from '../../platform/logger';
 import { authenticate, type Principal } from '../credentials';
 import type { ErrorDefinition } from '../../platform/errors';
 import { QUOTA_ERRORS, quotaError, type QuotaErrorCode } from '../errors';
@@ -15,6 +17,8 @@ import type { BootstrapStarter } from '../tenants';
 
 export interface QuotaRouteDeps {
   config: Config;
+  logger: Logger;
+  temporal: Client;
   pool: DatabasePool;
   redis: Redis;
   lastUse: LastUseRecorder;

@@ -1,0 +1,30 @@
+/**
+ * The quota service's background jobs, by name: what each does, how often its Temporal schedule
+ * runs it, and its budget (the oldest its last success may be before /healthz/jobs answers 503).
+ * Pure data: the workflow, the activities and the API read it.
+ */
+export const JOBS = {
+  'counter-sweep': {
+    description:
+      'Deletes strict-mode counters of windows that ended over a day ago and token buckets that have refilled since their last use (a missing bucket is a full one).',
+    everySeconds: 3_600,
+    budgetSeconds: 3 * 3_600,
+  },
+  'idempotency-sweep': {
+    description: 'Deletes idempotency records older than the 24-hour replay window.',
+    everySeconds: 3_600,
+    budgetSeconds: 3 * 3_600,
+  },
+} as const;
+
+export type JobName = keyof typeof JOBS;
+export const JOB_NAMES = Object.keys(JOBS) as JobName[];
+export const isJobName = (name: string): name is JobName => Object.hasOwn(JOBS, name);
+
+/** Idempotency keys replay their first answer for this long. */
+export const IDEMPOTENCY_WINDOW_HOURS = 24;
+
+/** `schedule/<prefix>quota-job-<name>`: the schedule an operator sees in the Web UI. */
+export const jobScheduleId = (prefix: string, job: JobName) => `schedule/${prefix}quota-job-${job}`;
+/** `quota-job/<name>/<run>`: one execution per run, from the schedule or on demand. */
+export const jobWorkflowId = (job: JobName, run: string) => `quota-job/${job}/${run}`;
