@@ -1,4 +1,7 @@
 import type Router from '@koa/router';
+import type client from 'prom-client';
+import { mount } from '../platform/http/contract';
+import { privateNetworkOnly } from '../platform/http/private-network';
 import { createApp } from '../platform/http/app';
 import type { PlatformDeps, ServiceInstance } from '../platform/service';
 import { quotaEnvelope } from './envelope';
@@ -16,8 +19,14 @@ export const QUOTA_BODY_LIMIT_BYTES = 1024 * 1024;
 export const QUOTA_JSON_DEPTH_MAX = 64;
 
 /** Every route of the service: its operations and the documents that describe them. */
-export function quotaRoutes(deps: QuotaRouteDeps): Router {
+export function quotaRoutes(deps: QuotaRouteDeps, metrics?: () => client.Registry): Router {
   const router = quotaRouter(deps);
+  mount(router, PROBE_OPERATIONS.metrics, [privateNetworkOnly('metrics')], async (ctx) => {
+    const registry = metrics?.();
+    if (!registry) throw new Error('metrics are served by the app that registered them');
+    ctx.type = registry.contentType;
+    ctx.body = await registry.metrics();
+  });
   mountOperation(router, deps, PROBE_OPERATIONS.openapi, (ctx) => {
     ctx.body = openApiDocument;
   });
@@ -31,7 +40,7 @@ export function quotaRoutes(deps: QuotaRouteDeps): Router {
 export function createQuotaApi(deps: PlatformDeps): ServiceInstance {
   const lastUse = createLastUseRecorder(deps);
   const bootstraps = createBootstrapStarter(deps);
-  const router = quotaRoutes({ ...deps, lastUse, bootstraps });
+  const router = quotaRoutes({ ...deps, lastUse, bootstraps }, () => metrics);
 
   const { app, metrics } = createApp({
     service: 'quota',
@@ -40,7 +49,7 @@ export function createQuotaApi(deps: PlatformDeps): ServiceInstance {
     errors: QUOTA_ERRORS,
     body: { limitBytes: QUOTA_BODY_LIMIT_BYTES, maxDepth: QUOTA_JSON_DEPTH_MAX },
     routers: [router],
-    quietPaths: ['/healthz', '/ping', '/readyz'],
+    quietPaths: ['/healthz', '/ping', '/readyz', '/metrics', '/healthz/jobs'],
   });
   return {
     name: 'quota',

@@ -1,6 +1,7 @@
 import {
   errorFactory,
   PLATFORM_ERRORS,
+  PRIVATE_NETWORK_ONLY,
   type ErrorCatalogue,
   type ErrorDefinition,
 } from '../platform/errors';
@@ -23,6 +24,8 @@ export const QUOTA_ERRORS = {
   // The platform's own refusals, filed under the quota service's spelling (envelope.ts).
   MALFORMED_JSON: refusal(422, 'the body is not JSON'),
   INVALID_JSON_DEPTH: refusal(422, 'the body nests deeper than 64 levels'),
+  // The platform's refusal of /metrics to a caller outside loopback and the private networks.
+  forbidden: PRIVATE_NETWORK_ONLY,
   unauthorized: refusal(401, 'no key, an unknown key, a wrong secret or a revoked key'),
   insufficient_scope: refusal(
     403,

@@ -21,10 +21,17 @@ export interface KeyDeps {
   redis: Redis;
 }
 
-/** ApiKeyOut: the row as the API shows it (never the secret nor its hash). */
-export type ApiKeyOut = ApiKeyRow;
-/** ApiKeyMinted: the row and the secret, shown once. */
+/** ApiKeyOut: the row as the API shows it (the spec's fields: not its tenant, never the secret). */
+export type ApiKeyOut = Omit<ApiKeyRow, 'tenant_id'>;
+/** ApiKeyMinted: the key and its secret, shown once. */
 export type ApiKeyMinted = ApiKeyOut & { key: string };
+
+export function apiKeyOut<T extends ApiKeyRow>({
+  tenant_id: _tenant,
+  ...shown
+}: T): Omit<T, 'tenant_id'> {
+  return shown;
+}
 
 export interface ApiKeyCreate {
   name: string;
@@ -46,7 +53,7 @@ export function tenantOf(principal: Principal): string {
 export async function insertNewKey(
   db: Queryable,
   input: ApiKeyCreate & { tenantId: string | null; issuerActor: string; grant: boolean },
-): Promise<ApiKeyMinted> {
+): Promise<ApiKeyRow & { key: string }> {
   const secret = newSecret();
   const row = await insertKey(db, {
     id: `key_${ulid()}`,
@@ -103,12 +110,12 @@ export async function mintKey(
       before: null,
       after,
     });
-    return minted;
+    return apiKeyOut(minted);
   });
 }
 
 export async function listTenantKeys(deps: KeyDeps, principal: Principal): Promise<ApiKeyOut[]> {
-  return listKeys(deps.pool, tenantOf(principal));
+  return (await listKeys(deps.pool, tenantOf(principal))).map(apiKeyOut);
 }
 
 const refuseRevoked = (): never => {
@@ -119,14 +126,14 @@ const refuseRevoked = (): never => {
  * Changes a live key in a transaction with its row locked; the audit records before and after;
  * the cached credentials are rewritten once it committed. A revoked key is `whenRevoked`'s.
  */
-async function changeKey<T extends ApiKeyOut>(
+async function changeKey<T extends ApiKeyRow>(
   deps: KeyDeps,
   principal: Principal,
   keyRowId: string,
   action: string,
   change: (tx: Queryable, key: ApiKeyRow) => Promise<T>,
   whenRevoked: (key: ApiKeyRow) => T = refuseRevoked,
-): Promise<T> {
+): Promise<Omit<T, 'tenant_id'>> {
   const tenantId = tenantOf(principal);
   const { before, after } = await deps.pool.transaction(async (tx) => {
     const key = await findKey(tx, tenantId, keyRowId, { lock: true });
@@ -144,7 +151,7 @@ async function changeKey<T extends ApiKeyOut>(
     return { before: key, after: changed };
   });
   await refreshCredentials(deps, [...new Set([before.key_id, after.key_id])]);
-  return after;
+  return apiKeyOut(after);
 }
 
 /** ApiKeyPatch: a new name, and constraints that only tighten (a looser key is a new key). */

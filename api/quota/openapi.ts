@@ -35,7 +35,7 @@ function buildDocument(): JsonSchema {
     },
     components: {
       securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'qk_<key id>_<secret>' },
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'qk_<key id>_<secret>' },
       },
       schemas,
     },

@@ -30,6 +30,8 @@ export const prefix = () => boundedText(LIMITS.prefixChars, SUBJECT_RULE);
 /** Names of plans, policies, alert rules, resources: 1 to 200 characters. */
 export const name = () => boundedText(LIMITS.nameChars, { min: 1 });
 export const actor = () => boundedText(LIMITS.actorChars, { min: 1 });
+/** An API key's name: up to 200 characters, empty by default. */
+export const keyName = () => boundedText(LIMITS.nameChars).allow('');
 export const description = () => boundedText(LIMITS.descriptionChars).allow('');
 export const idempotencyKey = () => boundedText(LIMITS.idempotencyKeyChars, { min: 1 }).allow(null);
 /** Ids in paths are strings; one that is not ours is simply not found. */

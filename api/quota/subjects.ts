@@ -158,7 +158,15 @@ export async function putOverrides(
     const before = (await listOverrides(tx, tenantId, subject)).map(overrideOut);
     await replaceOverrides(tx, tenantId, subject, items);
     const after = (await listOverrides(tx, tenantId, subject)).map(overrideOut);
-    await audit(tx, principal, tenantId, 'overrides.put', subject, before, after);
+    await audit(
+      tx,
+      principal,
+      tenantId,
+      'overrides.put',
+      subject,
+      { overrides: before },
+      { overrides: after },
+    );
     return after;
   });
 }

@@ -20,7 +20,7 @@ import type { PlatformDeps } from '../platform/service';
 import { taskQueues } from '../platform/temporal';
 import { refreshCredentials, type Principal } from './credentials';
 import { quotaError } from './errors';
-import { insertNewKey, type ApiKeyMinted } from './keys';
+import { apiKeyOut, insertNewKey, type ApiKeyMinted } from './keys';
 import { TENANT_SCOPE_NAMES } from './scopes';
 
 /** The tenant record (the spec leaves its fields to us). */
@@ -95,7 +95,7 @@ export async function createTenant(
       before: null,
       after: out,
     });
-    return { ...out, admin_key: adminKey };
+    return { ...out, admin_key: apiKeyOut(adminKey) };
   });
   deps.bootstraps.enqueue(created.id);
   return created;

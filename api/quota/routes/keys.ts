@@ -3,7 +3,7 @@ import Joi from 'joi';
 import { listTenantKeys, mintKey, patchKey, revokeKey, rotateKey } from '../keys';
 import { ApiKeyMinted, ApiKeyOut } from '../models';
 import { TENANT_SCOPE_NAMES } from '../scopes';
-import { actor, body, id, name, prefix } from '../schemas';
+import { actor, body, id, keyName, prefix } from '../schemas';
 import {
   mountOperation,
   operation,
@@ -42,7 +42,7 @@ export const KEY_OPERATIONS = {
     access: 'keys:write',
     request: {
       body: body({
-        name: name().allow('').default(''),
+        name: keyName().default(''),
         scopes: Joi.array()
           .items(Joi.string().valid(...TENANT_SCOPE_NAMES))
           .min(1)
@@ -68,7 +68,7 @@ export const KEY_OPERATIONS = {
     access: 'keys:write',
     request: {
       params: keyParams,
-      body: body({ name: name().allow('', null), constraints }).id('ApiKeyPatch'),
+      body: body({ name: keyName().allow(null), constraints }).id('ApiKeyPatch'),
     },
     responses: {
       '200': { description: 'the key', schema: ApiKeyOut },

@@ -60,7 +60,9 @@ export const ERROR_SCHEMA = Joi.object({
 }).id('Error');
 
 const ValidationErrorSchema = Joi.object({
-  loc: Joi.array().items(Joi.alternatives(Joi.string(), Joi.number().integer())).required(),
+  loc: Joi.array()
+    .items(Joi.alternatives(Joi.string().allow(''), Joi.number().integer()))
+    .required(),
   msg: Joi.string().required(),
   type: Joi.string().required(),
 }).id('ValidationError');
@@ -118,7 +120,7 @@ export function operation(contract: QuotaOperation): QuotaOperation {
   return {
     ...contract,
     extensions: {
-      security: secured ? [{ bearerAuth: [] }] : [],
+      security: secured ? [{ bearer: [] }] : [],
       ...(secured ? { 'x-required-scope': contract.access } : {}),
       ...contract.extensions,
     },

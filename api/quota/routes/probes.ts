@@ -37,6 +37,18 @@ export const PROBE_OPERATIONS = {
       '503': { description: 'a backend is down (named with `down`)', schema: statusMap },
     },
   }),
+  metrics: operation({
+    method: 'get',
+    path: '/metrics',
+    operationId: 'metrics',
+    summary: 'Prometheus metrics (loopback and private networks only)',
+    tags: ['operations'],
+    access: 'public',
+    responses: {
+      '200': { description: 'metrics', content: { 'text/plain': { schema: { type: 'string' } } } },
+    },
+    refusals: { 403: ['forbidden'] },
+  }),
   openapi: operation({
     method: 'get',
     path: '/openapi.json',

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { DATA_DIR, REPO_ROOT } from '../../support/stack-env';
 import { LedgerHarness } from '../ledger/support';
 import { ALL_RUN_PERMISSIONS, newTenant, startHarness, type Harness } from '../runs/support';
+import { startQuota, type QuotaHarness } from '../quota/support';
 
 /**
  * Contract fuzzing: schemathesis (pinned in test/fuzz/requirements.txt; scripts/test installs it
@@ -216,6 +217,26 @@ describe('the runs service under schemathesis', () => {
           '^/api/v1/self-checks',
         ]),
       );
+    },
+    ROLE_TIMEOUT_MS,
+  );
+});
+
+describe('the quota service under schemathesis', () => {
+  let h: QuotaHarness;
+  let keys: Record<string, string>;
+
+  beforeAll(async () => {
+    h = await startQuota();
+    const tenant = await h.newTenant('fuzz');
+    keys = { tenant_admin: tenant.adminKey.key, operator: h.operatorKey };
+  });
+  afterAll(() => h?.close());
+
+  it.each(['tenant_admin', 'operator'])(
+    'with a %s key, finds nothing the document does not declare',
+    async (role) => {
+      expectClean(await fuzz(`quota-${role}`, h.service.url, keys[role]!));
     },
     ROLE_TIMEOUT_MS,
   );

@@ -25,7 +25,7 @@ describe('quota: the OpenAPI document and /llms.txt', () => {
     expect(served.body).toEqual(JSON.parse(JSON.stringify(openApiDocument)));
     expect(served.body.paths['/v1/api-keys'].post).toMatchObject({
       'x-required-scope': 'keys:write',
-      security: [{ bearerAuth: [] }],
+      security: [{ bearer: [] }],
       requestBody: {
         content: { 'application/json': { schema: { $ref: '#/components/schemas/ApiKeyCreate' } } },
       },

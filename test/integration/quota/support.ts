@@ -49,9 +49,16 @@ export interface QuotaHarness {
   pool: DatabasePool;
   redis: Redis;
   operator: QuotaClient;
+  operatorKey: string;
   operatorActor: string;
   /** A new tenant whose grants are written, with a client of its first key (every tenant scope). */
-  newTenant(name?: string): Promise<{ id: string; admin: QuotaClient; adminKey: any }>;
+  newTenant(
+    name?: string,
+  ): Promise<{
+    id: string;
+    admin: QuotaClient;
+    adminKey: { id: string; key: string; actor: string };
+  }>;
   as(key: string | null): QuotaClient;
   close(): Promise<void>;
 }
@@ -70,13 +77,15 @@ export async function startQuota(overrides: NodeJS.ProcessEnv = {}): Promise<Quo
     redis,
   });
   const as = (key: string | null) => client(service.url, key);
-  const operator = as((json as { key: string }).key);
+  const operatorKey = (json as { key: string }).key;
+  const operator = as(operatorKey);
   let tenants = 0;
   return {
     service,
     pool,
     redis,
     operator,
+    operatorKey,
     operatorActor,
     as,
     async newTenant(name = `tenant ${process.pid}-${++tenants}`) {
