@@ -52,9 +52,7 @@ export interface QuotaHarness {
   operatorKey: string;
   operatorActor: string;
   /** A new tenant whose grants are written, with a client of its first key (every tenant scope). */
-  newTenant(
-    name?: string,
-  ): Promise<{
+  newTenant(name?: string): Promise<{
     id: string;
     admin: QuotaClient;
     adminKey: { id: string; key: string; actor: string };
