@@ -1,4 +1,7 @@
+import { Stream } from 'node:stream';
 import type Router from '@koa/router';
+import type { Context, Next } from 'koa';
+import { stringifyExact } from '../platform/http/exact-json';
 import type client from 'prom-client';
 import { mount } from '../platform/http/contract';
 import { privateNetworkOnly } from '../platform/http/private-network';
@@ -17,6 +20,18 @@ import { createBootstrapStarter } from './tenants';
 
 export const QUOTA_BODY_LIMIT_BYTES = 1024 * 1024;
 export const QUOTA_JSON_DEPTH_MAX = 64;
+
+/** Answers are written with exact integers (a counter can pass 2^53): see exact-json.ts. */
+async function exactJsonBodies(ctx: Context, next: Next): Promise<void> {
+  await next();
+  const body: unknown = ctx.body;
+  if (body === null || typeof body !== 'object' || Buffer.isBuffer(body) || body instanceof Stream)
+    return;
+  const status = ctx.status;
+  ctx.body = stringifyExact(body);
+  ctx.type = 'application/json';
+  ctx.status = status;
+}
 
 /** Every route of the service: its operations and the documents that describe them. */
 export function quotaRoutes(deps: QuotaRouteDeps, metrics?: () => client.Registry): Router {
@@ -43,6 +58,7 @@ export function createQuotaApi(deps: PlatformDeps): ServiceInstance {
   const router = quotaRoutes({ ...deps, lastUse, bootstraps }, () => metrics);
 
   const { app, metrics } = createApp({
+    edge: [exactJsonBodies],
     service: 'quota',
     logger: deps.logger,
     envelope: quotaEnvelope,

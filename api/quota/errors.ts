@@ -55,6 +55,10 @@ export const QUOTA_ERRORS = {
     409,
     'still referenced: a resource by a policy, a policy by a plan, a plan by an assignment',
   ),
+  idempotency_key_reused: refusal(
+    409,
+    'the idempotency key was used with another request body (a replay must send the same body)',
+  ),
   key_revoked: refusal(409, 'the key is revoked: it can be neither rotated nor patched'),
   tenant_bootstrap_pending: refusal(
     503,

@@ -161,3 +161,60 @@ export const JobsHealth = model('JobsHealth', {
   healthy: Joi.boolean(),
   jobs: Joi.array().items(JobStatus),
 });
+
+const amount = () => Joi.number().integer().description('an exact integer, past 2^53 too');
+
+const WindowOut = model('WindowOut', {
+  kind: Joi.string().valid('fixed', 'rolling', 'lifetime'),
+  unit: Joi.string().valid('minute', 'hour', 'day', 'week', 'month').allow(null),
+  size: Joi.number().integer().allow(null),
+  tz: Joi.string().allow(null).description("a fixed window's zone"),
+  start: instant().allow(null).description('null for lifetime; a rolling window slides'),
+  end: instant().allow(null).description('exclusive; null for lifetime'),
+  resets_at: instant().allow(null).description("a fixed window's end; null otherwise"),
+});
+
+export const PolicyUsageOut = model('PolicyUsageOut', {
+  policy_id: Joi.string(),
+  policy_name: Joi.string(),
+  resource: Joi.string(),
+  kind: Joi.string().valid('quota', 'rate_limit'),
+  enforcement_mode: Joi.string().valid('strict', 'fast'),
+  source: Joi.string().valid('plan', 'override'),
+  allowed: Joi.boolean(),
+  requested: amount().min(0).description("this request's amount of the policy's resource"),
+  limit: amount().description(
+    "a quota's limit or a rate limit's bucket capacity (an override's when set)",
+  ),
+  used: amount().description(
+    'usage in the window after an admitted request (tokens spent for a rate limit)',
+  ),
+  remaining: amount(),
+  overage: amount().min(0).description('how far past the limit allow_overage let this request go'),
+  window: WindowOut.allow(null).description('null for a rate limit'),
+  retry_after_seconds: Joi.number()
+    .integer()
+    .allow(null)
+    .description('denied: until the window resets or the bucket holds the amount; null when never'),
+});
+
+export const ConsumeResponse = model('ConsumeResponse', {
+  allowed: Joi.boolean(),
+  event_id: Joi.string().description(
+    'the ledger event; its entries carry it (a denial writes none)',
+  ),
+  degraded: Joi.boolean(),
+  results: Joi.array().items(PolicyUsageOut),
+});
+
+export const CheckResponse = model('CheckResponse', {
+  allowed: Joi.boolean(),
+  degraded: Joi.boolean(),
+  results: Joi.array().items(PolicyUsageOut),
+  blocking: PolicyUsageOut.allow(null).description('the first policy that denies, or null'),
+});
+
+export const RefundResponse = model('RefundResponse', {
+  event_id: Joi.string(),
+  degraded: Joi.boolean(),
+});

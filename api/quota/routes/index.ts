@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import { CATALOGUE_OPERATIONS, mountCatalogueRoutes } from './catalogue';
+import { CONSUMPTION_OPERATIONS, mountConsumptionRoutes } from './consumption';
 import { KEY_OPERATIONS, mountKeyRoutes } from './keys';
 import type { QuotaRouteDeps } from './operation';
 import { mountOpsRoutes, OPS_OPERATIONS } from './ops';
@@ -20,6 +21,7 @@ export const QUOTA_OPERATIONS = {
   ...prefixed('policy', CATALOGUE_OPERATIONS.policy),
   ...prefixed('plan', CATALOGUE_OPERATIONS.plan),
   ...prefixed('subject', SUBJECT_OPERATIONS),
+  ...prefixed('consumption', CONSUMPTION_OPERATIONS),
   ...prefixed('reporting', REPORTING_OPERATIONS),
 };
 
@@ -37,6 +39,7 @@ export function quotaRouter(deps: QuotaRouteDeps): Router {
   mountKeyRoutes(router, deps);
   mountCatalogueRoutes(router, deps);
   mountSubjectRoutes(router, deps);
+  mountConsumptionRoutes(router, deps);
   mountReportingRoutes(router, deps);
   return router;
 }

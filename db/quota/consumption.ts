@@ -1,0 +1,200 @@
+import { sql } from '../pool';
+import type { PolicyRow } from './catalogue';
+import type { Queryable } from './queryable';
+
+/** A policy as it governs one subject: its row, its resource's name, the subject's override. */
+export interface EffectivePolicyRow extends PolicyRow {
+  resource: string;
+  /** The override's limit (a quota's limit_amount, a rate limit's bucket_capacity), if any. */
+  limit_override: string | null;
+  source: 'plan' | 'override';
+}
+
+/**
+ * The policies that govern a subject: its plan's enabled policies, with its overrides applied
+ * (enabled: false drops one; a limit replaces the policy's), for the resources named (all when
+ * null), in policy id order (the lock order of strict decisions).
+ */
+export async function effectivePolicies(
+  db: Queryable,
+  tenantId: string,
+  subject: string,
+  resourceNames: string[] | null,
+): Promise<EffectivePolicyRow[]> {
+  const resources =
+    resourceNames === null
+      ? sql.fragment`true`
+      : sql.fragment`r.name = ANY(${sql.array(resourceNames, 'text')})`;
+  return (await db.any(sql.unsafe`
+    SELECT p.id, p.name, p.resource_id, p.kind, p.limit_amount, p.window_kind, p.window_unit,
+           p.window_size, p.tz, p.bucket_capacity, p.refill_rate_per_sec, p.enforcement_mode,
+           p.on_exceed, p.on_backend_error, p.enabled, p.created_at, p.updated_at,
+           r.name AS resource, o.limit_amount AS limit_override,
+           CASE WHEN o.policy_id IS NULL THEN 'plan' ELSE 'override' END AS source
+    FROM quota.assignments a
+    JOIN quota.plan_policies pp ON pp.plan_id = a.plan_id
+    JOIN quota.policies p ON p.id = pp.policy_id AND p.enabled
+    JOIN quota.resources r ON r.id = p.resource_id
+    LEFT JOIN quota.overrides o
+      ON o.tenant_id = a.tenant_id AND o.subject = a.subject AND o.policy_id = p.id
+    WHERE a.tenant_id = ${tenantId} AND a.subject = ${subject} AND ${resources}
+      AND coalesce(o.enabled, true)
+    ORDER BY p.id`)) as EffectivePolicyRow[];
+}
+
+/** Which of these resource names the tenant has. */
+export async function knownResources(
+  db: Queryable,
+  tenantId: string,
+  names: string[],
+): Promise<Set<string>> {
+  return new Set(
+    (await db.anyFirst(sql.unsafe`
+      SELECT name FROM quota.resources WHERE tenant_id = ${tenantId} AND name = ANY(${sql.array(names, 'text')})`)) as string[],
+  );
+}
+
+/**
+ * Serializes the strict decisions of one subject under one policy until the transaction ends:
+ * writers of a rolling window at a bucket boundary write different rows, and still must not both
+ * miss the other's usage. Every request takes these in policy id order (no deadlock).
+ */
+export async function lockSubjectPolicy(
+  db: Queryable,
+  key: { tenantId: string; subject: string; policyId: string },
+): Promise<void> {
+  await db.query(
+    sql.unsafe`SELECT pg_advisory_xact_lock(hashtext(${`${key.tenantId}/${key.subject}/${key.policyId}`}))`,
+  );
+}
+
+/**
+ * A strict quota policy's usage in a window, under lockSubjectPolicy: its current counter row
+ * (made at 0 if missing) and, for a rolling window, the other buckets it covers (`otherKeys`).
+ */
+export async function lockCounter(
+  db: Queryable,
+  key: {
+    tenantId: string;
+    subject: string;
+    policyId: string;
+    windowKey: string;
+    expiresAt: string | null;
+  },
+  otherKeys: string[] = [],
+): Promise<string> {
+  await lockSubjectPolicy(db, key);
+  await db.query(sql.unsafe`
+    INSERT INTO quota.counters (tenant_id, subject, policy_id, window_key, expires_at)
+    VALUES (${key.tenantId}, ${key.subject}, ${key.policyId}, ${key.windowKey}, ${key.expiresAt})
+    ON CONFLICT DO NOTHING`);
+  return (await db.oneFirst(sql.unsafe`
+    SELECT coalesce(sum(used), 0)::text FROM quota.counters
+    WHERE tenant_id = ${key.tenantId} AND subject = ${key.subject} AND policy_id = ${key.policyId}
+      AND window_key = ANY(${sql.array([key.windowKey, ...otherKeys], 'text')})`)) as string;
+}
+
+export async function addToCounter(
+  db: Queryable,
+  key: { tenantId: string; subject: string; policyId: string; windowKey: string },
+  amount: bigint,
+): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE quota.counters SET used = greatest(0, used + ${amount.toString()}::numeric)
+    WHERE tenant_id = ${key.tenantId} AND subject = ${key.subject} AND policy_id = ${key.policyId}
+      AND window_key = ${key.windowKey}`);
+}
+
+export interface BucketRow {
+  tokens: string;
+  updated_ms: string;
+}
+
+/** A strict token bucket's row, under lockSubjectPolicy; null: none yet (a full bucket). */
+export async function lockBucket(
+  db: Queryable,
+  key: { tenantId: string; subject: string; policyId: string },
+): Promise<BucketRow | null> {
+  await lockSubjectPolicy(db, key);
+  return (await db.maybeOne(sql.unsafe`
+    SELECT tokens::text, updated_ms::text FROM quota.buckets
+    WHERE tenant_id = ${key.tenantId} AND subject = ${key.subject} AND policy_id = ${key.policyId}`)) as BucketRow | null;
+}
+
+export async function saveBucket(
+  db: Queryable,
+  key: { tenantId: string; subject: string; policyId: string },
+  state: { tokens: string; updatedMs: string },
+): Promise<void> {
+  await db.query(sql.unsafe`
+    INSERT INTO quota.buckets (tenant_id, subject, policy_id, tokens, updated_ms)
+    VALUES (${key.tenantId}, ${key.subject}, ${key.policyId}, ${state.tokens}::numeric, ${state.updatedMs}::bigint)
+    ON CONFLICT (tenant_id, subject, policy_id)
+    DO UPDATE SET tokens = excluded.tokens, updated_ms = excluded.updated_ms`);
+}
+
+export interface LedgerEntryInput {
+  tenantId: string;
+  eventId: string;
+  subject: string;
+  resource: string | null;
+  amount: bigint;
+  entryType: 'consume' | 'refund' | 'reserve' | 'commit' | 'release' | 'expire';
+  idempotencyKey: string | null;
+  reservationId: string | null;
+  strictDeferred: boolean;
+  metadata: Record<string, unknown> | null;
+  occurredAt: string;
+}
+
+/** Appends entries; one already written (the same event, resource and type) is left alone. */
+export async function appendLedger(db: Queryable, entries: LedgerEntryInput[]): Promise<void> {
+  if (entries.length === 0) return;
+  const column = <T>(pick: (e: LedgerEntryInput) => T) => entries.map(pick);
+  await db.query(sql.unsafe`
+    INSERT INTO quota.ledger_entries
+      (tenant_id, event_id, subject, resource, amount, entry_type, idempotency_key, reservation_id,
+       strict_deferred, metadata, occurred_at)
+    SELECT * FROM unnest(
+      ${sql.array(
+        column((e) => e.tenantId),
+        'text',
+      )}, ${sql.array(
+        column((e) => e.eventId),
+        'text',
+      )},
+      ${sql.array(
+        column((e) => e.subject),
+        'text',
+      )}, ${sql.array(
+        column((e) => e.resource),
+        'text',
+      )},
+      ${sql.array(
+        column((e) => e.amount.toString()),
+        'int8',
+      )}, ${sql.array(
+        column((e) => e.entryType),
+        'text',
+      )},
+      ${sql.array(
+        column((e) => e.idempotencyKey),
+        'text',
+      )}, ${sql.array(
+        column((e) => e.reservationId),
+        'text',
+      )},
+      ${sql.array(
+        column((e) => e.strictDeferred),
+        'bool',
+      )},
+      ${sql.array(
+        column((e) => (e.metadata === null ? null : JSON.stringify(e.metadata))),
+        'jsonb',
+      )},
+      ${sql.array(
+        column((e) => e.occurredAt),
+        'timestamptz',
+      )})
+    ON CONFLICT (event_id, resource, entry_type) DO NOTHING`);
+}
