@@ -218,3 +218,36 @@ export const RefundResponse = model('RefundResponse', {
   event_id: Joi.string(),
   degraded: Joi.boolean(),
 });
+
+export const LedgerEntry = model('LedgerEntry', {
+  id: Joi.string().description('orders the ledger; pages follow it'),
+  event_id: Joi.string().description('the consume or commit answer that made it'),
+  subject: Joi.string(),
+  resource: Joi.string().allow(null),
+  amount: amount().description('signed: consume +, refund -'),
+  entry_type: Joi.string().valid('consume', 'refund', 'reserve', 'commit', 'release', 'expire'),
+  idempotency_key: Joi.string().allow(null),
+  reservation_id: Joi.string().allow(null),
+  strict_deferred: Joi.boolean().description(
+    "written after the answer (the fast path's flush), not in its transaction",
+  ),
+  metadata: Joi.object().unknown(true).allow(null).optional(),
+  occurred_at: instant(),
+});
+
+export const LedgerPage = model('LedgerPage', {
+  entries: Joi.array().items(LedgerEntry),
+  next_cursor: Joi.string().allow(null),
+});
+
+export const SummaryRow = model('SummaryRow', {
+  granularity: Joi.string().valid('hour', 'day'),
+  start: instant().description('a UTC hour or day'),
+  end: instant(),
+  subject: Joi.string(),
+  resource: Joi.string().allow(null),
+  consumed: amount().min(0).description('positive entries: consumed (and committed)'),
+  refunded: amount().min(0).description('negative entries, as a positive amount'),
+  net: amount().description('consumed - refunded'),
+  entries: Joi.number().integer().min(0),
+});

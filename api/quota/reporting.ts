@@ -1,5 +1,12 @@
 import type { DatabasePool } from '../../db/pool';
 import { listAudit, type AuditFilter, type AuditRow } from '../../db/quota/audit';
+import {
+  listLedger,
+  summarizeLedger,
+  type LedgerFilter,
+  type LedgerRow,
+} from '../../db/quota/ledger';
+import { checkSubject } from './constraints';
 import type { Principal } from './credentials';
 import { tenantOf } from './keys';
 
@@ -29,4 +36,65 @@ export async function readAudit(
   const rows = await listAudit(deps.pool, tenantOf(principal), { ...filter, afterSeq: cursor });
   const page = pageOf(rows, query.limit, (row) => row.seq);
   return { ...page, entries: page.entries.map((row) => ({ ...row, seq: Number(row.seq) })) };
+}
+
+/** A ledger read is bounded by the key's subject_prefix: a subject outside it is refused. */
+function ledgerScope(principal: Principal, subject: string | undefined) {
+  if (subject !== undefined) checkSubject(principal, subject);
+  return {
+    tenantId: tenantOf(principal),
+    subjectPrefix: principal.constraints?.subject_prefix ?? null,
+  };
+}
+
+const integer = (text: string) => {
+  const value = BigInt(text);
+  return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
+    ? Number(value)
+    : value;
+};
+
+export async function readLedger(
+  deps: Deps,
+  principal: Principal,
+  query: LedgerFilter & { cursor?: string; limit: number },
+): Promise<Page<Omit<LedgerRow, 'amount'> & { amount: number | bigint }>> {
+  const { tenantId, subjectPrefix } = ledgerScope(principal, query.subject);
+  const { cursor, ...filter } = query;
+  const rows = await listLedger(deps.pool, tenantId, { ...filter, subjectPrefix, afterId: cursor });
+  const page = pageOf(rows, query.limit, (row) => row.id);
+  return { ...page, entries: page.entries.map((row) => ({ ...row, amount: integer(row.amount) })) };
+}
+
+/** Usage summary rows are at most this many (the oldest first): narrow the range for more. */
+export const SUMMARY_ROWS_MAX = 10_000;
+const DAY_MS = 86_400_000;
+
+export async function summarizeUsage(
+  deps: Deps,
+  principal: Principal,
+  query: LedgerFilter & { granularity: 'hour' | 'day' },
+) {
+  const { tenantId, subjectPrefix } = ledgerScope(principal, query.subject);
+  const to = query.to ?? new Date().toISOString();
+  const from = query.from ?? new Date(Date.parse(to) - 30 * DAY_MS).toISOString();
+  const rows = await summarizeLedger(deps.pool, tenantId, {
+    ...query,
+    from,
+    to,
+    subjectPrefix,
+    limit: SUMMARY_ROWS_MAX,
+  });
+  const stepMs = query.granularity === 'hour' ? 3_600_000 : DAY_MS;
+  return rows.map((row) => ({
+    granularity: query.granularity,
+    start: row.start,
+    end: new Date(Date.parse(row.start) + stepMs).toISOString(),
+    subject: row.subject,
+    resource: row.resource,
+    consumed: integer(row.consumed),
+    refunded: integer(row.refunded),
+    net: integer(row.amount),
+    entries: Number(row.entries),
+  }));
 }
