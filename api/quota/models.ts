@@ -251,3 +251,49 @@ export const SummaryRow = model('SummaryRow', {
   net: amount().description('consumed - refunded'),
   entries: Joi.number().integer().min(0),
 });
+
+export const SubjectUsageOut = model('SubjectUsageOut', {
+  subject: Joi.string(),
+  plan_id: Joi.string().allow(null),
+  plan_name: Joi.string().allow(null),
+  usage: Joi.array().items(
+    model('PolicyUsageNow', {
+      policy_id: Joi.string(),
+      policy_name: Joi.string(),
+      resource: Joi.string(),
+      kind: Joi.string().valid('quota', 'rate_limit'),
+      enforcement_mode: Joi.string().valid('strict', 'fast'),
+      source: Joi.string().valid('plan', 'override'),
+      limit: amount(),
+      used: amount(),
+      remaining: amount(),
+      window: WindowOut.allow(null),
+    }),
+  ),
+});
+
+export const EntitlementsOut = model('EntitlementsOut', {
+  subject: Joi.string(),
+  policies: Joi.array().items(
+    model('EffectivePolicyOut', {
+      policy_id: Joi.string(),
+      name: Joi.string(),
+      resource: Joi.string(),
+      kind: Joi.string().valid('quota', 'rate_limit'),
+      limit_amount: Joi.number().integer().allow(null),
+      window_kind: Joi.string().valid('fixed', 'rolling', 'lifetime').allow(null),
+      window_unit: Joi.string().valid('minute', 'hour', 'day', 'week', 'month').allow(null),
+      window_size: Joi.number().integer().allow(null),
+      tz: Joi.string().allow(null),
+      bucket_capacity: Joi.number().integer().allow(null),
+      refill_rate_per_sec: Joi.number().allow(null),
+      enforcement_mode: Joi.string().valid('strict', 'fast'),
+      on_exceed: Joi.string().valid('block', 'allow_overage'),
+      on_backend_error: Joi.string().valid('deny', 'allow').allow(null),
+      source: Joi.string()
+        .valid('plan', 'override')
+        .description('override: the subject has one for this policy'),
+      window: WindowOut.allow(null).description('the current window; null for a rate limit'),
+    }),
+  ),
+});

@@ -94,6 +94,18 @@ export async function lockCounter(
       AND window_key = ANY(${sql.array([key.windowKey, ...otherKeys], 'text')})`)) as string;
 }
 
+/** A window's usage, read without a lock or a write (the usage and entitlements routes). */
+export async function readCounter(
+  db: Queryable,
+  key: { tenantId: string; subject: string; policyId: string },
+  windowKeys: string[],
+): Promise<string> {
+  return (await db.oneFirst(sql.unsafe`
+    SELECT coalesce(sum(used), 0)::text FROM quota.counters
+    WHERE tenant_id = ${key.tenantId} AND subject = ${key.subject} AND policy_id = ${key.policyId}
+      AND window_key = ANY(${sql.array(windowKeys, 'text')})`)) as string;
+}
+
 export async function addToCounter(
   db: Queryable,
   key: { tenantId: string; subject: string; policyId: string; windowKey: string },
@@ -116,6 +128,14 @@ export async function lockBucket(
   key: { tenantId: string; subject: string; policyId: string },
 ): Promise<BucketRow | null> {
   await lockSubjectPolicy(db, key);
+  return readBucket(db, key);
+}
+
+/** A token bucket's row as it is; null: none yet (a full bucket). */
+export async function readBucket(
+  db: Queryable,
+  key: { tenantId: string; subject: string; policyId: string },
+): Promise<BucketRow | null> {
   return (await db.maybeOne(sql.unsafe`
     SELECT tokens::text, updated_ms::text FROM quota.buckets
     WHERE tenant_id = ${key.tenantId} AND subject = ${key.subject} AND policy_id = ${key.policyId}`)) as BucketRow | null;

@@ -2,6 +2,8 @@ import {
   addToCounter,
   lockBucket,
   lockCounter,
+  readBucket,
+  readCounter,
   saveBucket,
   type EffectivePolicyRow,
 } from '../../../db/quota/consumption';
@@ -33,6 +35,8 @@ export interface DecisionContext {
   tenantId: string;
   subject: string;
   nowMs: number;
+  /** Read usage as it is, locking and writing nothing (the usage route): no request to admit. */
+  readOnly?: boolean;
 }
 
 const limitOf = (policy: EffectivePolicyRow, limit: string | null) =>
@@ -54,7 +58,11 @@ async function quotaVerdict(
   const expiresAt =
     window.currentExpiresMs === null ? null : new Date(window.currentExpiresMs).toISOString();
   const others = window.keys.filter((k) => k !== window.currentKey);
-  const used = BigInt(await lockCounter(tx, { ...key, expiresAt }, others));
+  const used = BigInt(
+    context.readOnly
+      ? await readCounter(tx, key, window.keys)
+      : await lockCounter(tx, { ...key, expiresAt }, others),
+  );
   const limit = limitOf(policy, policy.limit_amount);
   const decision = decideQuota({ used, limit, requested, onExceed: policy.on_exceed });
   return {
@@ -76,7 +84,7 @@ async function bucketVerdict(
   requested: bigint,
 ): Promise<PolicyVerdict> {
   const key = { tenantId: context.tenantId, subject: context.subject, policyId: policy.id };
-  const row = await lockBucket(tx, key);
+  const row = context.readOnly ? await readBucket(tx, key) : await lockBucket(tx, key);
   const previous: BucketState | null = row
     ? { micro: BigInt(row.tokens), updatedMs: Number(row.updated_ms) }
     : null;

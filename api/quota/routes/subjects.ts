@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import Joi from 'joi';
-import { AssignmentOut, OverrideOut } from '../models';
+import { AssignmentOut, EntitlementsOut, OverrideOut, SubjectUsageOut } from '../models';
+import { subjectEntitlements, subjectUsage } from '../consumption/usage';
 import {
   assignPlan,
   getAssignment,
@@ -106,6 +107,30 @@ export const SUBJECT_OPERATIONS = {
     responses: { '200': { description: 'the overrides', schema: Joi.array().items(OverrideOut) } },
     refusals: { 403: ['constraint_violation'] },
   }),
+  usage: operation({
+    method: 'get',
+    path: '/v1/subjects/{subject}/usage',
+    operationId: 'getSubjectUsage',
+    summary: "A subject's usage in each governing policy's current window",
+    description: `${SUBJECT_RULES} Read as it is, consuming and locking nothing; a rate limit's used is the tokens spent (capacity - remaining).`,
+    tags: ['subjects'],
+    access: 'usage:read',
+    request: { params: subjectParams },
+    responses: { '200': { description: 'usage', schema: SubjectUsageOut } },
+    refusals: { 403: ['constraint_violation'] },
+  }),
+  entitlements: operation({
+    method: 'get',
+    path: '/v1/subjects/{subject}/entitlements',
+    operationId: 'getSubjectEntitlements',
+    summary: 'The policies that govern a subject, with its overrides applied',
+    description: `${SUBJECT_RULES} source is override when the subject has one for the policy; a policy it disabled is not listed.`,
+    tags: ['subjects'],
+    access: 'usage:read',
+    request: { params: subjectParams },
+    responses: { '200': { description: 'entitlements', schema: EntitlementsOut } },
+    refusals: { 403: ['constraint_violation'] },
+  }),
 } as const;
 
 type SubjectParam = { subject: string };
@@ -131,5 +156,11 @@ export function mountSubjectRoutes(router: Router, deps: QuotaRouteDeps): void {
   });
   mountOperation(router, deps, ops.getOverrides, async (ctx) => {
     ctx.body = await getOverrides(deps, principalOf(ctx), subjectOf(ctx));
+  });
+  mountOperation(router, deps, ops.usage, async (ctx) => {
+    ctx.body = await subjectUsage(deps, principalOf(ctx), subjectOf(ctx));
+  });
+  mountOperation(router, deps, ops.entitlements, async (ctx) => {
+    ctx.body = await subjectEntitlements(deps, principalOf(ctx), subjectOf(ctx));
   });
 }

@@ -322,4 +322,70 @@ describe('quota: consume, check, refund (strict decisions)', () => {
       { numRuns: 8 },
     );
   }, 60_000);
+
+  it("reads a subject's usage and entitlements as they are, with its overrides applied", async () => {
+    const s = await subjectWith([
+      daily(10, { tz: 'Asia/Tokyo' }),
+      { kind: 'rate_limit', bucket_capacity: 5, refill_rate_per_sec: 0.001 },
+    ]);
+    await admin.post('/v1/consume', {
+      subject: s.subject,
+      items: [{ resource: s.resource(), amount: 3 }],
+    });
+    await admin.put(`/v1/subjects/${s.subject}/overrides`, {
+      overrides: [{ policy_id: s.policyIds[0], limit_amount: 50 }],
+    });
+    const usage = await admin.get(`/v1/subjects/${s.subject}/usage`);
+    expect(usage.body).toMatchObject({
+      subject: s.subject,
+      plan_id: expect.stringMatching(/^plan_/),
+      usage: expect.arrayContaining([
+        expect.objectContaining({
+          policy_id: s.policyIds[0],
+          source: 'override',
+          limit: 50,
+          used: 3,
+          remaining: 47,
+          window: expect.objectContaining({ tz: 'Asia/Tokyo' }),
+        }),
+        expect.objectContaining({
+          policy_id: s.policyIds[1],
+          kind: 'rate_limit',
+          limit: 5,
+          used: 3,
+          remaining: 2,
+          window: null,
+        }),
+      ]),
+    });
+    // Reading consumed nothing.
+    expect((await admin.get(`/v1/subjects/${s.subject}/usage`)).body).toEqual(usage.body);
+    const entitlements = await admin.get(`/v1/subjects/${s.subject}/entitlements`);
+    expect(entitlements.body.policies).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          policy_id: s.policyIds[0],
+          limit_amount: 50,
+          source: 'override',
+          tz: 'Asia/Tokyo',
+          window: expect.objectContaining({ kind: 'fixed', unit: 'day' }),
+        }),
+        expect.objectContaining({
+          policy_id: s.policyIds[1],
+          bucket_capacity: 5,
+          limit_amount: null,
+          source: 'plan',
+          window: null,
+        }),
+      ]),
+    );
+    await admin.put(`/v1/subjects/${s.subject}/overrides`, {
+      overrides: [{ policy_id: s.policyIds[1], enabled: false }],
+    });
+    expect(
+      (await admin.get(`/v1/subjects/${s.subject}/entitlements`)).body.policies.map(
+        (p: { policy_id: string }) => p.policy_id,
+      ),
+    ).toEqual([s.policyIds[0]]);
+  });
 });
