@@ -1,10 +1,12 @@
 import type { DatabasePool } from '../../db/pool';
 import { recordJobRun, sweepCounters, sweepIdempotency, type JobRunRow } from '../../db/quota/jobs';
 import { IDEMPOTENCY_WINDOW_HOURS, type JobName } from '../../api/quota/job-catalogue';
+import { expireDueReservations } from '../../api/quota/consumption/reservations';
 
 type JobWork = (pool: DatabasePool) => Promise<Record<string, unknown>>;
 
 const WORK: Record<JobName, JobWork> = {
+  'reservation-expiry': (pool) => expireDueReservations({ pool }),
   'counter-sweep': (pool) => sweepCounters(pool),
   'idempotency-sweep': (pool) => sweepIdempotency(pool, IDEMPOTENCY_WINDOW_HOURS),
 };

@@ -59,6 +59,12 @@ export const QUOTA_ERRORS = {
     409,
     'the idempotency key was used with another request body (a replay must send the same body)',
   ),
+  reservation_not_found: refusal(404, 'no such reservation in the tenant'),
+  reservation_expired: refusal(
+    409,
+    'the reservation passed its expires_at before it was settled: its hold is released',
+  ),
+  reservation_settled: refusal(409, 'the reservation is already committed or released'),
   key_revoked: refusal(409, 'the key is revoked: it can be neither rotated nor patched'),
   tenant_bootstrap_pending: refusal(
     503,

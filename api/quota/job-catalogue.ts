@@ -4,6 +4,12 @@
  * Pure data: the workflow, the activities and the API read it.
  */
 export const JOBS = {
+  'reservation-expiry': {
+    description:
+      'Releases the hold of every reservation past its expires_at that was neither committed nor released (status expired, an expire entry in the ledger).',
+    everySeconds: 60,
+    budgetSeconds: 600,
+  },
   'counter-sweep': {
     description:
       'Deletes strict-mode counters of windows that ended over a day ago and token buckets that have refilled since their last use (a missing bucket is a full one).',

@@ -297,3 +297,50 @@ export const EntitlementsOut = model('EntitlementsOut', {
     }),
   ),
 });
+
+export const ReserveResponse = model('ReserveResponse', {
+  allowed: Joi.boolean(),
+  reservation_id: Joi.string().allow(null).description('null when denied (nothing held)'),
+  status: Joi.string().valid('held').allow(null),
+  expires_at: instant().allow(null),
+  event_id: Joi.string(),
+  degraded: Joi.boolean(),
+  results: Joi.array().items(PolicyUsageOut),
+});
+
+const ReservedItem = model('ReservedItem', { resource: Joi.string(), amount: amount().min(1) });
+const AdjustmentOut = model('AdjustmentOut', {
+  resource: Joi.string(),
+  held: amount(),
+  actual: amount(),
+  delta: amount().description('actual - held: what the commit added to (or gave back from) usage'),
+  overage: amount().min(0).description("how far the commit's extra went past a limit"),
+});
+
+export const ReservationOut = model('ReservationOut', {
+  reservation_id: Joi.string(),
+  subject: Joi.string(),
+  status: Joi.string().valid('held', 'committed', 'released', 'expired'),
+  items: Joi.array().items(ReservedItem),
+  expires_at: instant(),
+  event_id: Joi.string().description('the reserve event'),
+  settle_event_id: Joi.string().allow(null).description('the commit, release or expire event'),
+  adjustments: Joi.array().items(AdjustmentOut).allow(null),
+  created_at: instant(),
+  settled_at: instant().allow(null),
+});
+
+export const CommitResponse = model('CommitResponse', {
+  reservation_id: Joi.string(),
+  status: Joi.string().valid('committed'),
+  event_id: Joi.string(),
+  degraded: Joi.boolean(),
+  adjustments: Joi.array().items(AdjustmentOut),
+});
+
+export const ReleaseResponse = model('ReleaseResponse', {
+  reservation_id: Joi.string(),
+  status: Joi.string().valid('released'),
+  event_id: Joi.string().allow(null).description('the release event'),
+  released: Joi.array().items(ReservedItem),
+});

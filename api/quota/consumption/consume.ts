@@ -37,10 +37,10 @@ export interface ConsumeBody {
 }
 
 type Deps = { pool: DatabasePool };
-type Endpoint = 'consume' | 'refund';
+type Endpoint = 'consume' | 'refund' | 'reserve' | 'commit' | 'release';
 
 /** The request's amount per resource, in the order first named. */
-function amountsOf(items: Item[]): Map<string, bigint> {
+export function amountsOf(items: Item[]): Map<string, bigint> {
   const amounts = new Map<string, bigint>();
   for (const { resource, amount } of items)
     amounts.set(resource, (amounts.get(resource) ?? 0n) + BigInt(amount));
@@ -102,11 +102,11 @@ export type PolicyUsageOut = ReturnType<typeof usageOut>;
  * Runs `decide` in a transaction under the request's idempotency key (when it has one): a replay
  * with the same body answers the recorded response; another body under the key is refused.
  */
-async function idempotent<T>(
+export async function idempotent<T>(
   deps: Deps,
   tenantId: string,
   endpoint: Endpoint,
-  body: ConsumeBody,
+  body: { idempotency_key?: string | null },
   decide: (tx: Queryable) => Promise<T>,
 ): Promise<T> {
   return deps.pool.transaction(async (tx) => {
@@ -128,10 +128,17 @@ async function idempotent<T>(
   });
 }
 
-function ledgerEntries(
-  base: { tenantId: string; eventId: string; subject: string; body: ConsumeBody },
+/** One signed entry per resource of an event (the amounts already signed by the caller). */
+export function ledgerEntries(
+  base: {
+    tenantId: string;
+    eventId: string;
+    subject: string;
+    body: { idempotency_key?: string | null; metadata?: Record<string, unknown> };
+    reservationId?: string;
+  },
   amounts: Map<string, bigint>,
-  entryType: 'consume' | 'refund',
+  entryType: LedgerEntryInput['entryType'],
 ): LedgerEntryInput[] {
   const occurredAt = new Date().toISOString();
   return [...amounts].map(([resource, amount]) => ({
@@ -139,10 +146,10 @@ function ledgerEntries(
     eventId: base.eventId,
     subject: base.subject,
     resource,
-    amount: entryType === 'refund' ? -amount : amount,
+    amount,
     entryType,
     idempotencyKey: base.body.idempotency_key ?? null,
-    reservationId: null,
+    reservationId: base.reservationId ?? null,
     strictDeferred: false,
     metadata:
       base.body.metadata && Object.keys(base.body.metadata).length > 0 ? base.body.metadata : null,
@@ -161,7 +168,7 @@ async function governing(
   return effectivePolicies(tx, tenantId, body.subject, names);
 }
 
-async function verdictsFor(
+export async function verdictsFor(
   tx: Queryable,
   tenantId: string,
   body: Pick<ConsumeBody, 'subject' | 'items'>,
@@ -233,7 +240,7 @@ export async function refund(deps: Deps, principal: Principal, body: ConsumeBody
     for (const verdict of refunded) await verdict.apply(tx);
     await appendLedger(
       tx,
-      ledgerEntries({ tenantId, eventId, subject: body.subject, body }, amounts, 'refund'),
+      ledgerEntries({ tenantId, eventId, subject: body.subject, body }, negated, 'refund'),
     );
     return { event_id: eventId, degraded: false };
   });

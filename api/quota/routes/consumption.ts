@@ -1,8 +1,24 @@
 import type Router from '@koa/router';
 import Joi from 'joi';
 import { check, consume, refund, type ConsumeBody } from '../consumption/consume';
-import { CheckResponse, ConsumeResponse, RefundResponse } from '../models';
-import { body, idempotencyKey, LIMITS, subject } from '../schemas';
+import {
+  CheckResponse,
+  CommitResponse,
+  ConsumeResponse,
+  RefundResponse,
+  ReleaseResponse,
+  ReservationOut,
+  ReserveResponse,
+} from '../models';
+import {
+  commit,
+  getReservation,
+  release,
+  reserve,
+  type CommitBody,
+  type ReserveBody,
+} from '../consumption/reservations';
+import { body, id, idempotencyKey, LIMITS, subject } from '../schemas';
 import { boundedText } from '../../platform/http/text';
 import {
   mountOperation,
@@ -78,6 +94,85 @@ export const CONSUMPTION_OPERATIONS = {
     responses: { '200': { description: 'refunded', schema: RefundResponse } },
     refusals: { 403: ['constraint_violation'], 409: ['idempotency_key_reused'] },
   }),
+  reserve: operation({
+    method: 'post',
+    path: '/v1/reserve',
+    operationId: 'reserve',
+    summary: 'Hold amounts until commit, release or expiry',
+    description: `Decided as consume is (all or nothing): 201 with the reservation when held, 200 with allowed: false and no reservation when not. The hold counts in the window it was made in; rate limits are paced now and their tokens are not given back. ttl_seconds 1..86400 (default 300): past it, commit and release answer 409 reservation_expired and the hold is released (by them, or within a minute by the reservation-expiry job on its Temporal schedule; a workflow per reservation was not chosen: the dev server starts ~110 workflows/s, below the reserve rate the service aims for). ${IDEMPOTENT}`,
+    tags: ['reservations'],
+    access: 'consume',
+    request: {
+      body: body({
+        subject: subject().required(),
+        items: items(),
+        ttl_seconds: Joi.number().integer().min(1).max(86_400).default(300),
+        idempotency_key: idempotencyKey(),
+        metadata: metadata(),
+      }).id('ReserveRequest'),
+    },
+    responses: {
+      '201': { description: 'held', schema: ReserveResponse },
+      '200': { description: 'denied: nothing held', schema: ReserveResponse },
+    },
+    refusals: { 403: ['constraint_violation'], 409: ['idempotency_key_reused'] },
+  }),
+  getReservation: operation({
+    method: 'get',
+    path: '/v1/reservations/{reservation_id}',
+    operationId: 'getReservation',
+    summary: 'A reservation: held, committed, released or expired',
+    tags: ['reservations'],
+    access: 'consume',
+    request: { params: Joi.object({ reservation_id: id().required() }) },
+    responses: { '200': { description: 'the reservation', schema: ReservationOut } },
+    refusals: { 404: ['reservation_not_found'] },
+  }),
+  commit: operation({
+    method: 'post',
+    path: '/v1/reservations/{reservation_id}/commit',
+    operationId: 'commitReservation',
+    summary: 'Settle a reservation with what was actually used',
+    description: `Each resource's usage moves by actual - held (an actual not given is what was held; 0 gives all back); a commit is never refused for exceeding a limit (the work is done): overage says how far past one it went. A resource not reserved is 422 not_reserved. ${IDEMPOTENT}`,
+    tags: ['reservations'],
+    access: 'consume',
+    request: {
+      params: Joi.object({ reservation_id: id().required() }),
+      body: body({
+        actuals: Joi.array()
+          .items(item(0).id('ActualItem'))
+          .max(LIMITS.itemsMax)
+          .unique('resource')
+          .default([]),
+        idempotency_key: idempotencyKey(),
+      }).id('CommitRequest'),
+    },
+    responses: { '200': { description: 'committed', schema: CommitResponse } },
+    refusals: {
+      403: ['constraint_violation'],
+      404: ['reservation_not_found'],
+      409: ['reservation_expired', 'reservation_settled', 'idempotency_key_reused'],
+    },
+  }),
+  release: operation({
+    method: 'post',
+    path: '/v1/reservations/{reservation_id}/release',
+    operationId: 'releaseReservation',
+    summary: "Give a reservation's hold back",
+    description: 'Releasing a released reservation answers it as it is (no key needed).',
+    tags: ['reservations'],
+    access: 'consume',
+    request: {
+      params: Joi.object({ reservation_id: id().required() }),
+      body: body({}).id('ReleaseRequest'),
+    },
+    responses: { '200': { description: 'released', schema: ReleaseResponse } },
+    refusals: {
+      403: ['constraint_violation'],
+      404: ['reservation_not_found'],
+      409: ['reservation_expired', 'reservation_settled'],
+    },
+  }),
 } as const;
 
 export function mountConsumptionRoutes(router: Router, deps: QuotaRouteDeps): void {
@@ -90,5 +185,26 @@ export function mountConsumptionRoutes(router: Router, deps: QuotaRouteDeps): vo
   });
   mountOperation(router, deps, ops.refund, async (ctx) => {
     ctx.body = await refund(deps, principalOf(ctx), validated<ConsumeBody>(ctx, 'body'));
+  });
+  const reservationOf = (ctx: Parameters<Parameters<typeof mountOperation>[3]>[0]) =>
+    validated<{ reservation_id: string }>(ctx, 'params').reservation_id;
+  mountOperation(router, deps, ops.reserve, async (ctx) => {
+    const answer = await reserve(deps, principalOf(ctx), validated<ReserveBody>(ctx, 'body'));
+    ctx.status = answer.allowed ? 201 : 200;
+    ctx.body = answer;
+  });
+  mountOperation(router, deps, ops.getReservation, async (ctx) => {
+    ctx.body = await getReservation(deps, principalOf(ctx), reservationOf(ctx));
+  });
+  mountOperation(router, deps, ops.commit, async (ctx) => {
+    ctx.body = await commit(
+      deps,
+      principalOf(ctx),
+      reservationOf(ctx),
+      validated<CommitBody>(ctx, 'body'),
+    );
+  });
+  mountOperation(router, deps, ops.release, async (ctx) => {
+    ctx.body = await release(deps, principalOf(ctx), reservationOf(ctx));
   });
 }

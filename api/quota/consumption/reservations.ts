@@ -1,0 +1,324 @@
+import { ulid } from '../../../db/ids';
+import type { DatabasePool } from '../../../db/pool';
+import {
+  addToCounter,
+  appendLedger,
+  lockSubjectPolicy,
+  readCounter,
+} from '../../../db/quota/consumption';
+import type { Queryable } from '../../../db/quota/queryable';
+import {
+  dueReservations,
+  findReservation,
+  insertReservation,
+  settleReservation,
+  type ReservationHold,
+  type ReservationRow,
+} from '../../../db/quota/reservations';
+import { RequestValidationError } from '../../platform/errors';
+import { stringifyExact } from '../../platform/http/exact-json';
+import { checkSubject } from '../constraints';
+import type { Principal } from '../credentials';
+import { quotaError } from '../errors';
+import { tenantOf } from '../keys';
+import { amountsOf, idempotent, ledgerEntries, usageOut, verdictsFor, type Item } from './consume';
+import { effectivePolicies } from '../../../db/quota/consumption';
+import { windowAt } from './windows';
+
+/**
+ * Reservations: reserve holds amounts against the subject's quotas (decided as consume is: all or
+ * nothing) until commit settles them with actuals, release gives them back, or they expire.
+ * Statuses: held → committed | released | expired. A hold counts in the window it was made in;
+ * commit and release adjust that window. Rate limits are paced at reserve (their tokens are not
+ * given back). Expiry: commit and release see a reservation past expires_at as expired (and
+ * release its hold then); the reservation-expiry job releases the rest within a minute.
+ */
+type Deps = { pool: DatabasePool };
+
+export interface ReserveBody {
+  subject: string;
+  items: Item[];
+  ttl_seconds: number;
+  idempotency_key?: string | null;
+  metadata?: Record<string, unknown>;
+}
+
+/** An amount as a JSON number while it is one exactly, else as the bigint (exact-json writes it). */
+const exact = (value: bigint): number | bigint =>
+  value <= BigInt(Number.MAX_SAFE_INTEGER) && value >= BigInt(Number.MIN_SAFE_INTEGER)
+    ? Number(value)
+    : value;
+const itemsOut = (row: ReservationRow) =>
+  row.items.map((i) => ({ resource: i.resource, amount: exact(BigInt(i.amount)) }));
+
+/** ReservationOut. */
+export const reservationOut = (row: ReservationRow) => ({
+  reservation_id: row.id,
+  subject: row.subject,
+  status: row.status,
+  items: itemsOut(row),
+  expires_at: row.expires_at,
+  event_id: row.event_id,
+  settle_event_id: row.settle_event_id,
+  adjustments: row.adjustments,
+  created_at: row.created_at,
+  settled_at: row.settled_at,
+});
+
+export async function reserve(deps: Deps, principal: Principal, body: ReserveBody) {
+  const tenantId = tenantOf(principal);
+  checkSubject(principal, body.subject);
+  const amounts = amountsOf(body.items);
+  return idempotent(deps, tenantId, 'reserve', body, async (tx) => {
+    const verdicts = await verdictsFor(tx, tenantId, body, amounts);
+    const allowed = verdicts.every((v) => v.allowed);
+    const eventId = `evt_${ulid()}`;
+    const results = verdicts.map(usageOut);
+    if (!allowed)
+      return {
+        allowed,
+        reservation_id: null,
+        status: null,
+        expires_at: null,
+        event_id: eventId,
+        degraded: false,
+        results,
+      };
+    for (const verdict of verdicts) await verdict.apply(tx);
+    const holds: ReservationHold[] = verdicts
+      .filter((v) => v.window !== null)
+      .map((v) => ({
+        policy_id: v.policy.id,
+        resource: v.policy.resource,
+        window_key: v.window!.currentKey,
+      }));
+    const row = await insertReservation(tx, {
+      id: `rsv_${ulid()}`,
+      tenant_id: tenantId,
+      subject: body.subject,
+      items: [...amounts].map(([resource, amount]) => ({ resource, amount: amount.toString() })),
+      holds,
+      event_id: eventId,
+      ttlSeconds: body.ttl_seconds,
+      metadata: body.metadata && Object.keys(body.metadata).length > 0 ? body.metadata : null,
+    });
+    await appendLedger(
+      tx,
+      ledgerEntries(
+        { tenantId, eventId, subject: body.subject, body, reservationId: row.id },
+        amounts,
+        'reserve',
+      ),
+    );
+    return {
+      allowed,
+      reservation_id: row.id,
+      status: row.status,
+      expires_at: row.expires_at,
+      event_id: eventId,
+      degraded: false,
+      results,
+    };
+  });
+}
+
+/** Adds `delta` per resource to the counter rows the reservation's hold was counted in. */
+async function adjustHolds(tx: Queryable, row: ReservationRow, delta: Map<string, bigint>) {
+  const holds = [...row.holds].sort((a, b) => a.policy_id.localeCompare(b.policy_id));
+  for (const hold of holds) {
+    const key = {
+      tenantId: row.tenant_id,
+      subject: row.subject,
+      policyId: hold.policy_id,
+      windowKey: hold.window_key,
+    };
+    await lockSubjectPolicy(tx, key);
+    await addToCounter(tx, key, delta.get(hold.resource) ?? 0n);
+  }
+}
+
+const heldOf = (row: ReservationRow) =>
+  new Map(row.items.map((i) => [i.resource, BigInt(i.amount)]));
+const negate = (amounts: Map<string, bigint>) => new Map([...amounts].map(([r, a]) => [r, -a]));
+
+/** Gives a held reservation's amounts back and settles it (released or expired). */
+async function giveBack(tx: Queryable, row: ReservationRow, status: 'released' | 'expired') {
+  const back = negate(heldOf(row));
+  await adjustHolds(tx, row, back);
+  const eventId = `evt_${ulid()}`;
+  await appendLedger(
+    tx,
+    ledgerEntries(
+      { tenantId: row.tenant_id, eventId, subject: row.subject, body: {}, reservationId: row.id },
+      back,
+      status === 'released' ? 'release' : 'expire',
+    ),
+  );
+  return settleReservation(tx, row.id, { status, eventId });
+}
+
+/** Expires a held reservation past its expires_at (by the database's clock); true if it did. */
+export async function expireIfDue(
+  deps: Deps,
+  tenantId: string | null,
+  id: string,
+): Promise<boolean> {
+  return deps.pool.transaction(async (tx) => {
+    const row = await findReservation(tx, tenantId, id, { lock: true });
+    if (!row || row.status !== 'held' || !row.due) return false;
+    await giveBack(tx, row, 'expired');
+    return true;
+  });
+}
+
+/** The reservation-expiry job: every held reservation past expires_at, each in its own transaction. */
+export async function expireDueReservations(deps: Deps, batch = 500): Promise<{ expired: number }> {
+  let expired = 0;
+  for (;;) {
+    const ids = await dueReservations(deps.pool, batch);
+    for (const id of ids) if (await expireIfDue(deps, null, id)) expired++;
+    if (ids.length < batch) return { expired };
+  }
+}
+
+async function lockedReservation(tx: Queryable, tenantId: string, id: string) {
+  const row = await findReservation(tx, tenantId, id, { lock: true });
+  if (!row) throw quotaError('reservation_not_found');
+  return row;
+}
+
+function refuseSettled(row: ReservationRow): void {
+  if (row.status === 'expired') throw quotaError('reservation_expired');
+  if (row.status !== 'held') throw quotaError('reservation_settled');
+}
+
+export async function getReservation(deps: Deps, principal: Principal, id: string) {
+  const row = await findReservation(deps.pool, tenantOf(principal), id);
+  if (!row) throw quotaError('reservation_not_found');
+  return reservationOut(row);
+}
+
+export interface CommitBody {
+  actuals: Item[];
+  idempotency_key?: string | null;
+}
+
+/** The actual per resource: as given, else what was held; a resource not reserved is a 422. */
+function actualsOf(row: ReservationRow, actuals: Item[]): Map<string, bigint> {
+  const held = heldOf(row);
+  const issues = actuals.flatMap((actual, index) =>
+    held.has(actual.resource)
+      ? []
+      : [
+          {
+            location: 'body' as const,
+            path: ['actuals', index, 'resource'],
+            message: 'not a resource of this reservation',
+            type: 'not_reserved',
+          },
+        ],
+  );
+  if (issues.length > 0) throw new RequestValidationError(issues);
+  const given = new Map(actuals.map((a) => [a.resource, BigInt(a.amount)]));
+  return new Map([...held].map(([resource, amount]) => [resource, given.get(resource) ?? amount]));
+}
+
+/** How far past each resource's limits the extra of a commit went (0 when it stayed within). */
+async function overages(tx: Queryable, row: ReservationRow, delta: Map<string, bigint>) {
+  const policies = await effectivePolicies(tx, row.tenant_id, row.subject, [...delta.keys()]);
+  const over = new Map<string, bigint>();
+  for (const policy of policies.filter((p) => p.kind === 'quota')) {
+    const extra = delta.get(policy.resource) ?? 0n;
+    if (extra <= 0n) continue;
+    const window = windowAt(policy as Parameters<typeof windowAt>[0], Date.now());
+    const used = BigInt(
+      await readCounter(
+        tx,
+        { tenantId: row.tenant_id, subject: row.subject, policyId: policy.id },
+        window.keys,
+      ),
+    );
+    const limit = BigInt(policy.limit_override ?? policy.limit_amount!);
+    const past = (u: bigint) => (u > limit ? u - limit : 0n);
+    const overage = past(used) - past(used - extra);
+    if (overage > (over.get(policy.resource) ?? 0n)) over.set(policy.resource, overage);
+  }
+  return over;
+}
+
+/**
+ * Settles a held reservation with its actuals: each resource's usage moves by actual - held (a
+ * commit is never refused for exceeding: the work is done; `overage` says how far past a limit
+ * it went). Past expires_at it is expired (its hold released) and refused 409.
+ */
+export async function commit(deps: Deps, principal: Principal, id: string, body: CommitBody) {
+  const tenantId = tenantOf(principal);
+  const expired = await expireIfDue(deps, tenantId, id);
+  return idempotent(
+    deps,
+    tenantId,
+    'commit',
+    { ...body, idempotency_key: body.idempotency_key && `${id}/${body.idempotency_key}` },
+    async (tx) => {
+      const row = await lockedReservation(tx, tenantId, id);
+      checkSubject(principal, row.subject);
+      if (expired) throw quotaError('reservation_expired');
+      refuseSettled(row);
+      const held = heldOf(row);
+      const actual = actualsOf(row, body.actuals);
+      const delta = new Map(
+        [...actual].map(([resource, amount]) => [resource, amount - held.get(resource)!]),
+      );
+      await adjustHolds(tx, row, delta);
+      const over = await overages(tx, row, delta);
+      const eventId = `evt_${ulid()}`;
+      await appendLedger(
+        tx,
+        ledgerEntries(
+          { tenantId, eventId, subject: row.subject, body, reservationId: id },
+          delta,
+          'commit',
+        ),
+      );
+      const adjustments = [...actual].map(([resource, amount]) => ({
+        resource,
+        held: exact(held.get(resource)!),
+        actual: exact(amount),
+        delta: exact(delta.get(resource)!),
+        overage: exact(over.get(resource) ?? 0n),
+      }));
+      const settled = await settleReservation(tx, id, {
+        status: 'committed',
+        eventId,
+        adjustmentsJson: stringifyExact(adjustments),
+      });
+      return {
+        reservation_id: id,
+        status: settled.status,
+        event_id: eventId,
+        degraded: false,
+        adjustments,
+      };
+    },
+  );
+}
+
+/** Gives a held reservation back. Releasing a released one answers it as it is. */
+export async function release(deps: Deps, principal: Principal, id: string) {
+  const tenantId = tenantOf(principal);
+  if (await expireIfDue(deps, tenantId, id)) throw quotaError('reservation_expired');
+  return deps.pool.transaction(async (tx) => {
+    let row = await lockedReservation(tx, tenantId, id);
+    checkSubject(principal, row.subject);
+    if (row.status !== 'released') {
+      refuseSettled(row);
+      row = await giveBack(tx, row, 'released');
+    }
+    return {
+      reservation_id: id,
+      status: row.status,
+      event_id: row.settle_event_id,
+      released: itemsOut(row),
+    };
+  });
+}
