@@ -3,7 +3,8 @@ import { RUN_STATES } from '../../workflows/runs/definitions';
 import { IMAGE_REFERENCE_PATTERN } from './image-reference';
 import { NO_NUL_PATTERN } from '../platform/http/text';
 import { UTC_INSTANT_PATTERN } from '../platform/instant';
-import { CPU_CORES_MAX, CPU_CORES_MIN, INT_MAX, RETENTION_DAYS_MAX } from './tenant';
+import { jsonSchemaOf } from '../platform/http/json-schema';
+import { QUOTA_BODY, TENANT_QUOTAS } from './tenant';
 
 /**
  * The runs service's contract (OpenAPI 3.1), served at GET /openapi.json. It records every
@@ -333,62 +334,7 @@ const schemas = {
       },
     },
   },
-  TenantQuotas: {
-    type: 'object',
-    additionalProperties: false,
-    required: [
-      'max_concurrent_runs',
-      'max_daily_runs',
-      'max_timeout_seconds',
-      'max_cpu_cores',
-      'max_memory_mb',
-      'max_queue_seconds',
-      'working_hours_tjp',
-      'retention_days',
-      'max_nodes_per_workflow',
-      'max_concurrent_workflows',
-      'max_webhook_endpoints',
-      'max_webhook_payload_bytes',
-    ],
-    properties: {
-      max_concurrent_runs: { type: 'integer', minimum: 1, maximum: INT_MAX, default: 5 },
-      max_daily_runs: { type: 'integer', minimum: 0, maximum: INT_MAX, default: 1000 },
-      max_timeout_seconds: { type: 'integer', minimum: 1, maximum: INT_MAX, default: 3600 },
-      max_cpu_cores: {
-        type: 'number',
-        minimum: CPU_CORES_MIN,
-        maximum: CPU_CORES_MAX,
-        default: 2,
-        description: 'Cores, kept to 0.001 (a value between is rounded).',
-      },
-      max_memory_mb: { type: 'integer', minimum: 6, maximum: INT_MAX, default: 2048 },
-      max_queue_seconds: { type: 'integer', minimum: 1, maximum: INT_MAX, default: 3600 },
-      working_hours_tjp: {
-        type: ['string', 'null'],
-        maxLength: 8192,
-        default: null,
-        description:
-          'TaskJuggler workinghours/timezone/shift syntax; applied at submit (eligible_start = first working instant at or after the requested start).',
-      },
-      retention_days: {
-        type: 'integer',
-        minimum: 1,
-        maximum: RETENTION_DAYS_MAX,
-        default: 30,
-        description:
-          'Terminal runs older than this (by finished_at) are purged hourly by schedule/runs-retention-purge.',
-      },
-      max_nodes_per_workflow: { type: 'integer', minimum: 1, maximum: INT_MAX, default: 50 },
-      max_concurrent_workflows: { type: 'integer', minimum: 1, maximum: INT_MAX, default: 10 },
-      max_webhook_endpoints: { type: 'integer', minimum: 0, maximum: INT_MAX, default: 10 },
-      max_webhook_payload_bytes: {
-        type: 'integer',
-        minimum: 1024,
-        maximum: INT_MAX,
-        default: 262144,
-      },
-    },
-  },
+  TenantQuotas: jsonSchemaOf(TENANT_QUOTAS),
   Usage: {
     type: 'object',
     additionalProperties: false,
@@ -780,7 +726,7 @@ export const openApiDocument = {
           required: true,
           content: {
             'application/json': {
-              schema: { ...schemas.TenantQuotas, required: [], minProperties: 1 },
+              schema: jsonSchemaOf(QUOTA_BODY),
             },
           },
         },

@@ -2,7 +2,7 @@ import Joi from 'joi';
 import type { PlatformDeps } from '../platform/service';
 import { sql } from '../../db/pool';
 import { insertAudit, listAudit } from '../../db/runs/audit';
-import { findQuotas, updateQuotas, type TenantQuotasRow } from '../../db/runs/quotas';
+import { findQuotas, QUOTA_FIELDS, updateQuotas, type TenantQuotasRow } from '../../db/runs/quotas';
 import { meteredSecondsToday, submissionsToday, waitingHeads } from '../../db/runs/runs';
 import { runWorkflowId, slotFreedSignal } from '../../workflows/runs/definitions';
 import type { KeyPrincipal } from '../../db/runs/tenants';
@@ -37,28 +37,54 @@ export const CPU_CORES_MIN = 0.001;
 const CPU_CORES_DECIMALS = 3;
 export const RETENTION_DAYS_MAX = 36_500;
 
-/** PUT /tenant/quotas: a partial body; at least one field; unknown fields are refused (422). */
-export const QUOTA_BODY = Joi.object({
-  max_concurrent_runs: Joi.number().integer().min(1).max(INT_MAX),
-  max_daily_runs: Joi.number().integer().min(0).max(INT_MAX),
-  max_timeout_seconds: Joi.number().integer().min(1).max(INT_MAX),
+const count = (min: number, startsAt: number) =>
+  Joi.number().integer().min(min).max(INT_MAX).description(`a new tenant starts at ${startsAt}`);
+
+/**
+ * Each tenant quota's rule, once: the PUT body (partial), the GET answer and the OpenAPI
+ * document's TenantQuotas all derive from it; db/runs/quotas.ts keeps the stored column list
+ * (a type check holds the two to the same names).
+ */
+const QUOTA_RULES = {
+  max_concurrent_runs: count(1, 5),
+  max_daily_runs: count(0, 1000),
+  max_timeout_seconds: count(1, 3600),
   // Bounds first, then rounding: joi's precision() rounded before max() (10000.0001 passed) and
   // let 0.0004 round to 0 (refused as not greater than 0, which the document allowed).
   max_cpu_cores: Joi.number()
     .min(CPU_CORES_MIN)
     .max(CPU_CORES_MAX)
-    .custom((cores: number) => Number(cores.toFixed(CPU_CORES_DECIMALS))),
-  max_memory_mb: Joi.number().integer().min(6).max(INT_MAX),
-  max_queue_seconds: Joi.number().integer().min(1).max(INT_MAX),
-  working_hours_tjp: Joi.string().max(WORKING_HOURS_MAX_BYTES).allow(null),
-  retention_days: Joi.number().integer().min(1).max(RETENTION_DAYS_MAX),
-  max_nodes_per_workflow: Joi.number().integer().min(1).max(INT_MAX),
-  max_concurrent_workflows: Joi.number().integer().min(1).max(INT_MAX),
-  max_webhook_endpoints: Joi.number().integer().min(0).max(INT_MAX),
-  max_webhook_payload_bytes: Joi.number().integer().min(1024).max(INT_MAX),
-})
-  .min(1)
-  .required();
+    .custom((cores: number) => Number(cores.toFixed(CPU_CORES_DECIMALS)))
+    .description('cores, kept to 0.001 (a value between is rounded); a new tenant starts at 2'),
+  max_memory_mb: count(6, 2048),
+  max_queue_seconds: count(1, 3600),
+  working_hours_tjp: Joi.string()
+    .max(WORKING_HOURS_MAX_BYTES)
+    .allow(null)
+    .description(
+      'TaskJuggler workinghours/timezone/shift syntax; applied at submit (eligible_start = first working instant at or after the requested start); a new tenant has none',
+    ),
+  retention_days: Joi.number()
+    .integer()
+    .min(1)
+    .max(RETENTION_DAYS_MAX)
+    .description(
+      'terminal runs older than this (by finished_at) are purged hourly by schedule/runs-retention-purge; a new tenant starts at 30',
+    ),
+  max_nodes_per_workflow: count(1, 50),
+  max_concurrent_workflows: count(1, 10),
+  max_webhook_endpoints: count(0, 10),
+  max_webhook_payload_bytes: Joi.number()
+    .integer()
+    .min(1024)
+    .max(INT_MAX)
+    .description('a new tenant starts at 262144'),
+} satisfies Record<(typeof QUOTA_FIELDS)[number], Joi.Schema>;
+
+/** PUT /tenant/quotas: a partial body; at least one field; unknown fields are refused (422). */
+export const QUOTA_BODY = Joi.object(QUOTA_RULES).min(1).required();
+/** GET /tenant/quotas: every quota. */
+export const TENANT_QUOTAS = Joi.object(QUOTA_RULES).prefs({ presence: 'required' });
 
 export function presentQuotas(row: TenantQuotasRow) {
   return { ...row, max_cpu_cores: Number(row.max_cpu_cores) };

@@ -10,9 +10,10 @@ import { client, newTenant, startHarness, type Harness } from './support';
 describe('tenant quota bounds, the document against the route', () => {
   let h: Harness;
   const ajv = new Ajv2020({ strict: false });
-  const allowed = ajv.compile(
-    openApiDocument.components.schemas.TenantQuotas.properties.max_cpu_cores,
-  );
+  const quotas = openApiDocument.components.schemas.TenantQuotas as {
+    properties: Record<string, object>;
+  };
+  const allowed = ajv.compile(quotas.properties.max_cpu_cores!);
 
   beforeAll(async () => {
     h = await startHarness();
