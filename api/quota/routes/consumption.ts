@@ -38,6 +38,14 @@ const items = () =>
 /** Free-form context kept on the ledger entries: a JSON object of at most 64 keys. */
 const metadata = () => Joi.object().unknown(true).max(64).default({});
 
+/** The fields of a request that spends (consume, refund, reserve). */
+const spending = () => ({
+  subject: subject().required(),
+  items: items(),
+  idempotency_key: idempotencyKey(),
+  metadata: metadata(),
+});
+
 const DECIDED_TOGETHER =
   "Every item and every policy that governs it (the subject's plan, with its overrides) are decided together: all admitted or nothing consumed. Items naming one resource are summed. A resource the tenant does not have is 422 reference_not_found; a subject outside the key's subject_prefix 403. A subject without a plan is governed by nothing: allowed, with no results. Strict and fast policies are both decided exactly in Postgres for now (the Redis fast path is the next slice).";
 const IDEMPOTENT =
@@ -53,12 +61,7 @@ export const CONSUMPTION_OPERATIONS = {
     tags: ['consumption'],
     access: 'consume',
     request: {
-      body: body({
-        subject: subject().required(),
-        items: items(),
-        idempotency_key: idempotencyKey(),
-        metadata: metadata(),
-      }).id('ConsumeRequest'),
+      body: body(spending()).id('ConsumeRequest'),
     },
     responses: { '200': { description: 'the decision', schema: ConsumeResponse } },
     refusals: { 403: ['constraint_violation'], 409: ['idempotency_key_reused'] },
@@ -84,12 +87,7 @@ export const CONSUMPTION_OPERATIONS = {
     tags: ['consumption'],
     access: 'consume',
     request: {
-      body: body({
-        subject: subject().required(),
-        items: items(),
-        idempotency_key: idempotencyKey(),
-        metadata: metadata(),
-      }).id('RefundRequest'),
+      body: body(spending()).id('RefundRequest'),
     },
     responses: { '200': { description: 'refunded', schema: RefundResponse } },
     refusals: { 403: ['constraint_violation'], 409: ['idempotency_key_reused'] },
@@ -104,11 +102,8 @@ export const CONSUMPTION_OPERATIONS = {
     access: 'consume',
     request: {
       body: body({
-        subject: subject().required(),
-        items: items(),
+        ...spending(),
         ttl_seconds: Joi.number().integer().min(1).max(86_400).default(300),
-        idempotency_key: idempotencyKey(),
-        metadata: metadata(),
       }).id('ReserveRequest'),
     },
     responses: {
