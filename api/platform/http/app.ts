@@ -126,6 +126,13 @@ function renderError(ctx: Context, error: unknown, options: AppOptions): void {
   // A backend restarting is expected and transient: one line, not a stack per request.
   if (domainError.code === 'SERVICE_UNAVAILABLE')
     log.warn({ cause: (domainError.cause as Error | undefined)?.message }, 'backend unreachable');
+  // A 5xx the service chose, with its Retry-After (grants still being written, a statement budget
+  // spent), is a refusal the client retries: one line, not a stack.
+  else if (status >= 500 && domainError.retryAfterSeconds !== undefined)
+    log.warn(
+      { code: domainError.code, retryAfterSeconds: domainError.retryAfterSeconds },
+      'request deferred',
+    );
   else if (status >= 500) log.error({ err: domainError.cause ?? domainError }, 'request failed');
   else log.debug({ code: domainError.code, message: domainError.message }, 'request refused');
   ctx.status = status;
