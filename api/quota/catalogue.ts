@@ -12,10 +12,10 @@ import {
   type ResourceRow,
 } from '../../db/quota/catalogue';
 import type { Queryable } from '../../db/quota/queryable';
-import { RequestValidationError } from '../platform/errors';
+import { exactIntegerOrNull } from '../platform/http/exact-json';
 import { checkCatalogName } from './constraints';
-import type { Principal } from './credentials';
-import { quotaError, type QuotaErrorCode } from './errors';
+import { actedBy, type Principal } from './credentials';
+import { bodyRefusal, quotaError, referenceNotFound, type QuotaErrorCode } from './errors';
 import { tenantOf } from './keys';
 
 /**
@@ -44,13 +44,10 @@ const RESOURCE: Kind<ResourceRow, ResourceRow> = {
   inUse: resources.inUse,
 };
 
-/** int8 columns bounded to 2^53-1 by their checks: exact as JSON numbers. */
-const integerOrNull = (value: string | null) => (value === null ? null : Number(value));
-
 export const policyOut = (row: PolicyRow) => ({
   ...row,
-  limit_amount: integerOrNull(row.limit_amount),
-  bucket_capacity: integerOrNull(row.bucket_capacity),
+  limit_amount: exactIntegerOrNull(row.limit_amount),
+  bucket_capacity: exactIntegerOrNull(row.bucket_capacity),
 });
 export type PolicyOut = ReturnType<typeof policyOut>;
 
@@ -82,18 +79,6 @@ async function uniqueName<T>(write: () => Promise<T>): Promise<T> {
   }
 }
 
-/** A body field naming an id the tenant does not have: a 422 at that field. */
-function unknownReference(path: (string | number)[], what: string): RequestValidationError {
-  return new RequestValidationError([
-    {
-      location: 'body',
-      path,
-      message: `no ${what} with this id in the tenant`,
-      type: 'reference_not_found',
-    },
-  ]);
-}
-
 async function audited<T>(
   deps: Deps,
   principal: Principal,
@@ -105,9 +90,7 @@ async function audited<T>(
   return deps.pool.transaction(async (tx) => {
     const { id, before, after } = await uniqueName(() => change(tx, tenantId));
     await insertAudit(tx, {
-      tenantId,
-      actor: principal.actor,
-      keyRowId: principal.keyRowId,
+      ...actedBy(principal, tenantId),
       action: `${entity}.${action}`,
       entityType: entity,
       entityId: id,
@@ -221,7 +204,7 @@ export function createPolicy(deps: Deps, principal: Principal, input: PolicyInpu
   checkCatalogName(principal, input.name);
   return audited(deps, principal, 'policy', 'create', async (tx, tenantId) => {
     if (!(await resources.find(tx, tenantId, input.resource_id)))
-      throw unknownReference(['resource_id'], 'resource');
+      throw referenceNotFound(['resource_id'], 'resource');
     const row = await policies.insert(tx, { id: `pol_${ulid()}`, tenant_id: tenantId, ...input });
     return { id: row.id, before: null, after: policyOut(row) };
   });
@@ -243,9 +226,8 @@ export function patchPolicy(deps: Deps, principal: Principal, id: string, patch:
       (field) => patch[field] !== undefined && patch[field] !== null,
     );
     if (misplaced.length > 0)
-      throw new RequestValidationError(
+      throw bodyRefusal(
         misplaced.map((field) => ({
-          location: 'body',
           path: [field],
           message: `${field} does not apply to a ${before.kind} policy`,
           type: 'kind_mismatch',
@@ -283,7 +265,7 @@ export const deletePlan = (deps: Deps, principal: Principal, id: string) =>
 async function checkPolicyIds(tx: Queryable, tenantId: string, ids: string[], field: string) {
   const found = new Set(await policies.existing(tx, tenantId, ids));
   const missing = ids.findIndex((policyId) => !found.has(policyId));
-  if (missing >= 0) throw unknownReference([field, missing], 'policy');
+  if (missing >= 0) throw referenceNotFound([field, missing], 'policy');
 }
 
 export function createPlan(deps: Deps, principal: Principal, input: PlanInput) {

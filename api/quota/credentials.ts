@@ -26,6 +26,13 @@ export interface Principal {
   constraints: KeyConstraints | null;
 }
 
+/** Who an audit entry names: the acting key's actor and row, in the tenant it acted on. */
+export const actedBy = (principal: Principal, tenantId: string | null) => ({
+  tenantId,
+  actor: principal.actor,
+  keyRowId: principal.keyRowId,
+});
+
 /** A new secret for a key: the token shown once, and what is stored of it. */
 export function newSecret(): { keyId: string; token: string; secretSha256: Buffer } {
   const keyId = ulid();

@@ -1,4 +1,5 @@
 import {
+  RequestValidationError,
   errorFactory,
   PLATFORM_ERRORS,
   PRIVATE_NETWORK_ONLY,
@@ -75,3 +76,19 @@ export const QUOTA_ERRORS = {
 
 export type QuotaErrorCode = keyof typeof QUOTA_ERRORS;
 export const quotaError = errorFactory<QuotaErrorCode>(QUOTA_ERRORS);
+
+export interface FieldRefusal {
+  path: (string | number)[];
+  message: string;
+  type: string;
+}
+
+/** A 422 at body fields that only the service can judge (an id the tenant lacks, ...). */
+export const bodyRefusal = (refusals: FieldRefusal[]) =>
+  new RequestValidationError(refusals.map((refusal) => ({ location: 'body', ...refusal })));
+
+/** A body field naming an id the tenant does not have. */
+export const referenceNotFound = (path: (string | number)[], what: string) =>
+  bodyRefusal([
+    { path, message: `no ${what} with this id in the tenant`, type: 'reference_not_found' },
+  ]);

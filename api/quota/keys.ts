@@ -13,7 +13,7 @@ import type { Queryable } from '../../db/quota/queryable';
 import { ulid } from '../../db/ids';
 import { grantScopes, revokeScopes } from './authz';
 import { normalizeConstraints, withinConstraints } from './constraints';
-import { newSecret, refreshCredentials, type Principal } from './credentials';
+import { actedBy, newSecret, refreshCredentials, type Principal } from './credentials';
 import { quotaError } from './errors';
 
 export interface KeyDeps {
@@ -82,9 +82,7 @@ function refuseEscalation(
 }
 
 const auditOf = (principal: Principal, tenantId: string) => ({
-  tenantId,
-  actor: principal.actor,
-  keyRowId: principal.keyRowId,
+  ...actedBy(principal, tenantId),
   entityType: 'api_key',
 });
 

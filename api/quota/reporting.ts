@@ -8,6 +8,7 @@ import {
 } from '../../db/quota/ledger';
 import { checkSubject } from './constraints';
 import type { Principal } from './credentials';
+import { exactInteger } from '../platform/http/exact-json';
 import { tenantOf } from './keys';
 
 type Deps = { pool: DatabasePool };
@@ -47,13 +48,6 @@ function ledgerScope(principal: Principal, subject: string | undefined) {
   };
 }
 
-const integer = (text: string) => {
-  const value = BigInt(text);
-  return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
-    ? Number(value)
-    : value;
-};
-
 export async function readLedger(
   deps: Deps,
   principal: Principal,
@@ -63,7 +57,10 @@ export async function readLedger(
   const { cursor, ...filter } = query;
   const rows = await listLedger(deps.pool, tenantId, { ...filter, subjectPrefix, afterId: cursor });
   const page = pageOf(rows, query.limit, (row) => row.id);
-  return { ...page, entries: page.entries.map((row) => ({ ...row, amount: integer(row.amount) })) };
+  return {
+    ...page,
+    entries: page.entries.map((row) => ({ ...row, amount: exactInteger(row.amount) })),
+  };
 }
 
 /** Usage summary rows are at most this many (the oldest first): narrow the range for more. */
@@ -92,9 +89,9 @@ export async function summarizeUsage(
     end: new Date(Date.parse(row.start) + stepMs).toISOString(),
     subject: row.subject,
     resource: row.resource,
-    consumed: integer(row.consumed),
-    refunded: integer(row.refunded),
-    net: integer(row.amount),
+    consumed: exactInteger(row.consumed),
+    refunded: exactInteger(row.refunded),
+    net: exactInteger(row.amount),
     entries: Number(row.entries),
   }));
 }

@@ -11,10 +11,10 @@ import {
   type AssignmentRow,
   type OverrideRow,
 } from '../../db/quota/subjects';
-import { RequestValidationError } from '../platform/errors';
+import { exactIntegerOrNull } from '../platform/http/exact-json';
 import { checkPlan, checkSubject } from './constraints';
-import type { Principal } from './credentials';
-import { quotaError } from './errors';
+import { actedBy, type Principal } from './credentials';
+import { quotaError, referenceNotFound } from './errors';
 import { tenantOf } from './keys';
 
 /**
@@ -28,12 +28,12 @@ const assignmentOut = ({ updated_at: _updated, ...row }: AssignmentRow): Assignm
 
 export interface OverrideOut {
   policy_id: string;
-  limit_amount_override: number | null;
+  limit_amount_override: number | bigint | null;
   enabled: boolean;
 }
 const overrideOut = (row: OverrideRow): OverrideOut => ({
   policy_id: row.policy_id,
-  limit_amount_override: row.limit_amount === null ? null : Number(row.limit_amount),
+  limit_amount_override: exactIntegerOrNull(row.limit_amount),
   enabled: row.enabled,
 });
 
@@ -43,16 +43,6 @@ function subjectTenant(principal: Principal, subject: string): string {
   checkSubject(principal, subject);
   return tenantId;
 }
-
-const notAReference = (path: (string | number)[], what: string) =>
-  new RequestValidationError([
-    {
-      location: 'body',
-      path,
-      message: `no ${what} with this id in the tenant`,
-      type: 'reference_not_found',
-    },
-  ]);
 
 async function audit(
   tx: Queryable,
@@ -64,9 +54,7 @@ async function audit(
   after: unknown,
 ) {
   await insertAudit(tx, {
-    tenantId,
-    actor: principal.actor,
-    keyRowId: principal.keyRowId,
+    ...actedBy(principal, tenantId),
     action,
     entityType: 'subject',
     entityId: subject,
@@ -94,7 +82,7 @@ export async function assignPlan(
   const tenantId = subjectTenant(principal, subject);
   checkPlan(principal, planId);
   return deps.pool.transaction(async (tx) => {
-    if (!(await plans.find(tx, tenantId, planId))) throw notAReference(['plan_id'], 'plan');
+    if (!(await plans.find(tx, tenantId, planId))) throw referenceNotFound(['plan_id'], 'plan');
     const before = await findAssignment(tx, tenantId, subject);
     await upsertAssignment(tx, tenantId, subject, planId);
     const after = assignmentOut((await findAssignment(tx, tenantId, subject))!);
@@ -154,7 +142,7 @@ export async function putOverrides(
       ),
     );
     const missing = items.findIndex((item) => !known.has(item.policy_id));
-    if (missing >= 0) throw notAReference(['overrides', missing, 'policy_id'], 'policy');
+    if (missing >= 0) throw referenceNotFound(['overrides', missing, 'policy_id'], 'policy');
     const before = (await listOverrides(tx, tenantId, subject)).map(overrideOut);
     await replaceOverrides(tx, tenantId, subject, items);
     const after = (await listOverrides(tx, tenantId, subject)).map(overrideOut);

@@ -18,7 +18,7 @@ import { bootstrapWorkflowId } from '../../workflows/quota/bootstrap';
 import { createOutboxDispatcher, type OutboxSource } from '../platform/outbox';
 import type { PlatformDeps } from '../platform/service';
 import { taskQueues } from '../platform/temporal';
-import { refreshCredentials, type Principal } from './credentials';
+import { actedBy, refreshCredentials, type Principal } from './credentials';
 import { quotaError } from './errors';
 import { apiKeyOut, insertNewKey, type ApiKeyMinted } from './keys';
 import { TENANT_SCOPE_NAMES } from './scopes';
@@ -60,9 +60,7 @@ const quotaQueue = (deps: Pick<PlatformDeps, 'config'>) =>
   taskQueues(deps.config.taskQueuePrefix).quota;
 
 const auditOf = (principal: Principal, tenantId: string) => ({
-  tenantId,
-  actor: principal.actor,
-  keyRowId: principal.keyRowId,
+  ...actedBy(principal, tenantId),
   entityType: 'tenant',
   entityId: tenantId,
 });

@@ -18,3 +18,15 @@ export function parseExact(text: string): unknown {
         : Number(number),
   );
 }
+
+/** An integer as a JSON number while a double holds it exactly, else as the bigint (written exact). */
+export function exactInteger(value: bigint | string): number | bigint {
+  const integer = BigInt(value);
+  const safe =
+    integer >= BigInt(Number.MIN_SAFE_INTEGER) && integer <= BigInt(Number.MAX_SAFE_INTEGER);
+  return safe ? Number(integer) : integer;
+}
+
+/** exactInteger of an int8 or numeric column that may be null. */
+export const exactIntegerOrNull = (value: string | null) =>
+  value === null ? null : exactInteger(value);

@@ -10,10 +10,9 @@ import {
 } from '../../../db/quota/consumption';
 import { claimKey, recordAnswer } from '../../../db/quota/idempotency';
 import type { Queryable } from '../../../db/quota/queryable';
-import { RequestValidationError } from '../../platform/errors';
 import { checkSubject } from '../constraints';
 import type { Principal } from '../credentials';
-import { quotaError } from '../errors';
+import { bodyRefusal, quotaError } from '../errors';
 import { tenantOf } from '../keys';
 import { decideStrict, type PolicyVerdict } from './strict';
 import { parseExact, stringifyExact } from '../../platform/http/exact-json';
@@ -50,19 +49,18 @@ export function amountsOf(items: Item[]): Map<string, bigint> {
 /** Items naming a resource the tenant does not have: 422 at each. */
 async function refuseUnknownResources(tx: Queryable, tenantId: string, items: Item[]) {
   const known = await knownResources(tx, tenantId, [...new Set(items.map((i) => i.resource))]);
-  const issues = items.flatMap((item, index) =>
+  const refusals = items.flatMap((item, index) =>
     known.has(item.resource)
       ? []
       : [
           {
-            location: 'body' as const,
             path: ['items', index, 'resource'],
             message: 'no resource with this name in the tenant',
             type: 'reference_not_found',
           },
         ],
   );
-  if (issues.length > 0) throw new RequestValidationError(issues);
+  if (refusals.length > 0) throw bodyRefusal(refusals);
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -128,6 +126,10 @@ export async function idempotent<T>(
   });
 }
 
+/** A request's metadata as stored: none when it sent none or an empty object. */
+export const storedMetadata = (metadata: Record<string, unknown> | undefined) =>
+  metadata && Object.keys(metadata).length > 0 ? metadata : null;
+
 /** One signed entry per resource of an event (the amounts already signed by the caller). */
 export function ledgerEntries(
   base: {
@@ -151,8 +153,7 @@ export function ledgerEntries(
     idempotencyKey: base.body.idempotency_key ?? null,
     reservationId: base.reservationId ?? null,
     strictDeferred: false,
-    metadata:
-      base.body.metadata && Object.keys(base.body.metadata).length > 0 ? base.body.metadata : null,
+    metadata: storedMetadata(base.body.metadata),
     occurredAt,
   }));
 }

@@ -15,13 +15,20 @@ import {
   type ReservationHold,
   type ReservationRow,
 } from '../../../db/quota/reservations';
-import { RequestValidationError } from '../../platform/errors';
-import { stringifyExact } from '../../platform/http/exact-json';
+import { exactInteger, stringifyExact } from '../../platform/http/exact-json';
 import { checkSubject } from '../constraints';
 import type { Principal } from '../credentials';
-import { quotaError } from '../errors';
+import { bodyRefusal, quotaError } from '../errors';
 import { tenantOf } from '../keys';
-import { amountsOf, idempotent, ledgerEntries, usageOut, verdictsFor, type Item } from './consume';
+import {
+  amountsOf,
+  idempotent,
+  ledgerEntries,
+  storedMetadata,
+  usageOut,
+  verdictsFor,
+  type Item,
+} from './consume';
 import { effectivePolicies } from '../../../db/quota/consumption';
 import { windowAt } from './windows';
 
@@ -43,13 +50,8 @@ export interface ReserveBody {
   metadata?: Record<string, unknown>;
 }
 
-/** An amount as a JSON number while it is one exactly, else as the bigint (exact-json writes it). */
-const exact = (value: bigint): number | bigint =>
-  value <= BigInt(Number.MAX_SAFE_INTEGER) && value >= BigInt(Number.MIN_SAFE_INTEGER)
-    ? Number(value)
-    : value;
 const itemsOut = (row: ReservationRow) =>
-  row.items.map((i) => ({ resource: i.resource, amount: exact(BigInt(i.amount)) }));
+  row.items.map((i) => ({ resource: i.resource, amount: exactInteger(BigInt(i.amount)) }));
 
 /** ReservationOut. */
 export const reservationOut = (row: ReservationRow) => ({
@@ -100,7 +102,7 @@ export async function reserve(deps: Deps, principal: Principal, body: ReserveBod
       holds,
       event_id: eventId,
       ttlSeconds: body.ttl_seconds,
-      metadata: body.metadata && Object.keys(body.metadata).length > 0 ? body.metadata : null,
+      metadata: storedMetadata(body.metadata),
     });
     await appendLedger(
       tx,
@@ -206,19 +208,18 @@ export interface CommitBody {
 /** The actual per resource: as given, else what was held; a resource not reserved is a 422. */
 function actualsOf(row: ReservationRow, actuals: Item[]): Map<string, bigint> {
   const held = heldOf(row);
-  const issues = actuals.flatMap((actual, index) =>
+  const refusals = actuals.flatMap((actual, index) =>
     held.has(actual.resource)
       ? []
       : [
           {
-            location: 'body' as const,
             path: ['actuals', index, 'resource'],
             message: 'not a resource of this reservation',
             type: 'not_reserved',
           },
         ],
   );
-  if (issues.length > 0) throw new RequestValidationError(issues);
+  if (refusals.length > 0) throw bodyRefusal(refusals);
   const given = new Map(actuals.map((a) => [a.resource, BigInt(a.amount)]));
   return new Map([...held].map(([resource, amount]) => [resource, given.get(resource) ?? amount]));
 }
@@ -282,10 +283,10 @@ export async function commit(deps: Deps, principal: Principal, id: string, body:
       );
       const adjustments = [...actual].map(([resource, amount]) => ({
         resource,
-        held: exact(held.get(resource)!),
-        actual: exact(amount),
-        delta: exact(delta.get(resource)!),
-        overage: exact(over.get(resource) ?? 0n),
+        held: exactInteger(held.get(resource)!),
+        actual: exactInteger(amount),
+        delta: exactInteger(delta.get(resource)!),
+        overage: exactInteger(over.get(resource) ?? 0n),
       }));
       const settled = await settleReservation(tx, id, {
         status: 'committed',

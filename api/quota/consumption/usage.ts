@@ -1,6 +1,7 @@
 import type { DatabasePool } from '../../../db/pool';
 import { effectivePolicies, type EffectivePolicyRow } from '../../../db/quota/consumption';
 import { findAssignment } from '../../../db/quota/subjects';
+import { exactIntegerOrNull } from '../../platform/http/exact-json';
 import { checkSubject } from '../constraints';
 import type { Principal } from '../credentials';
 import { tenantOf } from '../keys';
@@ -43,8 +44,6 @@ export async function subjectUsage(deps: Deps, principal: Principal, subject: st
   };
 }
 
-const integerOrNull = (value: string | null) => (value === null ? null : Number(value));
-
 /** EffectivePolicyOut: a policy as it governs the subject (an override's limit in place). */
 function effectivePolicyOut(policy: EffectivePolicyRow) {
   const overridden = policy.limit_override;
@@ -53,14 +52,14 @@ function effectivePolicyOut(policy: EffectivePolicyRow) {
     name: policy.name,
     resource: policy.resource,
     kind: policy.kind,
-    limit_amount: integerOrNull(
+    limit_amount: exactIntegerOrNull(
       policy.kind === 'quota' ? (overridden ?? policy.limit_amount) : null,
     ),
     window_kind: policy.window_kind,
     window_unit: policy.window_unit,
     window_size: policy.window_size,
     tz: policy.tz,
-    bucket_capacity: integerOrNull(
+    bucket_capacity: exactIntegerOrNull(
       policy.kind === 'rate_limit' ? (overridden ?? policy.bucket_capacity) : null,
     ),
     refill_rate_per_sec: policy.refill_rate_per_sec,
