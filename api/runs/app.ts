@@ -1,7 +1,9 @@
 import Router from '@koa/router';
-import Joi from 'joi';
+import type client from 'prom-client';
 import { createApp } from '../platform/http/app';
-import { validate, type ValidatedState } from '../platform/http/validate';
+import type { ValidatedState } from '../platform/http/validate';
+import { mount } from '../platform/http/contract';
+import { RUNS_OPERATIONS } from './operations';
 import { privateNetworkOnly } from '../platform/http/private-network';
 import {
   checkAll,
@@ -18,21 +20,19 @@ import { workersStatus } from './workers';
 import { ensureRetentionSchedule } from './retention';
 import { ensureReconcileSchedule } from './reconcile';
 import { openApiDocument } from './openapi';
-import { createWorkflowStarter } from './workflow-starter';
+import { createWorkflowStarter, type WorkflowStarter } from './workflow-starter';
 import { getSelfCheck, startSelfCheck, type SelfCheckRequest } from './self-checks';
 import { selfCheckWorkflowId } from '../../workflows/runs/self-check';
 
 export const RUNS_BODY_LIMIT_BYTES = 1024 * 1024;
 export const RUNS_JSON_DEPTH_MAX = 64;
-export const SELF_CHECK_TIMEOUT_SECONDS_MAX = 600;
 
-const selfCheckBody = Joi.object({
-  image: Joi.string().max(512).required(),
-  command: Joi.array().items(Joi.string().max(4096)).max(64).default([]),
-  timeout_seconds: Joi.number().integer().min(1).max(SELF_CHECK_TIMEOUT_SECONDS_MAX).default(60),
-});
-
-export function createRunsApi(deps: PlatformDeps): ServiceInstance {
+/** Every route of the runs service: probes, the operator's self-checks and the tenant API. */
+export function runsRoutes(
+  deps: PlatformDeps,
+  starter: WorkflowStarter,
+  metrics?: () => client.Registry,
+): Router[] {
   const dockerCheck: BackendCheck = () => withinTimeout(() => deps.docker.ping());
   const backends = {
     database: postgresCheck(deps.pool),
@@ -40,58 +40,60 @@ export function createRunsApi(deps: PlatformDeps): ServiceInstance {
     container_runtime: dockerCheck,
   };
   const router = new Router();
-  const starter = createWorkflowStarter(deps);
 
-  router.get('/ping', (ctx) => {
+  const ops = RUNS_OPERATIONS;
+  mount(router, ops.ping, [], (ctx) => {
     ctx.body = { status: 'ok' };
   });
-  router.get('/health', async (ctx) => {
+  mount(router, ops.health, [], async (ctx) => {
     const statuses = await checkAll(backends);
     const healthy = Object.values(statuses).every((s) => s === 'up');
     ctx.status = healthy ? 200 : 503;
     const workers = await workersStatus(deps).catch(() => ({ total: null, busy: null }));
     ctx.body = { status: healthy ? 'ok' : 'degraded', ...statuses, workers };
   });
-  router.get('/openapi.json', (ctx) => {
+  mount(router, ops.openApi, [], (ctx) => {
     ctx.body = openApiDocument;
   });
-  router.get('/metrics', privateNetworkOnly('metrics'), async (ctx) => {
-    ctx.type = metrics.contentType;
-    ctx.body = await metrics.metrics();
+  mount(router, ops.metrics, [privateNetworkOnly('metrics')], async (ctx) => {
+    const registry = metrics?.();
+    if (!registry) throw new Error('metrics are served by the app that registered them');
+    ctx.type = registry.contentType;
+    ctx.body = await registry.metrics();
   });
 
   // Self-checks run a container on a worker host: an operator diagnostic, not a tenant API.
   const operatorOnly = privateNetworkOnly('self-checks');
-  router.post(
-    '/api/v1/self-checks',
-    operatorOnly,
-    validate({ body: selfCheckBody }),
-    async (ctx) => {
-      const body = (ctx.state.validated as ValidatedState).body as {
-        image: string;
-        command: string[];
-        timeout_seconds: number;
-      };
-      const request: SelfCheckRequest = {
-        image: body.image,
-        command: body.command,
-        timeoutSeconds: body.timeout_seconds,
-      };
-      ctx.status = 202;
-      ctx.body = presentSelfCheck(await startSelfCheck(deps, request));
-    },
-  );
-  router.get('/api/v1/self-checks/:checkId', operatorOnly, async (ctx) => {
-    ctx.body = presentSelfCheck(await getSelfCheck(deps, ctx.params.checkId!));
+  mount(router, ops.selfCheckStart, [operatorOnly], async (ctx) => {
+    const body = (ctx.state.validated as ValidatedState).body as {
+      image: string;
+      command: string[];
+      timeout_seconds: number;
+    };
+    const request: SelfCheckRequest = {
+      image: body.image,
+      command: body.command,
+      timeoutSeconds: body.timeout_seconds,
+    };
+    ctx.status = 202;
+    ctx.body = presentSelfCheck(await startSelfCheck(deps, request));
   });
+  mount(router, ops.selfCheckGet, [operatorOnly], async (ctx) => {
+    const { check_id } = (ctx.state.validated as ValidatedState).params as { check_id: string };
+    ctx.body = presentSelfCheck(await getSelfCheck(deps, check_id));
+  });
+  return [router, runsRouter(deps, starter)];
+}
 
+export function createRunsApi(deps: PlatformDeps): ServiceInstance {
+  const starter = createWorkflowStarter(deps);
   const { app, metrics } = createApp({
     service: 'runs',
     logger: deps.logger,
     envelope: runsEnvelope,
     errors: RUNS_ERRORS,
     body: { limitBytes: RUNS_BODY_LIMIT_BYTES, maxDepth: RUNS_JSON_DEPTH_MAX },
-    routers: [router, runsRouter(deps, starter)],
+    routers: runsRoutes(deps, starter, () => metrics),
     quietPaths: ['/ping', '/health', '/metrics', '/openapi.json'],
   });
   return {

@@ -54,7 +54,7 @@ async function record(pool: DatabasePool, ctx: Context, error: DomainError): Pro
     actor: principal.keyId,
     action: named ?? `${ctx.method} ${ctx.path}`,
     outcome: 'refused',
-    target: (ctx.params as Record<string, string> | undefined)?.trackId?.toUpperCase() ?? null,
+    target: (ctx.params as Record<string, string> | undefined)?.track_id?.toUpperCase() ?? null,
     detail: { reason: error.code, status: statusOf(error), message: error.message, ...details },
   }).catch((auditError: unknown) =>
     (ctx.state.log as Logger).error({ err: auditError }, 'audit of a refusal failed'),

@@ -29,6 +29,8 @@ export interface OperationContract {
   /** OpenAPI form, `/api/v1/runs/{track_id}`; the route's Koa path is derived from it. */
   path: string;
   operationId: string;
+  /** The Koa route's name (`run.submit`), where the service reads it back (audit actions). */
+  routeName?: string;
   summary: string;
   description?: string;
   tags?: string[];
@@ -54,7 +56,10 @@ export function mount(
   ...handlers: Middleware[]
 ): void {
   const validation = operation.request ? [validate(operation.request)] : [];
-  router[operation.method](koaPath(operation.path), ...guards, ...validation, ...handlers);
+  const path = koaPath(operation.path);
+  const middleware = [...guards, ...validation, ...handlers];
+  if (operation.routeName) router[operation.method](operation.routeName, path, ...middleware);
+  else router[operation.method](path, ...middleware);
 }
 
 type ParameterLocation = 'path' | 'query';

@@ -4,6 +4,8 @@ import { ulid } from 'ulid';
 import { lintOpenApi } from '../../support/openapi-lint';
 import { runAdmin } from '../../../api/runs/cli';
 import { openApiDocument } from '../../../api/runs/openapi';
+import { runsRoutes } from '../../../api/runs/app';
+import { undocumentedRoutes } from '../../support/documented-routes';
 import {
   IMAGE,
   client,
@@ -83,6 +85,13 @@ describe('the runs OpenAPI document', () => {
     for (const name of Object.keys(openApiDocument.components.schemas)) {
       expect(ajv.getSchema(`runs#/components/schemas/${name}`)).toBeDefined();
     }
+  });
+
+  it('describes every route the service serves', () => {
+    // Routes are only listed here, never called: no backend is reached.
+    const deps = { config, redis: { defineCommand: () => undefined } };
+    const routers = runsRoutes(deps as never, {} as never);
+    expect(routers.flatMap((router) => undocumentedRoutes(router, openApiDocument))).toEqual([]);
   });
 
   it("has no problem under Redocly's recommended rules", async () => {
@@ -197,6 +206,19 @@ describe('the runs OpenAPI document', () => {
       body: await health.json(),
       headers: health.headers,
     });
+  });
+
+  it("matches the real responses of the operator's self-checks", async () => {
+    // No key: an operator's diagnostic on a private network.
+    const { call } = client(h.service.url, null);
+    const S = '/api/v1/self-checks';
+    const started = await call('POST', S, { image: IMAGE, command: ['true'] });
+    conforms('POST', S, started);
+    conforms('POST', S, await call('POST', S, { image: 'example.com/other:1' }));
+    conforms('POST', S, await call('POST', S, { image: IMAGE, timeout_seconds: 601 }));
+    const checkId = (started.body as { check_id: string }).check_id;
+    conforms('GET', `${S}/{check_id}`, await call('GET', `${S}/${checkId}`));
+    conforms('GET', `${S}/{check_id}`, await call('GET', `${S}/${ulid()}`));
   });
 
   it('covered every documented run operation', () => {
