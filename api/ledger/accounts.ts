@@ -18,10 +18,11 @@ import {
 } from '../../db/ledger/accounts';
 import { floorToMinor, minorToDecimal } from './money';
 import { availableBalance, postedBalance, type Counters } from './posting';
-import { parseInstantWithOffset } from '../platform/instant';
-import { checkMetadata, checkText, invalid, isUuid, LIMITS, pageOf, type Page } from './validation';
+import { invalid, isUuid, pageOf, type Page } from './validation';
 
-const notFound = () => ledgerError('ACCOUNT_NOT_FOUND', { message: 'account not found' });
+export const accountNotFound = () =>
+  ledgerError('ACCOUNT_NOT_FOUND', { message: 'account not found' });
+const notFound = accountNotFound;
 
 export function presentAccount(a: AccountRow) {
   return {
@@ -39,18 +40,19 @@ export function presentAccount(a: AccountRow) {
   };
 }
 
+/** A request validated by operations.ts (ACCOUNT_CREATE); the floor is judged here. */
 export interface AccountInput {
   asset_type_id: string;
-  name?: unknown;
+  name?: string;
   normal_side: Side;
   balance_floor?: unknown;
   balance_tracking?: Tracking;
-  metadata?: unknown;
+  metadata?: Record<string, unknown>;
 }
 
 export async function createAccount(pool: DatabasePool, tenantId: string, input: AccountInput) {
-  const name = checkText(input.name, 'name', LIMITS.nameCharsMax, 'INVALID_ACCOUNT') ?? '';
-  const metadata = checkMetadata(input.metadata);
+  const name = input.name ?? '';
+  const metadata = input.metadata ?? {};
   const tracking = input.balance_tracking ?? 'sync';
   if (tracking === 'async' && input.balance_floor !== undefined && input.balance_floor !== null) {
     throw invalid('INVALID_FLOOR', 'an async account cannot have a balance floor');
@@ -111,9 +113,10 @@ const countersOf = (b: BalanceRow): Counters => ({
   pendingCredits: BigInt(b.pending_credits),
 });
 
+/** A request validated by operations.ts (ACCOUNT_PATCH); the floor is judged here. */
 export interface AccountPatch {
-  name?: unknown;
-  metadata?: unknown;
+  name?: string;
+  metadata?: Record<string, unknown>;
   status?: AccountStatus;
   balance_floor?: unknown;
 }
@@ -130,8 +133,7 @@ export async function patchAccount(
   patch: AccountPatch,
 ) {
   if (!isUuid(accountId)) throw notFound();
-  const name = checkText(patch.name, 'name', LIMITS.nameCharsMax, 'INVALID_ACCOUNT');
-  const metadata = patch.metadata === undefined ? undefined : checkMetadata(patch.metadata);
+  const { name, metadata } = patch;
   return withTenant(pool, tenantId, async (tx) => {
     const account = await lockAccount(tx, accountId);
     if (!account) throw notFound();
@@ -171,7 +173,7 @@ export async function patchAccount(
       }
     }
     await updateAccount(tx, accountId, {
-      name: name ?? undefined,
+      name,
       metadata,
       status: patch.status,
       floorMinor,
@@ -214,23 +216,20 @@ export async function getBalance(pool: DatabasePool, tenantId: string, accountId
   });
 }
 
+/** `at` (epoch ms) and `basis`, validated by operations.ts (INVALID_AS_OF). */
+export interface BalanceAsOfQuery {
+  at: number;
+  basis: 'effective' | 'recorded';
+}
+
 /** Rule 6: committed legs only, by effective_at or finalized_at, derived from the journal. */
 export async function getBalanceAsOf(
   pool: DatabasePool,
   tenantId: string,
   accountId: string,
-  query: Record<string, unknown>,
+  query: BalanceAsOfQuery,
 ) {
-  const atMs = parseInstantWithOffset(query.at);
-  if (atMs === null) {
-    throw invalid(
-      'INVALID_AS_OF',
-      'at must be an ISO-8601 instant with an explicit UTC offset or Z (encode + as %2B in a query string)',
-    );
-  }
-  const basis = query.basis ?? 'effective';
-  if (basis !== 'effective' && basis !== 'recorded')
-    throw invalid('INVALID_AS_OF', 'basis must be effective or recorded');
+  const { at: atMs, basis } = query;
   if (!isUuid(accountId)) throw notFound();
   const at = new Date(atMs).toISOString();
   if (!tenantId) {
@@ -282,11 +281,8 @@ export async function getEntries(
   tenantId: string,
   accountId: string,
   page: Page,
-  state: unknown,
+  state: (typeof ENTRY_STATES)[number] | undefined,
 ) {
-  if (state !== undefined && !ENTRY_STATES.includes(state as never)) {
-    throw invalid('INVALID_STATE', `state must be one of ${ENTRY_STATES.join(', ')}`);
-  }
   if (!isUuid(accountId)) throw notFound();
   return withTenant(pool, tenantId, async (tx) => {
     const account = await findAccount(tx, accountId);
@@ -297,7 +293,7 @@ export async function getEntries(
       FROM ledger.entries e JOIN ledger.transactions t USING (transaction_id)
       WHERE e.account_id = ${accountId}
         AND (${page.cursor}::uuid IS NULL OR e.entry_id < ${page.cursor}::uuid)
-        AND (${(state as string | undefined) ?? null}::text IS NULL OR t.state = ${(state as string | undefined) ?? null})
+        AND (${state ?? null}::text IS NULL OR t.state = ${state ?? null})
       ORDER BY e.entry_id DESC LIMIT ${page.limit + 1}`)) as { id: string; amount_minor: string }[];
     const { items, next_cursor } = pageOf(rows, page.limit, (e) => e.id);
     return {

@@ -15,6 +15,8 @@ import { postingBatchMetrics } from './metrics';
 import { drainAsyncBalances } from '../../db/ledger/accounts';
 import { enableAutoPipelining } from '../../db/redis';
 import { privateNetworkOnly } from '../platform/http/private-network';
+import { mount } from '../platform/http/contract';
+import { PROBE_OPERATIONS } from './operations';
 
 /** Request bodies past this size are refused by the application (the edge allows less). */
 export const LEDGER_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -70,19 +72,24 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
   // Every request makes two small Redis calls (edge limit, call meter): concurrent ones share writes.
   enableAutoPipelining(deps.redis);
   const router = new Router();
-  router.get('/healthz', (ctx) => {
+  mount(router, PROBE_OPERATIONS.health, [], (ctx) => {
     const health = ledgerHealth(monitor.snapshot().database);
     ctx.status = health.status;
     ctx.body = health.body;
   });
 
-  router.get('/openapi.json', (ctx) => {
+  mount(router, PROBE_OPERATIONS.openapi, [], (ctx) => {
     ctx.body = openApiDocument;
   });
-  router.get('/metrics', privateNetworkOnly('metrics', 'FORBIDDEN'), async (ctx) => {
-    ctx.type = metrics.contentType;
-    ctx.body = await metrics.metrics();
-  });
+  mount(
+    router,
+    PROBE_OPERATIONS.metrics,
+    [privateNetworkOnly('metrics', 'FORBIDDEN')],
+    async (ctx) => {
+      ctx.type = metrics.contentType;
+      ctx.body = await metrics.metrics();
+    },
+  );
   // Registered once the app's registry exists (below).
   const postings = new client.Counter({
     name: 'ledger_postings_total',
@@ -90,7 +97,7 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
     labelNames: ['path', 'outcome'],
     registers: [],
   });
-  router.get('/llms.txt', (ctx) => {
+  mount(router, PROBE_OPERATIONS.llms, [], (ctx) => {
     ctx.type = 'text/plain; charset=utf-8';
     ctx.body = LLMS_TXT;
   });

@@ -11,35 +11,32 @@ import {
   type AssetKind,
   type AssetStatus,
 } from '../../db/ledger/accounts';
-import { checkText, invalid, isUuid, LIMITS } from './validation';
+import { isUuid } from './validation';
 
 export const ASSET_KINDS: readonly AssetKind[] = ['fiat', 'credit', 'inventory'];
-const IMMUTABLE_ASSET_FIELDS = ['code', 'kind', 'scale'];
+/** Fields a PATCH may not name (422 IMMUTABLE_FIELD, operations.ts), in the order it names them. */
+export const IMMUTABLE_ASSET_FIELDS = ['code', 'kind', 'scale'];
 
-const notFound = () => ledgerError('ASSET_TYPE_NOT_FOUND', { message: 'asset type not found' });
+export const assetTypeNotFound = () =>
+  ledgerError('ASSET_TYPE_NOT_FOUND', { message: 'asset type not found' });
 
-export async function createAssetType(
-  pool: DatabasePool,
-  tenantId: string,
-  input: { code: string; kind: unknown; scale: number; description?: string | null },
-) {
-  if (!ASSET_KINDS.includes(input.kind as AssetKind)) {
-    throw invalid(
-      'INVALID_ASSET_TYPE',
-      `kind must be one of ${ASSET_KINDS.join(', ')}; a commodity or crypto-asset held as stock is inventory`,
-    );
-  }
-  const description =
-    checkText(input.description, 'description', LIMITS.descriptionCharsMax, 'INVALID_DESCRIPTION', {
-      allowNull: true,
-    }) ?? null;
+/** A request validated by operations.ts (ASSET_TYPE_CREATE). */
+export interface AssetTypeInput {
+  code: string;
+  kind: AssetKind;
+  scale: number;
+  description?: string | null;
+}
+
+export async function createAssetType(pool: DatabasePool, tenantId: string, input: AssetTypeInput) {
+  const description = input.description ?? null;
   try {
     const row = await withTenant(pool, tenantId, (tx) =>
       insertAssetType(tx, {
         assetTypeId: uuidv7(),
         tenantId,
         code: input.code,
-        kind: input.kind as AssetKind,
+        kind: input.kind,
         scale: input.scale,
         description,
       }),
@@ -65,27 +62,14 @@ export async function patchAssetType(
   pool: DatabasePool,
   tenantId: string,
   assetTypeId: string,
-  body: Record<string, unknown>,
+  body: { status?: AssetStatus; description?: string | null },
 ) {
-  const immutable = IMMUTABLE_ASSET_FIELDS.filter((f) => f in body);
-  if (immutable.length > 0) {
-    throw invalid('IMMUTABLE_FIELD', `${immutable.join(', ')} cannot change`, {
-      fields: immutable,
-    });
-  }
-  if (!isUuid(assetTypeId)) throw notFound();
-  const description = checkText(
-    body.description,
-    'description',
-    LIMITS.descriptionCharsMax,
-    'INVALID_DESCRIPTION',
-    { allowNull: true },
-  );
+  if (!isUuid(assetTypeId)) throw assetTypeNotFound();
   return withTenant(pool, tenantId, async (tx) => {
-    if (!(await findAssetType(tx, assetTypeId, true))) throw notFound();
+    if (!(await findAssetType(tx, assetTypeId, true))) throw assetTypeNotFound();
     return updateAssetType(tx, assetTypeId, {
-      status: body.status as AssetStatus | undefined,
-      description,
+      status: body.status,
+      description: body.description,
     });
   });
 }

@@ -1,10 +1,12 @@
 import Router from '@koa/router';
-import { ledgerError } from './errors';
-import Joi from 'joi';
+import type Joi from 'joi';
 import type { Context, Middleware, Next } from 'koa';
 import type { DatabasePool } from '../../db/pool';
 import type { LedgerRole } from '../../db/ledger/tenants';
-import { validate, type ValidatedState } from '../platform/http/validate';
+import { isDomainError } from '../platform/errors';
+import { mount } from '../platform/http/contract';
+import type { ValidatedState } from '../platform/http/validate';
+import { ledgerError, type LedgerErrorCode } from './errors';
 import {
   authenticate,
   authenticateAndClaim,
@@ -22,8 +24,15 @@ import {
   type IdempotencyState,
 } from './idempotency';
 import { claimOutcome, releaseIdempotencyKey } from '../../db/ledger/idempotency';
-import { createAssetType, getAssetTypes, patchAssetType } from './asset-types';
 import {
+  assetTypeNotFound,
+  createAssetType,
+  getAssetTypes,
+  patchAssetType,
+  type AssetTypeInput,
+} from './asset-types';
+import {
+  accountNotFound,
   createAccount,
   getAccount,
   getAccounts,
@@ -33,19 +42,24 @@ import {
   patchAccount,
   type AccountInput,
   type AccountPatch,
+  type BalanceAsOfQuery,
+  type ENTRY_STATES,
 } from './accounts';
 import {
   createAuthorizedTransaction,
-  createTransaction,
+  createParsedTransaction,
   getTransaction,
+  parsedTransactionOf,
   parseTransaction,
   POSTING_ENDPOINT,
   POSTING_ROUTE,
   settleTransaction,
   type CreatedTransaction,
   type SettledTransaction,
+  type ValidatedTransaction,
 } from './transactions';
 import {
+  assertRootPartner,
   createSubTenant,
   createSubTenantKey,
   getSubTenantKeys,
@@ -53,8 +67,14 @@ import {
   patchSubTenant,
   revokeSubTenantKey,
 } from './sub-tenants';
-import { LIMITS, parsePage } from './validation';
+import { isUuid, type Page } from './validation';
 import type { MeteredCall } from './metering';
+import {
+  ACCOUNT_PATCH,
+  ASSET_TYPE_PATCH,
+  LEDGER_OPERATIONS,
+  type LedgerOperation,
+} from './operations';
 
 export interface LedgerRouteDeps {
   pool: DatabasePool;
@@ -71,56 +91,46 @@ export interface LedgerRouteDeps {
   holdSettled?: (settled: SettledTransaction) => void;
 }
 
-const assetTypeBody = Joi.object({
-  code: Joi.string()
-    .min(1)
-    .max(LIMITS.assetCodeCharsMax)
-    .pattern(/^[A-Za-z0-9._:-]+$/)
-    .required(),
-  // Any kind but the three (missing, not a string) is INVALID_ASSET_TYPE: createAssetType says so.
-  kind: Joi.any(),
-  scale: Joi.number().integer().strict().min(0).max(LIMITS.scaleMax).required(),
-  description: Joi.any(),
-});
-const assetTypePatch = Joi.object({
-  status: Joi.string().valid('active', 'superseded'),
-  description: Joi.any(),
-  code: Joi.any(),
-  kind: Joi.any(),
-  scale: Joi.any(),
-}).min(1);
-const accountBody = Joi.object({
-  asset_type_id: Joi.string().required(),
-  name: Joi.any(),
-  normal_side: Joi.string().valid('debit', 'credit').required(),
-  balance_floor: Joi.any(),
-  balance_tracking: Joi.string().valid('sync', 'async'),
-  metadata: Joi.any(),
-});
-const accountPatch = Joi.object({
-  name: Joi.any(),
-  metadata: Joi.any(),
-  status: Joi.string().valid('active', 'frozen', 'closed'),
-  balance_floor: Joi.any(),
-}).min(1);
-const objectBody = Joi.object().unknown(true).required();
-const validateObjectBody = validate({ body: objectBody });
+const principalOf = (ctx: Context) => ctx.state.principal as Principal;
+/** A path parameter of the route (every one is a string: Koa matched it). */
+const paramOf = (ctx: Context, name: string): string =>
+  (ctx as Context & { params: Record<string, string> }).params[name]!;
+const validated = <T>(ctx: Context, part: keyof ValidatedState) =>
+  (ctx.state.validated as ValidatedState)[part] as T;
 
 /**
- * validate({ body: objectBody }) for the posting route without joi's walk and copy of a body that
- * is already a JSON object (what the schema accepts; its value is a shallow copy of it). Anything
- * else goes through joi, which answers exactly as before.
+ * A malformed id in the path is 404, after the refusals the route has always given before looking
+ * at the id (the body's INVALID_REQUEST, IMMUTABLE_FIELD) and before those it gives after
+ * (`later`: the fields' own codes, INVALID_DESCRIPTION...): so a body is validated here first.
  */
-async function validatePostingBody(ctx: Context, next: Next): Promise<void> {
-  const body: unknown = ctx.request.body;
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    return validateObjectBody(ctx, next);
-  ctx.state.validated = { body: { ...body } } satisfies ValidatedState;
-  await next();
+function malformedIdNotFound(
+  param: string,
+  body: Joi.Schema,
+  later: readonly LedgerErrorCode[],
+  notFound: () => Error,
+): Middleware {
+  return async function notFoundBeforeFields(ctx: Context, next: Next) {
+    const input: unknown = ctx.request.body;
+    if (input !== undefined && !isUuid(paramOf(ctx, param))) {
+      const { error } = body.validate(input, { abortEarly: false });
+      const refusal: unknown = error;
+      if (!refusal || (isDomainError(refusal) && later.includes(refusal.code as LedgerErrorCode)))
+        throw notFound();
+    }
+    await next();
+  };
 }
 
-const principalOf = (ctx: Context) => ctx.state.principal as Principal;
-const bodyOf = <T>(ctx: Context) => (ctx.state.validated as ValidatedState).body as T;
+/**
+ * A sub-tenant's partner may not make sub-tenants (INVALID_TENANT), which it is told before any
+ * field of its body is judged; a body that is no object at all is INVALID_REQUEST first.
+ */
+async function rootPartnerOnly(ctx: Context, next: Next): Promise<void> {
+  const body: unknown = ctx.request.body;
+  if (typeof body === 'object' && body !== null && !Array.isArray(body))
+    assertRootPartner(principalOf(ctx));
+  await next();
+}
 
 export function ledgerRouter(deps: LedgerRouteDeps): Router {
   const router = new Router();
@@ -139,9 +149,8 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
    * claim is made with the key lookup when the credential authenticates with the role; refusals
    * come out in the order of auth → meter → role → key header → claim, as separate steps would.
    */
-  const authOnce = (role: LedgerRole, method: string, path: string): Middleware =>
+  const authOnce = (role: LedgerRole, endpoint: string): Middleware =>
     async function authorizeOnce(ctx: Context, next: Next) {
-      const endpoint = `${method} ${path}`;
       const key = usableKeyOf(ctx);
       const requestSha256 = requestHashOf(ctx);
       const { principal, claim } = await authenticateAndClaim(
@@ -172,72 +181,97 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
       await runIdempotent(pool, ctx, next, endpoint, requestSha256, outcome);
     };
 
-  router.post(
-    '/v1/asset-types',
-    authOnce('ledger_admin', 'POST', '/v1/asset-types'),
-    validate({ body: assetTypeBody }),
-    async (ctx) => {
-      const body = bodyOf<{ code: string; kind: unknown; scale: number; description?: string }>(
-        ctx,
-      );
-      const row = await createAssetType(pool, principalOf(ctx).tenantId, body);
-      ctx.status = 201;
-      ctx.body = row;
-    },
-  );
-  router.get('/v1/asset-types', auth('ledger_reader'), async (ctx) => {
+  /** The guards of an operation: its role, with the Idempotency-Key claim when it mutates. */
+  const authorized = (op: LedgerOperation): Middleware[] => {
+    if (op.role === null) return [];
+    return [op.idempotency ? authOnce(op.role, op.idempotency.endpoint) : auth(op.role)];
+  };
+  const ops = LEDGER_OPERATIONS;
+
+  mount(router, ops.createAssetType, authorized(ops.createAssetType), async (ctx) => {
+    const body = validated<AssetTypeInput>(ctx, 'body');
+    ctx.status = 201;
+    ctx.body = await createAssetType(pool, principalOf(ctx).tenantId, body);
+  });
+  mount(router, ops.listAssetTypes, authorized(ops.listAssetTypes), async (ctx) => {
     ctx.body = { asset_types: await getAssetTypes(pool, principalOf(ctx).tenantId) };
   });
-  router.patch(
-    '/v1/asset-types/:id',
-    authOnce('ledger_admin', 'PATCH', '/v1/asset-types/{id}'),
-    validate({ body: assetTypePatch }),
+  mount(
+    router,
+    ops.patchAssetType,
+    [
+      ...authorized(ops.patchAssetType),
+      malformedIdNotFound(
+        'asset_type_id',
+        ASSET_TYPE_PATCH,
+        ['INVALID_DESCRIPTION'],
+        assetTypeNotFound,
+      ),
+    ],
     async (ctx) => {
-      ctx.body = await patchAssetType(pool, principalOf(ctx).tenantId, ctx.params.id!, bodyOf(ctx));
+      ctx.body = await patchAssetType(
+        pool,
+        principalOf(ctx).tenantId,
+        paramOf(ctx, 'asset_type_id'),
+        validated(ctx, 'body'),
+      );
     },
   );
 
-  router.post(
-    '/v1/accounts',
-    authOnce('ledger_admin', 'POST', '/v1/accounts'),
-    validate({ body: accountBody }),
-    async (ctx) => {
-      ctx.status = 201;
-      ctx.body = await createAccount(pool, principalOf(ctx).tenantId, bodyOf<AccountInput>(ctx));
-    },
-  );
-  router.get('/v1/accounts', auth('ledger_reader'), async (ctx) => {
-    ctx.body = await getAccounts(pool, principalOf(ctx).tenantId, parsePage(ctx.query));
+  mount(router, ops.createAccount, authorized(ops.createAccount), async (ctx) => {
+    ctx.status = 201;
+    ctx.body = await createAccount(
+      pool,
+      principalOf(ctx).tenantId,
+      validated<AccountInput>(ctx, 'body'),
+    );
   });
-  router.get('/v1/accounts/:id', auth('ledger_reader'), async (ctx) => {
-    ctx.body = await getAccount(pool, principalOf(ctx).tenantId, ctx.params.id!);
+  mount(router, ops.listAccounts, authorized(ops.listAccounts), async (ctx) => {
+    ctx.body = await getAccounts(pool, principalOf(ctx).tenantId, validated<Page>(ctx, 'query'));
   });
-  router.patch(
-    '/v1/accounts/:id',
-    authOnce('ledger_admin', 'PATCH', '/v1/accounts/{id}'),
-    validate({ body: accountPatch }),
+  mount(router, ops.getAccount, authorized(ops.getAccount), async (ctx) => {
+    ctx.body = await getAccount(pool, principalOf(ctx).tenantId, paramOf(ctx, 'account_id'));
+  });
+  mount(
+    router,
+    ops.patchAccount,
+    [
+      ...authorized(ops.patchAccount),
+      malformedIdNotFound(
+        'account_id',
+        ACCOUNT_PATCH,
+        ['INVALID_ACCOUNT', 'INVALID_METADATA'],
+        accountNotFound,
+      ),
+    ],
     async (ctx) => {
       ctx.body = await patchAccount(
         pool,
         principalOf(ctx).tenantId,
-        ctx.params.id!,
-        bodyOf<AccountPatch>(ctx),
+        paramOf(ctx, 'account_id'),
+        validated<AccountPatch>(ctx, 'body'),
       );
     },
   );
-  router.get('/v1/accounts/:id/balance', auth('ledger_reader'), async (ctx) => {
-    ctx.body = await getBalance(pool, principalOf(ctx).tenantId, ctx.params.id!);
+  mount(router, ops.getBalance, authorized(ops.getBalance), async (ctx) => {
+    ctx.body = await getBalance(pool, principalOf(ctx).tenantId, paramOf(ctx, 'account_id'));
   });
-  router.get('/v1/accounts/:id/balance-as-of', auth('ledger_reader'), async (ctx) => {
-    ctx.body = await getBalanceAsOf(pool, principalOf(ctx).tenantId, ctx.params.id!, ctx.query);
+  mount(router, ops.getBalanceAsOf, authorized(ops.getBalanceAsOf), async (ctx) => {
+    ctx.body = await getBalanceAsOf(
+      pool,
+      principalOf(ctx).tenantId,
+      paramOf(ctx, 'account_id'),
+      validated<BalanceAsOfQuery>(ctx, 'query'),
+    );
   });
-  router.get('/v1/accounts/:id/entries', auth('ledger_reader'), async (ctx) => {
+  mount(router, ops.listEntries, authorized(ops.listEntries), async (ctx) => {
+    const query = validated<Page & { state?: (typeof ENTRY_STATES)[number] }>(ctx, 'query');
     ctx.body = await getEntries(
       pool,
       principalOf(ctx).tenantId,
-      ctx.params.id!,
-      parsePage(ctx.query),
-      ctx.query.state,
+      paramOf(ctx, 'account_id'),
+      query,
+      query.state,
     );
   });
 
@@ -320,15 +354,15 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
     return false;
   }
 
-  router.post(
-    POSTING_ROUTE.path,
-    postInOneStatement,
-    authOnce(POSTING_ROUTE.role, POSTING_ROUTE.method, POSTING_ROUTE.path),
-    validatePostingBody,
+  mount(
+    router,
+    ops.postTransaction,
+    [postInOneStatement, ...authorized(ops.postTransaction)],
     async (ctx) => {
       const principal = principalOf(ctx);
       const idempotency = ctx.state.idempotency as IdempotencyState;
-      const created = await createTransaction(pool, principal.tenantId, bodyOf(ctx), {
+      const parsed = parsedTransactionOf(validated<ValidatedTransaction>(ctx, 'body'));
+      const created = await createParsedTransaction(pool, principal.tenantId, parsed, {
         endpoint: idempotency.scope.endpoint,
         key: idempotency.scope.key,
         status: 201,
@@ -338,70 +372,74 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
       answerCreated(ctx, principal, created);
     },
   );
-  router.get('/v1/transactions/:id', auth('ledger_reader'), async (ctx) => {
-    ctx.body = await getTransaction(pool, principalOf(ctx).tenantId, ctx.params.id!);
-  });
-  for (const action of ['commit', 'void'] as const) {
-    router.post(
-      `/v1/transactions/:id/${action}`,
-      authOnce('ledger_poster', 'POST', `/v1/transactions/{id}/${action}`),
-      async (ctx) => {
-        const settled = await settleTransaction(
-          pool,
-          principalOf(ctx).tenantId,
-          ctx.params.id!,
-          action,
-        );
-        deps.holdSettled?.(settled);
-        ctx.body = settled;
-      },
+  mount(router, ops.getTransaction, authorized(ops.getTransaction), async (ctx) => {
+    ctx.body = await getTransaction(
+      pool,
+      principalOf(ctx).tenantId,
+      paramOf(ctx, 'transaction_id'),
     );
+  });
+  for (const [op, action] of [
+    [ops.commitTransaction, 'commit'],
+    [ops.voidTransaction, 'void'],
+  ] as const) {
+    mount(router, op, authorized(op), async (ctx) => {
+      const settled = await settleTransaction(
+        pool,
+        principalOf(ctx).tenantId,
+        paramOf(ctx, 'transaction_id'),
+        action,
+      );
+      deps.holdSettled?.(settled);
+      ctx.body = settled;
+    });
   }
 
-  router.post(
-    '/v1/sub-tenants',
-    authOnce('ledger_partner', 'POST', '/v1/sub-tenants'),
-    validate({ body: objectBody }),
+  mount(
+    router,
+    ops.createSubTenant,
+    [...authorized(ops.createSubTenant), rootPartnerOnly],
     async (ctx) => {
       ctx.status = 201;
-      ctx.body = await createSubTenant(pool, principalOf(ctx), bodyOf(ctx));
+      ctx.body = await createSubTenant(pool, principalOf(ctx), validated(ctx, 'body'));
     },
   );
-  router.get('/v1/sub-tenants', auth('ledger_partner'), async (ctx) => {
-    ctx.body = await getSubTenants(pool, principalOf(ctx), parsePage(ctx.query));
+  mount(router, ops.listSubTenants, authorized(ops.listSubTenants), async (ctx) => {
+    ctx.body = await getSubTenants(pool, principalOf(ctx), validated<Page>(ctx, 'query'));
   });
-  router.patch(
-    '/v1/sub-tenants/:id',
-    authOnce('ledger_partner', 'PATCH', '/v1/sub-tenants/{id}'),
-    validate({ body: objectBody }),
-    async (ctx) => {
-      ctx.body = await patchSubTenant(pool, principalOf(ctx), ctx.params.id!, bodyOf(ctx));
-    },
-  );
-  router.post(
-    '/v1/sub-tenants/:id/keys',
-    authOnce('ledger_partner', 'POST', '/v1/sub-tenants/{id}/keys'),
-    validate({ body: objectBody }),
-    async (ctx) => {
-      ctx.status = 201;
-      ctx.body = await createSubTenantKey(pool, principalOf(ctx), ctx.params.id!, bodyOf(ctx));
-    },
-  );
-  router.get('/v1/sub-tenants/:id/keys', auth('ledger_partner'), async (ctx) => {
-    ctx.body = await getSubTenantKeys(pool, principalOf(ctx), ctx.params.id!, parsePage(ctx.query));
+  mount(router, ops.patchSubTenant, authorized(ops.patchSubTenant), async (ctx) => {
+    ctx.body = await patchSubTenant(
+      pool,
+      principalOf(ctx),
+      paramOf(ctx, 'sub_tenant_id'),
+      validated(ctx, 'body'),
+    );
   });
-  router.delete(
-    '/v1/sub-tenants/:id/keys/:keyId',
-    authOnce('ledger_partner', 'DELETE', '/v1/sub-tenants/{id}/keys/{key_id}'),
-    async (ctx) => {
-      ctx.body = await revokeSubTenantKey(
-        pool,
-        principalOf(ctx),
-        ctx.params.id!,
-        ctx.params.keyId!,
-      );
-    },
-  );
+  mount(router, ops.issueSubTenantKey, authorized(ops.issueSubTenantKey), async (ctx) => {
+    ctx.status = 201;
+    ctx.body = await createSubTenantKey(
+      pool,
+      principalOf(ctx),
+      paramOf(ctx, 'sub_tenant_id'),
+      validated(ctx, 'body'),
+    );
+  });
+  mount(router, ops.listSubTenantKeys, authorized(ops.listSubTenantKeys), async (ctx) => {
+    ctx.body = await getSubTenantKeys(
+      pool,
+      principalOf(ctx),
+      paramOf(ctx, 'sub_tenant_id'),
+      validated<Page>(ctx, 'query'),
+    );
+  });
+  mount(router, ops.revokeSubTenantKey, authorized(ops.revokeSubTenantKey), async (ctx) => {
+    ctx.body = await revokeSubTenantKey(
+      pool,
+      principalOf(ctx),
+      paramOf(ctx, 'sub_tenant_id'),
+      paramOf(ctx, 'key_id'),
+    );
+  });
   return router;
 }
 

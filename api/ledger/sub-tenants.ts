@@ -20,9 +20,8 @@ import {
 } from '../../db/ledger/tenants';
 import { DomainError } from '../platform/errors';
 import { authzUnavailable, issueKey, type Principal } from './credentials';
-import { checkText, invalid, isUuid, LIMITS, pageOf, type Page } from './validation';
+import { invalid, isUuid, pageOf, type Page } from './validation';
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 /** Roles a partner may give a client's key: a sub-tenant cannot have sub-tenants, so no partner. */
 export const SUB_TENANT_KEY_ROLES: readonly LedgerRole[] = [
   'ledger_admin',
@@ -58,42 +57,31 @@ export function presentKey(k: KeyRow) {
   };
 }
 
-function assertRootPartner(principal: Principal): void {
+/** Only a root tenant's partner may make sub-tenants (depth is capped at one). */
+export function assertRootPartner(principal: Principal): void {
   if (principal.isSubTenant) throw invalid('INVALID_TENANT', SUB_TENANT_DEPTH_MESSAGE);
+}
+
+/** A request validated by operations.ts (SUB_TENANT_CREATE, INVALID_TENANT). */
+export interface SubTenantInput {
+  name: string;
+  kind: 'production' | 'sandbox';
+  contact_email: string;
 }
 
 export async function createSubTenant(
   pool: DatabasePool,
   principal: Principal,
-  body: Record<string, unknown>,
+  body: SubTenantInput,
 ) {
   assertRootPartner(principal);
-  const unknownKeys = Object.keys(body).filter(
-    (k) => !['name', 'kind', 'contact_email'].includes(k),
-  );
-  if (unknownKeys.length > 0)
-    throw invalid('INVALID_TENANT', `unknown fields: ${unknownKeys.join(', ')}`);
-  const name = checkText(body.name, 'name', LIMITS.nameCharsMax, 'INVALID_TENANT', {
-    required: true,
-  })!;
-  if (name.trim() === '') throw invalid('INVALID_TENANT', 'name is required');
-  if (body.kind !== 'production' && body.kind !== 'sandbox')
-    throw invalid('INVALID_TENANT', 'kind must be production or sandbox');
-  const email = checkText(
-    body.contact_email,
-    'contact_email',
-    LIMITS.contactEmailCharsMax,
-    'INVALID_TENANT',
-    { required: true },
-  )!;
-  if (!EMAIL.test(email)) throw invalid('INVALID_TENANT', 'contact_email must be an email address');
   const tenant = await withTenant(pool, principal.tenantId, (tx) =>
     insertTenant(tx, {
       tenantId: uuidv7(),
       parentId: principal.tenantId,
-      name,
-      kind: body.kind as 'production' | 'sandbox',
-      contactEmail: email,
+      name: body.name,
+      kind: body.kind,
+      contactEmail: body.contact_email,
     }),
   );
   return presentSubTenant(tenant);
@@ -121,22 +109,13 @@ export async function patchSubTenant(
   pool: DatabasePool,
   principal: Principal,
   subTenantId: string,
-  body: Record<string, unknown>,
+  body: { name?: string; status?: 'active' | 'suspended' },
 ) {
-  if ('kind' in body) throw invalid('IMMUTABLE_FIELD', 'kind cannot change', { fields: ['kind'] });
-  const unknownKeys = Object.keys(body).filter((k) => !['name', 'status'].includes(k));
-  if (unknownKeys.length > 0)
-    throw invalid('INVALID_TENANT', `unknown fields: ${unknownKeys.join(', ')}`);
-  const name = checkText(body.name, 'name', LIMITS.nameCharsMax, 'INVALID_TENANT');
-  if (name !== undefined && name !== null && name.trim() === '')
-    throw invalid('INVALID_TENANT', 'name cannot be empty');
-  if (body.status !== undefined && body.status !== 'active' && body.status !== 'suspended')
-    throw invalid('INVALID_TENANT', 'status must be active or suspended');
   return withTenant(pool, principal.tenantId, async (tx) => {
     await findChild(tx, principal, subTenantId);
     const updated = await updateTenant(tx, subTenantId, {
-      name: name ?? undefined,
-      status: body.status as 'active' | 'suspended' | undefined,
+      name: body.name,
+      status: body.status,
     });
     return presentSubTenant(updated!);
   });
@@ -146,31 +125,15 @@ export async function createSubTenantKey(
   pool: DatabasePool,
   principal: Principal,
   subTenantId: string,
-  body: Record<string, unknown>,
+  body: { label?: string | null; role: LedgerRole; ttl_days?: number | null },
 ) {
-  const unknownKeys = Object.keys(body).filter((k) => !['label', 'role', 'ttl_days'].includes(k));
-  if (unknownKeys.length > 0)
-    throw invalid('INVALID_KEY', `unknown fields: ${unknownKeys.join(', ')}`);
-  const label =
-    checkText(body.label, 'label', LIMITS.labelCharsMax, 'INVALID_KEY', { allowNull: true }) ??
-    null;
-  if (!SUB_TENANT_KEY_ROLES.includes(body.role as LedgerRole))
-    throw invalid('INVALID_KEY', `role must be one of ${SUB_TENANT_KEY_ROLES.join(', ')}`);
-  const ttl = body.ttl_days;
-  if (
-    ttl !== undefined &&
-    ttl !== null &&
-    (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 1 || ttl > LIMITS.ttlDaysMax)
-  ) {
-    throw invalid('INVALID_KEY', `ttl_days must be an integer from 1 to ${LIMITS.ttlDaysMax}`);
-  }
   return withTenant(pool, principal.tenantId, async (tx) => {
     await findChild(tx, principal, subTenantId);
     const key = await issueKey(tx, {
       tenantId: subTenantId,
-      role: body.role as LedgerRole,
-      label,
-      ttlDays: (ttl as number | undefined) ?? null,
+      role: body.role,
+      label: body.label ?? null,
+      ttlDays: body.ttl_days ?? null,
     });
     return { ...presentKey(key), secret: key.secret };
   });

@@ -2,6 +2,8 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { lintOpenApi } from '../../support/openapi-lint';
+import { undocumentedRoutes } from '../../support/documented-routes';
+import { ledgerRouter } from '../../../api/ledger/routes';
 import { call, LedgerHarness, type Reply, type TenantClients } from './support';
 
 jest.setTimeout(60_000);
@@ -51,6 +53,10 @@ describe('ledger /openapi.json and /llms.txt', () => {
   it('when the document is linted with Redocly recommended rules, then it is OpenAPI 3.1 with no problems', async () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(await lintOpenApi(doc)).toEqual([]);
+  });
+
+  it('when the ledger router is compared with the document, then every route it serves is documented', () => {
+    expect(undocumentedRoutes(ledgerRouter({ pool: h.pool }), doc)).toEqual([]);
   });
 
   it('when every route of the spec is exercised, then each real response matches the document', async () => {
