@@ -1,229 +1,255 @@
-/**
- * The ledger's response models (and its error envelope) as the JSON Schema components of its
- * OpenAPI document; the operations (operations.ts) answer with them by reference. Request
- * parameters and bodies are not here: they are generated from the joi schemas the routes validate
- * with (schemas.ts, operations.ts).
- */
+import Joi from 'joi';
+import { LEDGER_ROLES } from '../../db/ledger/tenants';
+import { ENTRY_STATES } from './accounts';
+import { ASSET_KINDS } from './asset-types';
 import { LEDGER_ERRORS } from './errors';
 import { SHOWN_AS_INVALID_REQUEST } from './envelope';
+import { SUB_TENANT_KEY_ROLES } from './sub-tenants';
+import { LIMITS } from './validation';
 
-type Schema = Record<string, unknown>;
+/**
+ * The ledger's response models (and its error envelope) as joi schemas named for the OpenAPI
+ * document's components (contract.ts converts them); the operations (operations.ts) answer with
+ * them. Every field is present unless marked optional. Request parameters and bodies are not
+ * here: they are the joi schemas the routes validate with (schemas.ts, operations.ts).
+ */
+const model = (name: string, keys: Joi.PartialSchemaMap) =>
+  Joi.object(keys).prefs({ presence: 'required' }).id(name);
 
-export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
-
-const str = (description?: string, extra: Schema = {}): Schema => ({
-  type: 'string',
-  ...(description ? { description } : {}),
-  ...extra,
-});
-const uuid = (description?: string): Schema => str(description, { format: 'uuid' });
-const instant = (description?: string): Schema => str(description, { format: 'date-time' });
-const nullable = (schema: Schema): Schema => ({ oneOf: [schema, { type: 'null' }] });
-const minor = (description?: string): Schema =>
-  str(description ?? 'integer minor units as a string', { pattern: '^-?\\d+$' });
-const decimal = (description?: string): Schema =>
-  str(description ?? 'decimal string at the asset scale', { pattern: '^-?\\d+(\\.\\d+)?$' });
-const object = (
-  properties: Record<string, Schema>,
-  required: string[] = Object.keys(properties),
-  extra: Schema = {},
-): Schema => ({
-  type: 'object',
-  properties,
-  required,
-  additionalProperties: false,
-  ...extra,
-});
+const uuid = () => Joi.string().guid();
+const instant = () => Joi.string().isoDate();
+/** Money as integer minor units, a string (never a JSON number). */
+const minor = () =>
+  Joi.string()
+    .pattern(/^-?\d+$/)
+    .description('integer minor units as a string');
+/** Money as a decimal string at the asset scale. */
+const decimal = () =>
+  Joi.string()
+    .pattern(/^-?\d+(\.\d+)?$/)
+    .description('decimal string at the asset scale');
+/** Free text a client may have sent empty (a name, description, label or external id). */
+const text = () => Joi.string().allow('');
+const integer = () => Joi.number().integer();
+const metadata = () => Joi.object().unknown(true);
+const SIDES = ['debit', 'credit'] as const;
+const TRACKING = ['sync', 'async'] as const;
 
 /** Every code a client can see: the catalogue's, but those the envelope shows as INVALID_REQUEST. */
 export const ERROR_CODES = Object.keys(LEDGER_ERRORS).filter(
   (code) => !SHOWN_AS_INVALID_REQUEST.has(code),
 );
 
-const postedShape = object({
-  debits: decimal(),
-  credits: decimal(),
-  debits_minor: minor(),
-  credits_minor: minor(),
+export const ErrorBody = model('Error', {
+  error: Joi.object({
+    code: Joi.string()
+      .valid(...ERROR_CODES)
+      .description('branch on this'),
+    message: Joi.string(),
+    details: Joi.any().optional().description('per-field diagnostics or the record concerned'),
+  }),
 });
 
-export const MODELS: Record<string, Schema> = {
-  Error: object({
-    error: object(
-      {
-        code: str('branch on this', { enum: ERROR_CODES }),
-        message: str(),
-        details: { description: 'per-field diagnostics or the record concerned' },
-      },
-      ['code', 'message'],
-    ),
-  }),
-  Health: object({
-    status: str(undefined, { enum: ['ok'] }),
-    auth_client_credential: str(
+export const Health = model('Health', {
+  status: Joi.string().valid('ok'),
+  auth_client_credential: Joi.string()
+    .valid('ok', 'unknown')
+    .description(
       "ok: the database (the key store) accepts the service's own credential; unknown: not yet checked",
-      { enum: ['ok', 'unknown'] },
     ),
-  }),
-  Unhealthy: object({
-    status: str(undefined, { enum: ['unhealthy'] }),
-    reason: str(),
-    auth_client_credential: str(
+});
+
+export const Unhealthy = model('Unhealthy', {
+  status: Joi.string().valid('unhealthy'),
+  reason: Joi.string(),
+  auth_client_credential: Joi.string()
+    .valid('rejected', 'unknown')
+    .description(
       "rejected: the database refuses the service's own credential (every keyed request gets 503 AUTHZ_CREDENTIAL_REJECTED); unknown: the database is unreachable",
-      { enum: ['rejected', 'unknown'] },
     ),
-  }),
-  AssetType: object({
-    asset_type_id: uuid(),
-    code: str(),
-    kind: str(undefined, { enum: ['fiat', 'credit', 'inventory'] }),
-    scale: { type: 'integer', minimum: 0, maximum: 12 },
-    status: str(undefined, { enum: ['active', 'superseded'] }),
-    description: nullable(str()),
-    created_at: instant(),
-  }),
-  AssetTypeList: object({ asset_types: { type: 'array', items: ref('AssetType') } }),
-  Account: object({
-    account_id: uuid(),
-    asset_type_id: uuid(),
-    name: str(),
-    normal_side: str(undefined, { enum: ['debit', 'credit'] }),
-    status: str(undefined, { enum: ['active', 'frozen', 'closed'] }),
-    balance_tracking: str(undefined, { enum: ['sync', 'async'] }),
-    balance_floor: nullable(
-      decimal('null = unbounded; "0.00" = may not go below zero (opposite meanings)'),
-    ),
-    balance_floor_minor: nullable(minor()),
-    scale: { type: 'integer' },
-    metadata: { type: 'object' },
-    created_at: instant(),
-  }),
-  AccountList: object({
-    accounts: { type: 'array', items: ref('Account') },
-    next_cursor: nullable(uuid('pass as cursor for the next (older) page; null at the end')),
-  }),
-  TransactionCreated: object({
-    transaction_id: uuid(),
-    state: str(undefined, { enum: ['pending', 'committed'] }),
-    created_at: instant(),
-    accounts: {
-      type: 'array',
-      description:
-        'sync-tracked accounts only, computed under the locks that validated the posting',
-      items: object({
+});
+
+export const AssetType = model('AssetType', {
+  asset_type_id: uuid(),
+  code: Joi.string(),
+  kind: Joi.string().valid(...ASSET_KINDS),
+  scale: integer().min(0).max(LIMITS.scaleMax),
+  status: Joi.string().valid('active', 'superseded'),
+  description: text().allow(null),
+  created_at: instant(),
+});
+
+export const AssetTypeList = model('AssetTypeList', {
+  asset_types: Joi.array().items(AssetType),
+});
+
+export const Account = model('Account', {
+  account_id: uuid(),
+  asset_type_id: uuid(),
+  name: text(),
+  normal_side: Joi.string().valid(...SIDES),
+  status: Joi.string().valid('active', 'frozen', 'closed'),
+  balance_tracking: Joi.string().valid(...TRACKING),
+  balance_floor: decimal()
+    .allow(null)
+    .description('null = unbounded; "0.00" = may not go below zero (opposite meanings)'),
+  balance_floor_minor: minor().allow(null),
+  scale: integer(),
+  metadata: metadata(),
+  created_at: instant(),
+});
+
+export const AccountList = model('AccountList', {
+  accounts: Joi.array().items(Account),
+  next_cursor: uuid()
+    .allow(null)
+    .description('pass as cursor for the next (older) page; null at the end'),
+});
+
+export const TransactionCreated = model('TransactionCreated', {
+  transaction_id: uuid(),
+  state: Joi.string().valid('pending', 'committed'),
+  created_at: instant(),
+  accounts: Joi.array()
+    .items(
+      Joi.object({
         account_id: uuid(),
         available_after_minor: minor(),
         available_after: decimal(),
       }),
-    },
-  }),
-  TransactionSettled: object({
-    transaction_id: uuid(),
-    state: str(undefined, { enum: ['committed', 'voided'] }),
-    finalized_at: instant(),
-  }),
-  TransactionEntry: object({
-    id: uuid(),
-    account_id: uuid(),
-    direction: str(undefined, { enum: ['debit', 'credit'] }),
-    amount: decimal(),
-    amount_minor: minor(),
-    scale: { type: 'integer' },
-    line_no: { type: 'integer', minimum: 1, maximum: 100 },
-  }),
-  Transaction: object({
-    transaction_id: uuid(),
-    state: str(undefined, { enum: ['pending', 'committed', 'voided', 'expired'] }),
-    pending: { type: 'boolean' },
-    description: nullable(str()),
-    external_id: nullable(str()),
-    metadata: { type: 'object' },
-    effective_at: instant(),
-    expires_at: nullable(instant()),
-    created_at: instant(),
-    finalized_at: nullable(
-      instant('when it became committed, voided or expired; null while pending'),
-    ),
-    entries: { type: 'array', items: ref('TransactionEntry') },
-  }),
-  Balance: object({
-    account_id: uuid(),
-    posted: postedShape,
-    pending: postedShape,
-    available: decimal(
-      'posted on the normal side, less holds on the contra side; incoming pending funds are not included',
-    ),
-    available_minor: minor(),
-    scale: { type: 'integer' },
-    version: minor('increments with every change of the counters'),
-    balance_tracking: str(undefined, { enum: ['sync', 'async'] }),
-    as_of: instant(
-      'sync accounts: now. Async accounts (they lag): every posting, commit, void and expiry acknowledged before this instant is in the counters; later ones may be too',
-    ),
-  }),
-  BalanceAsOf: object({
-    account_id: uuid(),
-    as_of: instant(),
-    basis: str(undefined, { enum: ['effective', 'recorded'] }),
-    posted: postedShape,
-    balance: decimal('on the normal side'),
-    balance_minor: minor(),
-    scale: { type: 'integer' },
-    entry_count: { type: 'integer' },
-    balance_tracking: str(undefined, { enum: ['sync', 'async'] }),
-    derived_from: str(undefined, { enum: ['journal'] }),
-  }),
-  Entry: object({
-    id: uuid(),
-    transaction_id: uuid(),
-    account_id: uuid(),
-    direction: str(undefined, { enum: ['debit', 'credit'] }),
-    amount: decimal(),
-    amount_minor: minor(),
-    scale: { type: 'integer' },
-    line_no: { type: 'integer' },
-    created_at: instant(),
-    transaction_state: str(undefined, { enum: ['pending', 'committed', 'voided', 'expired'] }),
-    finalized_at: nullable(instant()),
-  }),
-  EntryList: object({
-    entries: { type: 'array', items: ref('Entry') },
-    next_cursor: nullable(uuid()),
-  }),
-  SubTenant: object({
-    sub_tenant_id: uuid(),
-    parent_tenant_id: uuid(),
-    name: str(),
-    kind: str(undefined, { enum: ['production', 'sandbox'] }),
-    contact_email: nullable(str()),
-    status: str(undefined, { enum: ['active', 'suspended'] }),
-    created_at: instant(),
-    updated_at: instant(),
-  }),
-  SubTenantList: object({
-    sub_tenants: { type: 'array', items: ref('SubTenant') },
-    next_cursor: nullable(uuid()),
-  }),
-  Key: object({
-    key_id: uuid(),
-    sub_tenant_id: uuid(),
-    role: str(undefined, {
-      enum: ['ledger_admin', 'ledger_poster', 'ledger_reader', 'ledger_partner'],
-    }),
-    label: nullable(str()),
-    created_at: instant(),
-    expires_at: nullable(instant()),
-    revoked_at: nullable(instant()),
-  }),
-  KeyIssued: object({
-    key_id: uuid(),
-    sub_tenant_id: uuid(),
-    role: str(undefined, { enum: ['ledger_admin', 'ledger_poster', 'ledger_reader'] }),
-    label: nullable(str()),
-    created_at: instant(),
-    expires_at: nullable(instant()),
-    revoked_at: { type: 'null' },
-    secret: str('the bearer token lk_<key id>_<secret>; shown once, only its SHA-256 is stored'),
-  }),
-  KeyList: object({ keys: { type: 'array', items: ref('Key') }, next_cursor: nullable(uuid()) }),
-};
+    )
+    .description('sync-tracked accounts only, computed under the locks that validated the posting'),
+});
+
+export const TransactionSettled = model('TransactionSettled', {
+  transaction_id: uuid(),
+  state: Joi.string().valid('committed', 'voided'),
+  finalized_at: instant(),
+});
+
+export const TransactionEntry = model('TransactionEntry', {
+  id: uuid(),
+  account_id: uuid(),
+  direction: Joi.string().valid(...SIDES),
+  amount: decimal(),
+  amount_minor: minor(),
+  scale: integer(),
+  line_no: integer().min(1).max(LIMITS.entriesMax),
+});
+
+export const Transaction = model('Transaction', {
+  transaction_id: uuid(),
+  state: Joi.string().valid(...ENTRY_STATES),
+  pending: Joi.boolean(),
+  description: text().allow(null),
+  external_id: text().allow(null),
+  metadata: metadata(),
+  effective_at: instant(),
+  expires_at: instant().allow(null),
+  created_at: instant(),
+  finalized_at: instant()
+    .allow(null)
+    .description('when it became committed, voided or expired; null while pending'),
+  entries: Joi.array().items(TransactionEntry),
+});
+
+/** Counters of one side pair, posted or pending. */
+const counters = () =>
+  Joi.object({
+    debits: decimal(),
+    credits: decimal(),
+    debits_minor: minor(),
+    credits_minor: minor(),
+  });
+
+export const Balance = model('Balance', {
+  account_id: uuid(),
+  posted: counters(),
+  pending: counters(),
+  available: decimal().description(
+    'posted on the normal side, less holds on the contra side; incoming pending funds are not included',
+  ),
+  available_minor: minor(),
+  scale: integer(),
+  version: minor().description('increments with every change of the counters'),
+  balance_tracking: Joi.string().valid(...TRACKING),
+  as_of: instant().description(
+    'sync accounts: now. Async accounts (they lag): every posting, commit, void and expiry acknowledged before this instant is in the counters; later ones may be too',
+  ),
+});
+
+export const BalanceAsOf = model('BalanceAsOf', {
+  account_id: uuid(),
+  as_of: instant(),
+  basis: Joi.string().valid('effective', 'recorded'),
+  posted: counters(),
+  balance: decimal().description('on the normal side'),
+  balance_minor: minor(),
+  scale: integer(),
+  entry_count: integer(),
+  balance_tracking: Joi.string().valid(...TRACKING),
+  derived_from: Joi.string().valid('journal'),
+});
+
+export const Entry = model('Entry', {
+  id: uuid(),
+  transaction_id: uuid(),
+  account_id: uuid(),
+  direction: Joi.string().valid(...SIDES),
+  amount: decimal(),
+  amount_minor: minor(),
+  scale: integer(),
+  line_no: integer(),
+  created_at: instant(),
+  transaction_state: Joi.string().valid(...ENTRY_STATES),
+  finalized_at: instant().allow(null),
+});
+
+export const EntryList = model('EntryList', {
+  entries: Joi.array().items(Entry),
+  next_cursor: uuid().allow(null),
+});
+
+export const SubTenant = model('SubTenant', {
+  sub_tenant_id: uuid(),
+  parent_tenant_id: uuid(),
+  name: Joi.string(),
+  kind: Joi.string().valid('production', 'sandbox'),
+  contact_email: Joi.string().allow(null),
+  status: Joi.string().valid('active', 'suspended'),
+  created_at: instant(),
+  updated_at: instant(),
+});
+
+export const SubTenantList = model('SubTenantList', {
+  sub_tenants: Joi.array().items(SubTenant),
+  next_cursor: uuid().allow(null),
+});
+
+export const Key = model('Key', {
+  key_id: uuid(),
+  sub_tenant_id: uuid(),
+  role: Joi.string().valid(...LEDGER_ROLES),
+  label: text().allow(null),
+  created_at: instant(),
+  expires_at: instant().allow(null),
+  revoked_at: instant().allow(null),
+});
+
+export const KeyIssued = model('KeyIssued', {
+  key_id: uuid(),
+  sub_tenant_id: uuid(),
+  role: Joi.string().valid(...SUB_TENANT_KEY_ROLES),
+  label: text().allow(null),
+  created_at: instant(),
+  expires_at: instant().allow(null),
+  revoked_at: Joi.valid(null),
+  secret: Joi.string().description(
+    'the bearer token lk_<key id>_<secret>; shown once, only its SHA-256 is stored',
+  ),
+});
+
+export const KeyList = model('KeyList', {
+  keys: Joi.array().items(Key),
+  next_cursor: uuid().allow(null),
+});

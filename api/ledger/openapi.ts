@@ -1,11 +1,11 @@
 /**
  * The ledger's OpenAPI 3.1 contract, served at /openapi.json. Its paths, parameters and request
  * bodies are generated from the operations (operations.ts), the joi schemas its routes validate
- * with; its response models are models.ts. Decisions where the spec says "not shown" are written
- * into the descriptions (and api/ledger/README.md).
+ * with, and so are its response models (the joi models of models.ts the operations answer with).
+ * Decisions where the spec says "not shown" are written into the descriptions (and
+ * api/ledger/README.md).
  */
 import { openApiPaths, type JsonSchema } from '../platform/http/contract';
-import { MODELS } from './models';
 import { ALL_LEDGER_OPERATIONS } from './operations';
 import { LIMITS } from './validation';
 
@@ -19,7 +19,7 @@ const idempotencyHeader = {
 };
 
 function buildDocument(): JsonSchema {
-  const schemas: JsonSchema = { ...MODELS };
+  const schemas: JsonSchema = {};
   const paths = openApiPaths(ALL_LEDGER_OPERATIONS, schemas);
   // The Idempotency-Key header is checked by the route's guard (authOnce), not by joi: stated here.
   for (const op of ALL_LEDGER_OPERATIONS) {

@@ -4,7 +4,26 @@ import type { RequestSchemas } from '../platform/http/validate';
 import type { LedgerRole } from '../../db/ledger/tenants';
 import { ENTRY_STATES } from './accounts';
 import { ASSET_KINDS, IMMUTABLE_ASSET_FIELDS } from './asset-types';
-import { ref } from './models';
+import {
+  Account,
+  AccountList,
+  AssetType,
+  AssetTypeList,
+  Balance,
+  BalanceAsOf,
+  EntryList,
+  ErrorBody,
+  Health,
+  Key,
+  KeyIssued,
+  KeyList,
+  SubTenant,
+  SubTenantList,
+  Transaction,
+  TransactionCreated,
+  TransactionSettled,
+  Unhealthy,
+} from './models';
 import { parseInstantWithOffset } from '../platform/instant';
 import type { LedgerErrorCode } from './errors';
 import { HOLD_DURATION_MAX_MS } from './transactions';
@@ -40,11 +59,11 @@ export interface LedgerOperation extends OperationContract {
 
 const errorResponse = (description: string): ResponseContract => ({
   description,
-  schema: ref('Error'),
+  schema: ErrorBody,
 });
-const json = (description: string, model: string): ResponseContract => ({
+const json = (description: string, model: Joi.ObjectSchema): ResponseContract => ({
   description,
-  schema: ref(model),
+  schema: model,
 });
 const COMMON_ERRORS = {
   '401': errorResponse('UNAUTHENTICATED or CREDENTIAL_EXPIRED'),
@@ -74,7 +93,7 @@ interface Declaration {
   /** The Idempotency-Key scope's path, when it is not the OpenAPI path (kept as keys were scoped). */
   mutating?: { keyPath?: string };
   request?: RequestSchemas;
-  ok: [string, string, string?];
+  ok: [string, string, Joi.ObjectSchema?];
   errors?: Record<string, string>;
   description?: string;
   /** In place of the generated responses (probes). */
@@ -475,11 +494,11 @@ const probes = {
     description:
       "auth_client_credential says whether the key store (the ledger's own database, reached with the service's own database credential) accepts that credential: ok (200); rejected (503, every keyed request gets 503 AUTHZ_CREDENTIAL_REJECTED); unknown (503 when the database is unreachable, 200 before the first check). Never rate limited; makes no network call of its own (reads what a background monitor last saw, every second). Also answers HEAD.",
     responses: {
-      '200': json('up (auth_client_credential ok), or not yet checked (unknown)', 'Health'),
+      '200': json('up (auth_client_credential ok), or not yet checked (unknown)', Health),
       '405': errorResponse('METHOD_NOT_ALLOWED (GET and HEAD only)'),
       '503': json(
         "the database refuses the service's own credential (auth_client_credential rejected) or is unreachable (unknown)",
-        'Unhealthy',
+        Unhealthy,
       ),
     },
   }),
@@ -536,7 +555,7 @@ export const LEDGER_OPERATIONS = {
     role: 'ledger_admin',
     mutating: {},
     request: { body: ASSET_TYPE_CREATE },
-    ok: ['201', 'created', 'AssetType'],
+    ok: ['201', 'created', AssetType],
     description: 'A duplicate code is 422 CONSTRAINT_VIOLATION.',
   }),
   listAssetTypes: operation({
@@ -544,7 +563,7 @@ export const LEDGER_OPERATIONS = {
     path: '/v1/asset-types',
     summary: 'List asset types',
     role: 'ledger_reader',
-    ok: ['200', 'all asset types, unpaginated, newest first', 'AssetTypeList'],
+    ok: ['200', 'all asset types, unpaginated, newest first', AssetTypeList],
   }),
   patchAssetType: operation({
     method: 'patch',
@@ -553,7 +572,7 @@ export const LEDGER_OPERATIONS = {
     role: 'ledger_admin',
     mutating: { keyPath: '/v1/asset-types/{id}' },
     request: { params: idParams('asset_type_id', 'asset type id'), body: ASSET_TYPE_PATCH },
-    ok: ['200', 'the asset type', 'AssetType'],
+    ok: ['200', 'the asset type', AssetType],
     errors: { '404': 'ASSET_TYPE_NOT_FOUND' },
   }),
   createAccount: operation({
@@ -563,7 +582,7 @@ export const LEDGER_OPERATIONS = {
     role: 'ledger_admin',
     mutating: {},
     request: { body: ACCOUNT_CREATE },
-    ok: ['201', 'created (the full account record)', 'Account'],
+    ok: ['201', 'created (the full account record)', Account],
     errors: { '409': 'ASSET_TYPE_SUPERSEDED; IDEMPOTENCY_IN_FLIGHT' },
   }),
   listAccounts: operation({
@@ -572,7 +591,7 @@ export const LEDGER_OPERATIONS = {
     summary: 'List accounts',
     role: 'ledger_reader',
     request: { query: PAGE_QUERY },
-    ok: ['200', 'newest first, keyset paginated', 'AccountList'],
+    ok: ['200', 'newest first, keyset paginated', AccountList],
   }),
   getAccount: operation({
     method: 'get',
@@ -580,7 +599,7 @@ export const LEDGER_OPERATIONS = {
     summary: 'Get account',
     role: 'ledger_reader',
     request: { params: accountParams },
-    ok: ['200', 'the account', 'Account'],
+    ok: ['200', 'the account', Account],
     errors: { '404': 'ACCOUNT_NOT_FOUND' },
   }),
   patchAccount: operation({
@@ -590,7 +609,7 @@ export const LEDGER_OPERATIONS = {
     role: 'ledger_admin',
     mutating: { keyPath: '/v1/accounts/{id}' },
     request: { params: accountParams, body: ACCOUNT_PATCH },
-    ok: ['200', 'the account', 'Account'],
+    ok: ['200', 'the account', Account],
     errors: {
       '404': 'ACCOUNT_NOT_FOUND',
       '409': 'CLOSE_REQUIRES_ZERO_BALANCE, ACCOUNT_NOT_ACTIVE (closed is final), LOCK_TIMEOUT',
@@ -602,7 +621,7 @@ export const LEDGER_OPERATIONS = {
     summary: 'Get balance',
     role: 'ledger_reader',
     request: { params: accountParams },
-    ok: ['200', 'current balance', 'Balance'],
+    ok: ['200', 'current balance', Balance],
     errors: { '404': 'ACCOUNT_NOT_FOUND' },
   }),
   getBalanceAsOf: operation({
@@ -611,7 +630,7 @@ export const LEDGER_OPERATIONS = {
     summary: 'Get balance as of',
     role: 'ledger_reader',
     request: { params: accountParams, query: BALANCE_AS_OF_QUERY },
-    ok: ['200', 'derived from the journal', 'BalanceAsOf'],
+    ok: ['200', 'derived from the journal', BalanceAsOf],
     errors: { '404': 'ACCOUNT_NOT_FOUND' },
   }),
   listEntries: operation({
@@ -620,7 +639,7 @@ export const LEDGER_OPERATIONS = {
     summary: 'List entries',
     role: 'ledger_reader',
     request: { params: accountParams, query: ENTRIES_QUERY },
-    ok: ['200', 'statement lines, newest first', 'EntryList'],
+    ok: ['200', 'statement lines, newest first', EntryList],
     errors: { '404': 'ACCOUNT_NOT_FOUND' },
   }),
   postTransaction: operation({
@@ -630,7 +649,7 @@ export const LEDGER_OPERATIONS = {
     role: 'ledger_poster',
     mutating: {},
     request: { body: TRANSACTION_CREATE },
-    ok: ['201', 'posted (committed) or held (pending)', 'TransactionCreated'],
+    ok: ['201', 'posted (committed) or held (pending)', TransactionCreated],
     description:
       "One database transaction: sync accounts are locked in account_id order; debits equal credits per asset (also checked by a deferred database constraint at COMMIT); each sync account's floor is tested once on the net of the whole transaction, only when the transaction lowers its available balance. Unknown accounts are 422 REFERENCE_NOT_FOUND. A hold starts a Temporal workflow ledger-hold/<transaction_id> that expires it at expires_at. There is no listing of transactions (GET here is 405).",
     errors: {
@@ -644,7 +663,7 @@ export const LEDGER_OPERATIONS = {
     summary: 'Get transaction',
     role: 'ledger_reader',
     request: { params: transactionParams },
-    ok: ['200', 'the transaction with its entries', 'Transaction'],
+    ok: ['200', 'the transaction with its entries', Transaction],
     errors: { '404': 'TRANSACTION_NOT_FOUND' },
   }),
   commitTransaction: operation({
@@ -654,7 +673,7 @@ export const LEDGER_OPERATIONS = {
     role: 'ledger_poster',
     mutating: { keyPath: '/v1/transactions/{id}/commit' },
     request: { params: transactionParams },
-    ok: ['200', 'committed, atomically with the hold release', 'TransactionSettled'],
+    ok: ['200', 'committed, atomically with the hold release', TransactionSettled],
     description:
       'A hold is never committed after its expires_at: past it the hold is expired in the same database transaction and the answer is 410 HOLD_EXPIRED, whether or not the expiry workflow has run.',
     errors: {
@@ -671,7 +690,7 @@ export const LEDGER_OPERATIONS = {
     role: 'ledger_poster',
     mutating: { keyPath: '/v1/transactions/{id}/void' },
     request: { params: transactionParams },
-    ok: ['200', 'voided; the hold is released (allowed on frozen accounts)', 'TransactionSettled'],
+    ok: ['200', 'voided; the hold is released (allowed on frozen accounts)', TransactionSettled],
     errors: { '404': 'TRANSACTION_NOT_FOUND', '409': 'INVALID_TRANSACTION_STATE' },
   }),
   createSubTenant: operation({
@@ -681,7 +700,7 @@ export const LEDGER_OPERATIONS = {
     role: 'ledger_partner',
     mutating: {},
     request: { body: SUB_TENANT_CREATE },
-    ok: ['201', 'created', 'SubTenant'],
+    ok: ['201', 'created', SubTenant],
     description:
       'Only a root tenant may have sub-tenants (depth one): otherwise 422 INVALID_TENANT. Malformed fields are 422 INVALID_TENANT.',
   }),
@@ -691,7 +710,7 @@ export const LEDGER_OPERATIONS = {
     summary: 'List sub-tenants',
     role: 'ledger_partner',
     request: { query: PAGE_QUERY },
-    ok: ['200', 'newest first', 'SubTenantList'],
+    ok: ['200', 'newest first', SubTenantList],
   }),
   patchSubTenant: operation({
     method: 'patch',
@@ -700,7 +719,7 @@ export const LEDGER_OPERATIONS = {
     role: 'ledger_partner',
     mutating: { keyPath: '/v1/sub-tenants/{id}' },
     request: { params: subTenantParams, body: SUB_TENANT_PATCH },
-    ok: ['200', 'the sub-tenant', 'SubTenant'],
+    ok: ['200', 'the sub-tenant', SubTenant],
     errors: { '404': 'SUB_TENANT_NOT_FOUND' },
     description:
       'Suspending it makes its keys answer 403 TENANT_SUSPENDED; reactivating restores access on the next request. kind is immutable (422 IMMUTABLE_FIELD).',
@@ -712,7 +731,7 @@ export const LEDGER_OPERATIONS = {
     role: 'ledger_partner',
     mutating: { keyPath: '/v1/sub-tenants/{id}/keys' },
     request: { params: subTenantParams, body: KEY_CREATE },
-    ok: ['201', 'the key with its secret, shown once', 'KeyIssued'],
+    ok: ['201', 'the key with its secret, shown once', KeyIssued],
     errors: { '404': 'SUB_TENANT_NOT_FOUND' },
   }),
   listSubTenantKeys: operation({
@@ -721,7 +740,7 @@ export const LEDGER_OPERATIONS = {
     summary: 'List sub-tenant keys',
     role: 'ledger_partner',
     request: { params: subTenantParams, query: PAGE_QUERY },
-    ok: ['200', 'newest first, without secrets', 'KeyList'],
+    ok: ['200', 'newest first, without secrets', KeyList],
     errors: { '404': 'SUB_TENANT_NOT_FOUND' },
   }),
   revokeSubTenantKey: operation({
@@ -736,7 +755,7 @@ export const LEDGER_OPERATIONS = {
         key_id: pathId('key id').required(),
       }),
     },
-    ok: ['200', 'the revoked key (idempotent: the first revocation time is kept)', 'Key'],
+    ok: ['200', 'the revoked key (idempotent: the first revocation time is kept)', Key],
     errors: {
       '404': 'SUB_TENANT_NOT_FOUND, KEY_NOT_FOUND',
       '502':

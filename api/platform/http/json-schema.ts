@@ -79,7 +79,8 @@ function refine(schema: JsonSchema, description: JoiDescription): void {
     description.type === 'string' &&
     !description.allow?.includes('') &&
     schema.minLength === undefined &&
-    schema.enum === undefined
+    schema.enum === undefined &&
+    schema.const === undefined
   )
     schema.minLength = 1;
   if (description.type === 'object') {
