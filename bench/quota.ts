@@ -3,9 +3,9 @@
  * floor measured in the same run on the same cores: a bare Koa endpoint making one Redis script
  * call (bench/lib/redis-floor.ts). Figures:
  *   1. floor: N clients in a closed loop against the bare endpoint;
- *   2. consume, strict, 1 item;  3. consume, strict, 5 items (5 resources, a policy each);
- *   each over 1,000 subjects, and as a ratio of the floor's rate.
- * Fast mode's Redis path is not built yet: its rows print as such.
+ *   2. consume, strict and fast, 1 item and 5 items (5 resources, a policy each);
+ *   each over 1,000 subjects, and as a ratio of the floor's rate. Fast mode's ledger entries go
+ *   to the write-ahead stream; the bench flushes them into Postgres after its runs.
  * Usage: npm run bench:quota [-- --seconds 10 --clients 32]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -20,6 +20,8 @@ import { ulid } from '../db/ids';
 import { migrateAll } from '../db/migrate';
 import { createDatabasePool, sql, type DatabasePool } from '../db/pool';
 import { insertTenant, setBootstrapState } from '../db/quota/tenants';
+import { closeRedis, connectedRedis } from '../db/redis';
+import { flushLedgerStream } from '../api/quota/consumption/ledger-flush';
 import { loadStackEnv } from '../test/support/stack-env';
 import { testNamespace } from '../test/support/test-namespace';
 import { closedLoop, httpCall, percentile, type LoadFigures } from './lib/http-load';
@@ -58,8 +60,13 @@ async function serve(args: string[], env: NodeJS.ProcessEnv, port: number, probe
   throw new Error(`${args.join(' ')} did not start`);
 }
 
-/** A tenant with a key, n resources each under a strict lifetime quota, on one plan for every subject. */
-async function provision(pool: DatabasePool, resources: number, prefix: string) {
+/** A tenant with a key, n resources each under a lifetime quota, on one plan for every subject. */
+async function provision(
+  pool: DatabasePool,
+  resources: number,
+  prefix: string,
+  mode: 'strict' | 'fast',
+) {
   const tenantId = `ten_${ulid()}`;
   return pool.transaction(async (tx) => {
     await insertTenant(tx, { id: tenantId, name: 'bench', bootstrapQueue: `${prefix}quota` });
@@ -87,7 +94,7 @@ async function provision(pool: DatabasePool, resources: number, prefix: string) 
       );
       await tx.query(sql.unsafe`
         INSERT INTO quota.policies (id, tenant_id, name, resource_id, kind, limit_amount, window_kind, enforcement_mode)
-        VALUES (${policyId}, ${tenantId}, ${`p${i}`}, ${resourceId}, 'quota', 9007199254740991, 'lifetime', 'strict')`);
+        VALUES (${policyId}, ${tenantId}, ${`p${i}`}, ${resourceId}, 'quota', 9007199254740991, 'lifetime', ${mode})`);
       await tx.query(
         sql.unsafe`INSERT INTO quota.plan_policies (plan_id, policy_id, position) VALUES (${planId}, ${policyId}, ${i})`,
       );
@@ -143,8 +150,12 @@ async function main(): Promise<void> {
         '/healthz',
       ),
     );
-    const one = await provision(pool, 1, prefix);
-    const five = await provision(pool, 5, prefix);
+    const setups = [
+      ['consume strict, 1 item', await provision(pool, 1, prefix, 'strict')],
+      ['consume strict, 5 items', await provision(pool, 5, prefix, 'strict')],
+      ['consume fast, 1 item', await provision(pool, 1, prefix, 'fast')],
+      ['consume fast, 5 items', await provision(pool, 5, prefix, 'fast')],
+    ] as const;
     let n = 0;
     const subject = () => `s${(n++ % SUBJECTS) + 1}`;
     const json = { 'content-type': 'application/json' };
@@ -162,10 +173,7 @@ async function main(): Promise<void> {
         ),
       ),
     );
-    for (const [name, setup] of [
-      ['consume strict, 1 item', one],
-      ['consume strict, 5 items', five],
-    ] as const) {
+    for (const [name, setup] of setups) {
       const headers = { ...json, authorization: `Bearer ${setup.token}` };
       const items = setup.names.map((resource) => ({ resource, amount: 1 }));
       report(
@@ -182,7 +190,10 @@ async function main(): Promise<void> {
         floor,
       );
     }
-    console.log('consume fast, 1 and 5 items    not built yet (the Redis path is the next slice)');
+    const redis = await connectedRedis(config, 'quota:');
+    const { flushed_events } = await flushLedgerStream({ pool, redis });
+    console.log(`flushed ${flushed_events} fast-mode ledger events into Postgres`);
+    await closeRedis(redis);
   } finally {
     for (const child of children) child.kill();
     await pool.end();

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { Redis } from 'ioredis';
 
 export { Redis };
@@ -22,6 +23,16 @@ export function createRedis(config: { redisUrl: string }, keyPrefix: string): Re
     retryStrategy: (attempt) => Math.min(attempt * 100, RECONNECT_DELAY_MAX_MS),
     lazyConnect: false,
   });
+}
+
+/**
+ * createRedis for a script or a test that uses it at once: resolved when connected (a client
+ * without an offline queue refuses commands until then).
+ */
+export async function connectedRedis(config: { redisUrl: string }, keyPrefix: string) {
+  const redis = createRedis(config, keyPrefix);
+  if (redis.status !== 'ready') await once(redis, 'ready');
+  return redis;
 }
 
 /**

@@ -14,6 +14,7 @@ export function quotaWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
         ...createQuotaBootstrapActivities({ pool: deps.pool }),
         ...createQuotaJobActivities({
           pool: deps.pool,
+          redis: deps.quotaRedis,
           taskQueuePrefix: deps.config.taskQueuePrefix,
         }),
       },

@@ -18,6 +18,8 @@ export interface WorkerDeps {
   pool: DatabasePool;
   /** Keys unprefixed: each service's activities prefix their own. */
   redis: Redis;
+  /** The quota service's keys (prefix `quota:`, as its API's): fast-mode state and ledger stream. */
+  quotaRedis: Redis;
   docker: Docker;
   workflowBundle: WorkflowBundleWithSourceMap;
 }

@@ -1,28 +1,43 @@
 import type { DatabasePool } from '../../db/pool';
-import { recordJobRun, sweepCounters, sweepIdempotency, type JobRunRow } from '../../db/quota/jobs';
-import { IDEMPOTENCY_WINDOW_HOURS, type JobName } from '../../api/quota/job-catalogue';
+import {
+  recordJobRun,
+  sweepCounters,
+  sweepIdempotency,
+  sweepJobRuns,
+  type JobRunRow,
+} from '../../db/quota/jobs';
+import {
+  IDEMPOTENCY_WINDOW_HOURS,
+  JOB_RUN_RETENTION_DAYS,
+  type JobName,
+} from '../../api/quota/job-catalogue';
 import { expireDueReservations } from '../../api/quota/consumption/reservations';
+import { flushLedgerStream } from '../../api/quota/consumption/ledger-flush';
+import type { Redis } from '../../db/redis';
 
-type JobWork = (pool: DatabasePool) => Promise<Record<string, unknown>>;
+type JobDeps = { pool: DatabasePool; redis: Redis };
+type JobWork = (deps: JobDeps) => Promise<Record<string, unknown>>;
 
 const WORK: Record<JobName, JobWork> = {
-  'reservation-expiry': (pool) => expireDueReservations({ pool }),
-  'counter-sweep': (pool) => sweepCounters(pool),
-  'idempotency-sweep': (pool) => sweepIdempotency(pool, IDEMPOTENCY_WINDOW_HOURS),
+  'ledger-flush': (deps) => flushLedgerStream(deps),
+  'reservation-expiry': (deps) => expireDueReservations(deps),
+  'counter-sweep': ({ pool }) => sweepCounters(pool),
+  'idempotency-sweep': ({ pool }) => sweepIdempotency(pool, IDEMPOTENCY_WINDOW_HOURS),
+  'job-run-sweep': ({ pool }) => sweepJobRuns(pool, JOB_RUN_RETENTION_DAYS),
 };
 
 /**
  * Runs one job and records the run, failed ones too (their error in the report). Each job is
  * idempotent (deletes of what is past its time), so a retried activity does no harm.
  */
-export function createQuotaJobActivities(deps: { pool: DatabasePool; taskQueuePrefix: string }) {
+export function createQuotaJobActivities(deps: JobDeps & { taskQueuePrefix: string }) {
   return {
     async runQuotaJob(input: { job: JobName; trigger: 'schedule' | 'manual' }): Promise<JobRunRow> {
       const started = new Date().toISOString();
       let ok = true;
       let report: Record<string, unknown>;
       try {
-        report = await WORK[input.job](deps.pool);
+        report = await WORK[input.job](deps);
       } catch (error) {
         ok = false;
         report = { error: (error as Error).message };

@@ -121,6 +121,14 @@ const schema = Joi.object({
   QUOTA_JOB_SCHEDULES: Joi.boolean()
     .default(true)
     .description("quota: create the background jobs' schedules at API start (tests turn them off)"),
+  QUOTA_FLUSH_BUDGET_SECONDS: Joi.number()
+    .integer()
+    .min(1)
+    .max(86_400)
+    .default(300)
+    .description(
+      'quota: /healthz/worker answers 503 once a fast-mode ledger entry has waited this long to be flushed into Postgres',
+    ),
   // --- end quota service ---
 }).unknown(true);
 
@@ -160,6 +168,7 @@ export interface Config {
   // --- end ledger service ---
   quota: {
     jobSchedules: boolean;
+    flushBudgetSeconds: number;
   };
 }
 
@@ -202,6 +211,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     LEDGER_HOLD_SWEEP_SCHEDULE: boolean;
     LEDGER_HOLD_SWEEP_INTERVAL_SECONDS: number;
     QUOTA_JOB_SCHEDULES: boolean;
+    QUOTA_FLUSH_BUDGET_SECONDS: number;
   };
   return {
     databaseUrl: v.DATABASE_URL,
@@ -237,7 +247,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       holdSweepIntervalSeconds: v.LEDGER_HOLD_SWEEP_INTERVAL_SECONDS,
     },
     // --- end ledger service ---
-    quota: { jobSchedules: v.QUOTA_JOB_SCHEDULES },
+    quota: {
+      jobSchedules: v.QUOTA_JOB_SCHEDULES,
+      flushBudgetSeconds: v.QUOTA_FLUSH_BUDGET_SECONDS,
+    },
   };
 }
 

@@ -67,6 +67,11 @@ export const QUOTA_ERRORS = {
   ),
   reservation_settled: refusal(409, 'the reservation is already committed or released'),
   key_revoked: refusal(409, 'the key is revoked: it can be neither rotated nor patched'),
+  decision_contended: refusal(
+    503,
+    "the subject's fast-mode state kept changing under 100 decisions in a row; retry (with the same idempotency_key)",
+    true,
+  ),
   tenant_bootstrap_pending: refusal(
     503,
     "the tenant's initial grants are being written (quota-bootstrap workflow); retry",

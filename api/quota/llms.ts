@@ -32,6 +32,14 @@ ${lines(Object.entries({ ...TENANT_SCOPES, ...OPERATOR_SCOPES }))}
 Otherwise {"detail": "<code>"}:
 ${errorCodes()}
 
+## Decisions
+POST /v1/consume decides every item and every policy together: all admitted or nothing
+consumed. A denial is 200 with allowed: false and retry_after_seconds per policy; /v1/check
+answers the same without consuming. Send an idempotency_key and reuse it on every retry: a
+replay answers the first decision and consumes nothing more. Neither enforcement mode
+(strict: Postgres; fast: Redis) over-admits. degraded: true means Redis was out of reach and
+each fast policy's on_backend_error (default allow) decided.
+
 ## Retry rule
 Retry only 503 and 429, after Retry-After seconds (else 1 s, doubling, at most 5 tries). Never
 retry 4xx other than 429: the same request gets the same answer.

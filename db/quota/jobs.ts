@@ -65,3 +65,13 @@ export async function sweepIdempotency(
     DELETE FROM quota.idempotency WHERE created_at < now() - make_interval(hours => ${olderThanHours})`);
   return { records: result.rowCount };
 }
+
+/** Job runs older than `days`, but each job's latest success (its health is read from it). */
+export async function sweepJobRuns(db: Queryable, days: number): Promise<{ runs: number }> {
+  const result = await db.query(sql.unsafe`
+    DELETE FROM quota.job_runs r
+    WHERE finished_at < now() - make_interval(days => ${days})
+      AND finished_at < (SELECT max(finished_at) FROM quota.job_runs l
+                         WHERE l.task_queue_prefix = r.task_queue_prefix AND l.job = r.job AND l.ok)`);
+  return { runs: result.rowCount };
+}

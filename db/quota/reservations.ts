@@ -10,6 +10,8 @@ export interface ReservationHold {
   policy_id: string;
   resource: string;
   window_key: string;
+  /** 'fast': counted in the subject's Redis state; absent: a Postgres counter row. */
+  mode?: 'fast';
 }
 
 export interface ReservationRow {

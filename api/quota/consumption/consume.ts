@@ -1,20 +1,17 @@
-import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
 import { ulid } from '../../../db/ids';
 import type { DatabasePool } from '../../../db/pool';
-import {
-  appendLedger,
-  effectivePolicies,
-  knownResources,
-  type LedgerEntryInput,
-} from '../../../db/quota/consumption';
+import type { Redis } from '../../../db/redis';
+import { appendLedger, effectivePolicies, knownResources } from '../../../db/quota/consumption';
 import { claimKey, recordAnswer } from '../../../db/quota/idempotency';
 import type { Queryable } from '../../../db/quota/queryable';
 import { checkSubject } from '../constraints';
 import type { Principal } from '../credentials';
 import { bodyRefusal, quotaError } from '../errors';
 import { tenantOf } from '../keys';
-import { decideStrict, type PolicyVerdict } from './strict';
+import type { PolicyVerdict } from './strict';
+import { decideAll, decideAndApply, isFast } from './decision';
+import { spendInRedis } from './fast-path';
+import { ledgerEntries, requestHashOf } from './records';
 import { parseExact, stringifyExact } from '../../platform/http/exact-json';
 
 /**
@@ -35,7 +32,7 @@ export interface ConsumeBody {
   metadata?: Record<string, unknown>;
 }
 
-type Deps = { pool: DatabasePool };
+export type Deps = { pool: DatabasePool; redis: Redis };
 type Endpoint = 'consume' | 'refund' | 'reserve' | 'commit' | 'release';
 
 /** The request's amount per resource, in the order first named. */
@@ -110,9 +107,7 @@ export async function idempotent<T>(
   return deps.pool.transaction(async (tx) => {
     const key = body.idempotency_key;
     if (!key) return decide(tx);
-    const requestHash = createHash('sha256')
-      .update(canonicalize(body) ?? '')
-      .digest();
+    const requestHash = requestHashOf(body);
     const claimed = { tenantId, endpoint, key };
     const recorded = await claimKey(tx, { ...claimed, requestHash });
     if (recorded) {
@@ -126,80 +121,54 @@ export async function idempotent<T>(
   });
 }
 
-/** A request's metadata as stored: none when it sent none or an empty object. */
-export const storedMetadata = (metadata: Record<string, unknown> | undefined) =>
-  metadata && Object.keys(metadata).length > 0 ? metadata : null;
-
-/** One signed entry per resource of an event (the amounts already signed by the caller). */
-export function ledgerEntries(
-  base: {
-    tenantId: string;
-    eventId: string;
-    subject: string;
-    body: { idempotency_key?: string | null; metadata?: Record<string, unknown> };
-    reservationId?: string;
-  },
-  amounts: Map<string, bigint>,
-  entryType: LedgerEntryInput['entryType'],
-): LedgerEntryInput[] {
-  const occurredAt = new Date().toISOString();
-  return [...amounts].map(([resource, amount]) => ({
-    tenantId: base.tenantId,
-    eventId: base.eventId,
-    subject: base.subject,
-    resource,
-    amount,
-    entryType,
-    idempotencyKey: base.body.idempotency_key ?? null,
-    reservationId: base.reservationId ?? null,
-    strictDeferred: false,
-    metadata: storedMetadata(base.body.metadata),
-    occurredAt,
-  }));
-}
-
 /** The policies governing the request's resources (each one the tenant's: 422 otherwise). */
-async function governing(
-  tx: Queryable,
+export async function governing(
+  db: Queryable,
   tenantId: string,
   body: Pick<ConsumeBody, 'subject' | 'items'>,
 ) {
-  await refuseUnknownResources(tx, tenantId, body.items);
+  await refuseUnknownResources(db, tenantId, body.items);
   const names = [...new Set(body.items.map((i) => i.resource))];
-  return effectivePolicies(tx, tenantId, body.subject, names);
+  return effectivePolicies(db, tenantId, body.subject, names);
 }
 
-export async function verdictsFor(
-  tx: Queryable,
-  tenantId: string,
-  body: Pick<ConsumeBody, 'subject' | 'items'>,
-  amounts: Map<string, bigint>,
-) {
-  const policies = await governing(tx, tenantId, body);
-  return decideStrict(
-    tx,
-    { tenantId, subject: body.subject, nowMs: Date.now() },
-    policies,
-    amounts,
-  );
-}
+const contextOf = (tenantId: string, subject: string) => () => ({
+  tenantId,
+  subject,
+  nowMs: Date.now(),
+});
 
 export async function consume(deps: Deps, principal: Principal, body: ConsumeBody) {
   const tenantId = tenantOf(principal);
   checkSubject(principal, body.subject);
   const amounts = amountsOf(body.items);
+  const policies = await governing(deps.pool, tenantId, body);
+  if (policies.every(isFast)) {
+    const spend = { tenantId, endpoint: 'consume', body, policies, amounts } as const;
+    const answer = await spendInRedis(deps.redis, spend, (verdicts, eventId) => ({
+      allowed: verdicts.every((v) => v.allowed),
+      event_id: eventId,
+      degraded: false,
+      results: verdicts.map(usageOut),
+    }));
+    if (answer) return answer;
+  }
   return idempotent(deps, tenantId, 'consume', body, async (tx) => {
-    const verdicts = await verdictsFor(tx, tenantId, body, amounts);
-    const allowed = verdicts.every((v) => v.allowed);
     const eventId = `evt_${ulid()}`;
-    if (allowed) {
-      for (const verdict of verdicts) await verdict.apply(tx);
+    const stores = { tx, redis: deps.redis };
+    const context = contextOf(tenantId, body.subject);
+    const decided = await decideAndApply(stores, context, policies, amounts, eventId);
+    if (decided.allowed)
       await appendLedger(
         tx,
         ledgerEntries({ tenantId, eventId, subject: body.subject, body }, amounts, 'consume'),
       );
-    }
-    return { allowed, event_id: eventId, degraded: false, results: verdicts.map(usageOut) };
+    return {
+      allowed: decided.allowed,
+      event_id: eventId,
+      degraded: decided.degraded,
+      results: decided.verdicts.map(usageOut),
+    };
   });
 }
 
@@ -212,16 +181,20 @@ export async function check(
   const tenantId = tenantOf(principal);
   checkSubject(principal, body.subject);
   const amounts = amountsOf(body.items);
-  return deps.pool.transaction(async (tx) => {
-    const verdicts = await verdictsFor(tx, tenantId, body, amounts);
-    const blocking = verdicts.find((v) => !v.allowed);
-    return {
-      allowed: blocking === undefined,
-      degraded: false,
-      results: verdicts.map(usageOut),
-      blocking: blocking ? usageOut(blocking) : null,
-    };
-  });
+  const policies = await governing(deps.pool, tenantId, body);
+  const decide = (tx: Queryable) =>
+    decideAll({ tx, redis: deps.redis }, contextOf(tenantId, body.subject)(), policies, amounts);
+  // Fast policies alone are read from Redis: no transaction to hold.
+  const decided = policies.every(isFast)
+    ? await decide(deps.pool)
+    : await deps.pool.transaction(decide);
+  const blocking = decided.verdicts.find((v) => !v.allowed);
+  return {
+    allowed: blocking === undefined,
+    degraded: decided.degraded,
+    results: decided.verdicts.map(usageOut),
+    blocking: blocking ? usageOut(blocking) : null,
+  };
 }
 
 /**
@@ -233,16 +206,30 @@ export async function refund(deps: Deps, principal: Principal, body: ConsumeBody
   checkSubject(principal, body.subject);
   const amounts = amountsOf(body.items);
   const negated = new Map([...amounts].map(([resource, amount]) => [resource, -amount]));
+  const quotas = (await governing(deps.pool, tenantId, body)).filter((p) => p.kind === 'quota');
+  if (quotas.every(isFast)) {
+    const spend = {
+      tenantId,
+      endpoint: 'refund',
+      body,
+      policies: quotas,
+      amounts: negated,
+    } as const;
+    const answer = await spendInRedis(deps.redis, spend, (_verdicts, eventId) => ({
+      event_id: eventId,
+      degraded: false,
+    }));
+    if (answer) return answer;
+  }
   return idempotent(deps, tenantId, 'refund', body, async (tx) => {
-    const quotas = (await governing(tx, tenantId, body)).filter((p) => p.kind === 'quota');
     const eventId = `evt_${ulid()}`;
-    const context = { tenantId, subject: body.subject, nowMs: Date.now() };
-    const refunded = await decideStrict(tx, context, quotas, negated);
-    for (const verdict of refunded) await verdict.apply(tx);
+    const stores = { tx, redis: deps.redis };
+    const context = contextOf(tenantId, body.subject);
+    const decided = await decideAndApply(stores, context, quotas, negated, eventId);
     await appendLedger(
       tx,
       ledgerEntries({ tenantId, eventId, subject: body.subject, body }, negated, 'refund'),
     );
-    return { event_id: eventId, degraded: false };
+    return { event_id: eventId, degraded: decided.degraded };
   });
 }

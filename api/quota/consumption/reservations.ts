@@ -1,5 +1,4 @@
 import { ulid } from '../../../db/ids';
-import type { DatabasePool } from '../../../db/pool';
 import {
   addToCounter,
   appendLedger,
@@ -20,15 +19,10 @@ import { checkSubject } from '../constraints';
 import type { Principal } from '../credentials';
 import { bodyRefusal, quotaError } from '../errors';
 import { tenantOf } from '../keys';
-import {
-  amountsOf,
-  idempotent,
-  ledgerEntries,
-  storedMetadata,
-  usageOut,
-  verdictsFor,
-  type Item,
-} from './consume';
+import { amountsOf, governing, idempotent, usageOut, type Deps, type Item } from './consume';
+import { decideAndApply, isFast, type Stores } from './decision';
+import { ledgerEntries, storedMetadata } from './records';
+import { adjustFastWindow, fastWindowUsed } from './fast';
 import { effectivePolicies } from '../../../db/quota/consumption';
 import { windowAt } from './windows';
 
@@ -40,7 +34,6 @@ import { windowAt } from './windows';
  * given back). Expiry: commit and release see a reservation past expires_at as expired (and
  * release its hold then); the reservation-expiry job releases the rest within a minute.
  */
-type Deps = { pool: DatabasePool };
 
 export interface ReserveBody {
   subject: string;
@@ -71,28 +64,35 @@ export async function reserve(deps: Deps, principal: Principal, body: ReserveBod
   const tenantId = tenantOf(principal);
   checkSubject(principal, body.subject);
   const amounts = amountsOf(body.items);
+  const policies = await governing(deps.pool, tenantId, body);
   return idempotent(deps, tenantId, 'reserve', body, async (tx) => {
-    const verdicts = await verdictsFor(tx, tenantId, body, amounts);
-    const allowed = verdicts.every((v) => v.allowed);
     const eventId = `evt_${ulid()}`;
-    const results = verdicts.map(usageOut);
-    if (!allowed)
+    const context = () => ({ tenantId, subject: body.subject, nowMs: Date.now() });
+    const decided = await decideAndApply(
+      { tx, redis: deps.redis },
+      context,
+      policies,
+      amounts,
+      eventId,
+    );
+    const results = decided.verdicts.map(usageOut);
+    if (!decided.allowed)
       return {
-        allowed,
+        allowed: false,
         reservation_id: null,
         status: null,
         expires_at: null,
         event_id: eventId,
-        degraded: false,
+        degraded: decided.degraded,
         results,
       };
-    for (const verdict of verdicts) await verdict.apply(tx);
-    const holds: ReservationHold[] = verdicts
+    const holds: ReservationHold[] = decided.verdicts
       .filter((v) => v.window !== null)
       .map((v) => ({
         policy_id: v.policy.id,
         resource: v.policy.resource,
         window_key: v.window!.currentKey,
+        ...(isFast(v.policy) ? { mode: 'fast' as const } : {}),
       }));
     const row = await insertReservation(tx, {
       id: `rsv_${ulid()}`,
@@ -113,19 +113,23 @@ export async function reserve(deps: Deps, principal: Principal, body: ReserveBod
       ),
     );
     return {
-      allowed,
+      allowed: true,
       reservation_id: row.id,
       status: row.status,
       expires_at: row.expires_at,
       event_id: eventId,
-      degraded: false,
+      degraded: decided.degraded,
       results,
     };
   });
 }
 
-/** Adds `delta` per resource to the counter rows the reservation's hold was counted in. */
-async function adjustHolds(tx: Queryable, row: ReservationRow, delta: Map<string, bigint>) {
+/**
+ * Adds `delta` per resource to the windows the reservation's hold was counted in: counter rows
+ * in Postgres, or the subject's state in Redis for a fast policy (a hold of before fast mode
+ * has no mode: strict).
+ */
+async function adjustHolds(stores: Stores, row: ReservationRow, delta: Map<string, bigint>) {
   const holds = [...row.holds].sort((a, b) => a.policy_id.localeCompare(b.policy_id));
   for (const hold of holds) {
     const key = {
@@ -134,8 +138,13 @@ async function adjustHolds(tx: Queryable, row: ReservationRow, delta: Map<string
       policyId: hold.policy_id,
       windowKey: hold.window_key,
     };
-    await lockSubjectPolicy(tx, key);
-    await addToCounter(tx, key, delta.get(hold.resource) ?? 0n);
+    const amount = delta.get(hold.resource) ?? 0n;
+    if (hold.mode === 'fast') {
+      await adjustFastWindow(stores.redis, key, hold.window_key, amount);
+      continue;
+    }
+    await lockSubjectPolicy(stores.tx, key);
+    await addToCounter(stores.tx, key, amount);
   }
 }
 
@@ -144,9 +153,10 @@ const heldOf = (row: ReservationRow) =>
 const negate = (amounts: Map<string, bigint>) => new Map([...amounts].map(([r, a]) => [r, -a]));
 
 /** Gives a held reservation's amounts back and settles it (released or expired). */
-async function giveBack(tx: Queryable, row: ReservationRow, status: 'released' | 'expired') {
+async function giveBack(stores: Stores, row: ReservationRow, status: 'released' | 'expired') {
+  const { tx } = stores;
   const back = negate(heldOf(row));
-  await adjustHolds(tx, row, back);
+  await adjustHolds(stores, row, back);
   const eventId = `evt_${ulid()}`;
   await appendLedger(
     tx,
@@ -168,7 +178,7 @@ export async function expireIfDue(
   return deps.pool.transaction(async (tx) => {
     const row = await findReservation(tx, tenantId, id, { lock: true });
     if (!row || row.status !== 'held' || !row.due) return false;
-    await giveBack(tx, row, 'expired');
+    await giveBack({ tx, redis: deps.redis }, row, 'expired');
     return true;
   });
 }
@@ -225,20 +235,19 @@ function actualsOf(row: ReservationRow, actuals: Item[]): Map<string, bigint> {
 }
 
 /** How far past each resource's limits the extra of a commit went (0 when it stayed within). */
-async function overages(tx: Queryable, row: ReservationRow, delta: Map<string, bigint>) {
-  const policies = await effectivePolicies(tx, row.tenant_id, row.subject, [...delta.keys()]);
+async function overages(stores: Stores, row: ReservationRow, delta: Map<string, bigint>) {
+  const policies = await effectivePolicies(stores.tx, row.tenant_id, row.subject, [
+    ...delta.keys(),
+  ]);
   const over = new Map<string, bigint>();
   for (const policy of policies.filter((p) => p.kind === 'quota')) {
     const extra = delta.get(policy.resource) ?? 0n;
     if (extra <= 0n) continue;
     const window = windowAt(policy as Parameters<typeof windowAt>[0], Date.now());
-    const used = BigInt(
-      await readCounter(
-        tx,
-        { tenantId: row.tenant_id, subject: row.subject, policyId: policy.id },
-        window.keys,
-      ),
-    );
+    const key = { tenantId: row.tenant_id, subject: row.subject, policyId: policy.id };
+    const used = isFast(policy)
+      ? await fastWindowUsed(stores.redis, key, window.keys)
+      : BigInt(await readCounter(stores.tx, key, window.keys));
     const limit = BigInt(policy.limit_override ?? policy.limit_amount!);
     const past = (u: bigint) => (u > limit ? u - limit : 0n);
     const overage = past(used) - past(used - extra);
@@ -270,8 +279,8 @@ export async function commit(deps: Deps, principal: Principal, id: string, body:
       const delta = new Map(
         [...actual].map(([resource, amount]) => [resource, amount - held.get(resource)!]),
       );
-      await adjustHolds(tx, row, delta);
-      const over = await overages(tx, row, delta);
+      await adjustHolds({ tx, redis: deps.redis }, row, delta);
+      const over = await overages({ tx, redis: deps.redis }, row, delta);
       const eventId = `evt_${ulid()}`;
       await appendLedger(
         tx,
@@ -313,7 +322,7 @@ export async function release(deps: Deps, principal: Principal, id: string) {
     checkSubject(principal, row.subject);
     if (row.status !== 'released') {
       refuseSettled(row);
-      row = await giveBack(tx, row, 'released');
+      row = await giveBack({ tx, redis: deps.redis }, row, 'released');
     }
     return {
       reservation_id: id,

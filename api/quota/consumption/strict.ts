@@ -27,6 +27,9 @@ export interface PolicyVerdict {
   overage: bigint;
   window: Window | null;
   retryAfterMs: number | null;
+}
+
+export interface StrictVerdict extends PolicyVerdict {
   /** Writes the verdict's amounts (called only when the whole request is admitted). */
   apply(tx: Queryable): Promise<void>;
 }
@@ -47,7 +50,7 @@ async function quotaVerdict(
   context: DecisionContext,
   policy: EffectivePolicyRow,
   requested: bigint,
-): Promise<PolicyVerdict> {
+): Promise<StrictVerdict> {
   const window = windowAt(policy as Parameters<typeof windowAt>[0], context.nowMs);
   const key = {
     tenantId: context.tenantId,
@@ -82,7 +85,7 @@ async function bucketVerdict(
   context: DecisionContext,
   policy: EffectivePolicyRow,
   requested: bigint,
-): Promise<PolicyVerdict> {
+): Promise<StrictVerdict> {
   const key = { tenantId: context.tenantId, subject: context.subject, policyId: policy.id };
   const row = context.readOnly ? await readBucket(tx, key) : await lockBucket(tx, key);
   const previous: BucketState | null = row
@@ -119,8 +122,8 @@ export async function decideStrict(
   context: DecisionContext,
   policies: EffectivePolicyRow[],
   amounts: Map<string, bigint>,
-): Promise<PolicyVerdict[]> {
-  const verdicts: PolicyVerdict[] = [];
+): Promise<StrictVerdict[]> {
+  const verdicts: StrictVerdict[] = [];
   for (const policy of policies) {
     const requested = amounts.get(policy.resource) ?? 0n;
     verdicts.push(

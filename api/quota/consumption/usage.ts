@@ -1,25 +1,24 @@
-import type { DatabasePool } from '../../../db/pool';
 import { effectivePolicies, type EffectivePolicyRow } from '../../../db/quota/consumption';
 import { findAssignment } from '../../../db/quota/subjects';
 import { exactIntegerOrNull } from '../../platform/http/exact-json';
 import { checkSubject } from '../constraints';
 import type { Principal } from '../credentials';
 import { tenantOf } from '../keys';
-import { usageOut } from './consume';
-import { decideStrict } from './strict';
+import { usageOut, type Deps } from './consume';
+import { decideAll } from './decision';
 
 /**
  * What governs a subject and how much of it is used, read as it is (no lock, no write): the
  * subject's plan's enabled policies with its overrides applied, each with its current window.
  */
-type Deps = { pool: DatabasePool };
 
 async function governed(deps: Deps, principal: Principal, subject: string) {
   const tenantId = tenantOf(principal);
   checkSubject(principal, subject);
   const policies = await effectivePolicies(deps.pool, tenantId, subject, null);
   const context = { tenantId, subject, nowMs: Date.now(), readOnly: true };
-  const verdicts = await decideStrict(deps.pool, context, policies, new Map());
+  const stores = { tx: deps.pool, redis: deps.redis };
+  const { verdicts } = await decideAll(stores, context, policies, new Map());
   return { tenantId, verdicts };
 }
 

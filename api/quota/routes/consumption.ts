@@ -47,7 +47,7 @@ const spending = () => ({
 });
 
 const DECIDED_TOGETHER =
-  "Every item and every policy that governs it (the subject's plan, with its overrides) are decided together: all admitted or nothing consumed. Items naming one resource are summed. A resource the tenant does not have is 422 reference_not_found; a subject outside the key's subject_prefix 403. A subject without a plan is governed by nothing: allowed, with no results. Strict and fast policies are both decided exactly in Postgres for now (the Redis fast path is the next slice).";
+  "Every item and every policy that governs it (the subject's plan, with its overrides) are decided together: all admitted or nothing consumed. Items naming one resource are summed. A resource the tenant does not have is 422 reference_not_found; a subject outside the key's subject_prefix 403. A subject without a plan is governed by nothing: allowed, with no results. Strict policies are decided on Postgres rows locked in the request's transaction; fast policies on the subject's state in Redis, read, decided with the same exact arithmetic and written back in one atomic script only if nothing changed it meanwhile (else decided again): neither mode over-admits. A request governed by fast policies only opens no Postgres transaction: its ledger entries go to a Redis stream in the same atomic step (write-ahead, before the answer) and the ledger-flush job moves them into the ledger within seconds (strict_deferred: true; /healthz/worker watches the wait). When Redis does not answer, each fast policy follows its on_backend_error (null: allow), the answer says degraded: true, and the ledger entries are written in Postgres.";
 const IDEMPOTENT =
   'With idempotency_key, a retry with the same body answers the first decision and its event_id and consumes nothing more (for 24 hours); a concurrent duplicate waits for the first; another body under the key is 409 idempotency_key_reused.';
 
@@ -64,7 +64,11 @@ export const CONSUMPTION_OPERATIONS = {
       body: body(spending()).id('ConsumeRequest'),
     },
     responses: { '200': { description: 'the decision', schema: ConsumeResponse } },
-    refusals: { 403: ['constraint_violation'], 409: ['idempotency_key_reused'] },
+    refusals: {
+      403: ['constraint_violation'],
+      409: ['idempotency_key_reused'],
+      503: ['decision_contended'],
+    },
   }),
   check: operation({
     method: 'post',
@@ -90,7 +94,11 @@ export const CONSUMPTION_OPERATIONS = {
       body: body(spending()).id('RefundRequest'),
     },
     responses: { '200': { description: 'refunded', schema: RefundResponse } },
-    refusals: { 403: ['constraint_violation'], 409: ['idempotency_key_reused'] },
+    refusals: {
+      403: ['constraint_violation'],
+      409: ['idempotency_key_reused'],
+      503: ['decision_contended'],
+    },
   }),
   reserve: operation({
     method: 'post',
@@ -110,7 +118,11 @@ export const CONSUMPTION_OPERATIONS = {
       '201': { description: 'held', schema: ReserveResponse },
       '200': { description: 'denied: nothing held', schema: ReserveResponse },
     },
-    refusals: { 403: ['constraint_violation'], 409: ['idempotency_key_reused'] },
+    refusals: {
+      403: ['constraint_violation'],
+      409: ['idempotency_key_reused'],
+      503: ['decision_contended'],
+    },
   }),
   getReservation: operation({
     method: 'get',
@@ -147,6 +159,7 @@ export const CONSUMPTION_OPERATIONS = {
       403: ['constraint_violation'],
       404: ['reservation_not_found'],
       409: ['reservation_expired', 'reservation_settled', 'idempotency_key_reused'],
+      503: ['decision_contended'],
     },
   }),
   release: operation({
@@ -166,6 +179,7 @@ export const CONSUMPTION_OPERATIONS = {
       403: ['constraint_violation'],
       404: ['reservation_not_found'],
       409: ['reservation_expired', 'reservation_settled'],
+      503: ['decision_contended'],
     },
   }),
 } as const;

@@ -2,9 +2,18 @@ import type Router from '@koa/router';
 import Joi from 'joi';
 import { sql } from '../../../db/pool';
 import { checkAll, redisCheck, withinTimeout } from '../../platform/health';
+import { isBackendUnreachable } from '../../../db/unreachable';
+import { flushLagSeconds } from '../consumption/ledger-flush';
 import { mountOperation, operation, type QuotaRouteDeps } from './operation';
 
 const statusMap = Joi.object().pattern(/^/, Joi.string()).id('Probe');
+const WorkerHealth = Joi.object({
+  status: Joi.string().valid('ok', 'lagging'),
+  oldest_wait_seconds: Joi.number().min(0).allow(null).description('null: Redis did not answer'),
+  budget_seconds: Joi.number().integer().min(1),
+})
+  .prefs({ presence: 'required' })
+  .id('WorkerHealth');
 
 export const PROBE_OPERATIONS = {
   healthz: operation({
@@ -35,6 +44,24 @@ export const PROBE_OPERATIONS = {
     responses: {
       '200': { description: 'ready', schema: statusMap },
       '503': { description: 'a backend is down (named with `down`)', schema: statusMap },
+    },
+  }),
+  worker: operation({
+    method: 'get',
+    path: '/healthz/worker',
+    operationId: 'workerHealth',
+    summary:
+      "Fast mode's ledger pipeline: 503 once an entry has waited QUOTA_FLUSH_BUDGET_SECONDS (default 300) to be flushed into Postgres",
+    description:
+      'Fast-mode decisions append their ledger entries to a Redis stream before they answer; the ledger-flush job (every 10 s) moves them into the consumption ledger. oldest_wait_seconds is how long the oldest entry still in the stream has waited (0: none waits). 503 also when Redis does not answer (the wait cannot be read).',
+    tags: ['operations'],
+    access: 'public',
+    responses: {
+      '200': { description: 'flushed within the budget', schema: WorkerHealth },
+      '503': {
+        description: 'an entry waited past the budget, or Redis is down',
+        schema: WorkerHealth,
+      },
     },
   }),
   metrics: operation({
@@ -94,5 +121,19 @@ export function mountProbeRoutes(router: Router, deps: QuotaRouteDeps): void {
     const ready = Object.values(statuses).every((s) => s === 'up');
     ctx.status = ready ? 200 : 503;
     ctx.body = { status: ready ? 'ready' : 'unavailable', ...statuses };
+  });
+  mountOperation(router, deps, PROBE_OPERATIONS.worker, async (ctx) => {
+    const budget = deps.config.quota.flushBudgetSeconds;
+    const lag = await flushLagSeconds(deps.redis).catch((error: unknown) => {
+      if (isBackendUnreachable(error)) return null;
+      throw error;
+    });
+    const healthy = lag !== null && lag < budget;
+    ctx.status = healthy ? 200 : 503;
+    ctx.body = {
+      status: healthy ? 'ok' : 'lagging',
+      oldest_wait_seconds: lag,
+      budget_seconds: budget,
+    };
   });
 }

@@ -51,8 +51,31 @@ describe('quota: background jobs and their probes', () => {
       ),
     ).toEqual(['new']);
 
+    // Job runs: past 7 days they go, but each job's latest success (its health reads it).
+    const [busy, quiet] = [`sweep-a-${process.pid}-`, `sweep-b-${process.pid}-`];
+    await h.pool.query(sql.unsafe`
+      INSERT INTO quota.job_runs (task_queue_prefix, job, trigger, ok, started_at, finished_at, report)
+      SELECT prefix, 'counter-sweep', 'schedule', ok, now() - age, now() - age, '{}'
+      FROM (VALUES (${busy}, true, interval '10 days'), (${busy}, false, interval '9 days'),
+                   (${busy}, true, interval '1 day'), (${quiet}, true, interval '10 days'))
+        AS r(prefix, ok, age)`);
+    const runs = await h.operator.post('/v1/ops/jobs/job-run-sweep');
+    expect(runs.body).toMatchObject({ job: 'job-run-sweep', ok: true });
+    expect(runs.body.runs).toBeGreaterThanOrEqual(2);
+    expect(
+      await h.pool.any(sql.unsafe`
+        SELECT task_queue_prefix AS prefix, ok, extract(day FROM now() - finished_at)::int AS days
+        FROM quota.job_runs WHERE task_queue_prefix IN (${busy}, ${quiet}) ORDER BY 1, 3`),
+    ).toEqual([
+      { prefix: busy, ok: true, days: 1 },
+      { prefix: quiet, ok: true, days: 10 },
+    ]);
+    await h.pool.query(
+      sql.unsafe`DELETE FROM quota.job_runs WHERE task_queue_prefix IN (${busy}, ${quiet})`,
+    );
+
     const listed = await h.operator.get('/v1/ops/jobs?limit=1');
-    expect(listed.body.runs).toEqual([idempotency.body]);
+    expect(listed.body.runs).toEqual([runs.body]);
     expect(listed.body.jobs.map((j: { name: string }) => j.name)).toEqual(JOB_NAMES);
     expect(await h.operator.post('/v1/ops/jobs/nope')).toMatchObject({
       status: 404,

@@ -1,0 +1,96 @@
+import type { EffectivePolicyRow } from '../../../db/quota/consumption';
+import { commitFastStates, type FastCommitExtras } from '../../../db/quota/fast-state';
+import type { Queryable } from '../../../db/quota/queryable';
+import type { Redis } from '../../../db/redis';
+import { quotaError } from '../errors';
+import { decideFast, type FastVerdict } from './fast';
+import {
+  decideStrict,
+  type DecisionContext,
+  type PolicyVerdict,
+  type StrictVerdict,
+} from './strict';
+
+/**
+ * A request's decision over every policy that governs it, strict and fast together: strict ones
+ * on Postgres rows locked in the transaction, fast ones on Redis state; admitted only if all
+ * admit, and then applied all together (fast writes first: they are the step that can find its
+ * state moved, which is decided again with the strict rows still locked).
+ */
+export interface Stores {
+  tx: Queryable;
+  redis: Redis;
+}
+
+export interface Decided {
+  /** In policy id order, as the policies came. */
+  verdicts: PolicyVerdict[];
+  allowed: boolean;
+  /** Redis could not be read: fast policies answered by their on_backend_error. */
+  degraded: boolean;
+  strict: StrictVerdict[];
+  fast: FastVerdict[];
+}
+
+/** How often a decision is made again when the fast state it read keeps moving. */
+const ATTEMPTS_MAX = 100;
+
+export const isFast = (policy: EffectivePolicyRow) => policy.enforcement_mode === 'fast';
+
+export async function decideAll(
+  stores: Stores,
+  context: DecisionContext,
+  policies: EffectivePolicyRow[],
+  amounts: Map<string, bigint>,
+): Promise<Decided> {
+  const strict = await decideStrict(
+    stores.tx,
+    context,
+    policies.filter((p) => !isFast(p)),
+    amounts,
+  );
+  const fastPolicies = policies.filter(isFast);
+  const fast =
+    fastPolicies.length > 0
+      ? await decideFast(stores.redis, context, fastPolicies, amounts)
+      : { verdicts: [], degraded: false };
+  const byPolicy = new Map<string, PolicyVerdict>(
+    [...strict, ...fast.verdicts].map((v) => [v.policy.id, v]),
+  );
+  const verdicts = policies.map((p) => byPolicy.get(p.id)!);
+  return {
+    verdicts,
+    allowed: verdicts.every((v) => v.allowed),
+    degraded: fast.degraded,
+    strict,
+    fast: fast.verdicts,
+  };
+}
+
+/** The fast writes of a decision; none when it was degraded (Redis out of reach). */
+export const fastWrites = (fast: FastVerdict[]) =>
+  fast.flatMap((v) => (v.write === null ? [] : [v.write]));
+
+/**
+ * Decides and, when admitted, applies: the fast writes (with `extras`) if their state has not
+ * moved, then the strict ones. A decision whose fast state moved is made again.
+ */
+export async function decideAndApply(
+  stores: Stores,
+  context: () => DecisionContext,
+  policies: EffectivePolicyRow[],
+  amounts: Map<string, bigint>,
+  token: string,
+  extras?: FastCommitExtras,
+): Promise<Decided> {
+  for (let attempt = 1; attempt <= ATTEMPTS_MAX; attempt++) {
+    const decided = await decideAll(stores, context(), policies, amounts);
+    if (!decided.allowed) return decided;
+    const writes = fastWrites(decided.fast);
+    if (writes.length > 0 || extras)
+      if (!(await commitFastStates(stores.redis, writes, token, extras))) continue;
+    for (const verdict of decided.strict) await verdict.apply(stores.tx);
+    return decided;
+  }
+  throw quotaError('decision_contended', { retryAfterSeconds: 1 });
+}

@@ -1,0 +1,217 @@
+import type { EffectivePolicyRow } from '../../../db/quota/consumption';
+import { ulid } from '../../../db/ids';
+import {
+  commitFastStates,
+  fastStateKey,
+  readFastStates,
+  type FastState,
+  type FastWrite,
+} from '../../../db/quota/fast-state';
+import type { Redis } from '../../../db/redis';
+import { isBackendUnreachable } from '../../../db/unreachable';
+import { quotaError } from '../errors';
+import { decideQuota } from './decide';
+import type { DecisionContext, PolicyVerdict } from './strict';
+import { MICRO, takeTokens } from './token-bucket';
+import { windowAt } from './windows';
+
+/**
+ * Fast-mode verdicts: the same arithmetic as strict mode (decideQuota, takeTokens) on state read
+ * from Redis (db/quota/fast-state.ts), each carrying the write that applies it if the state has
+ * not moved since. No lock is taken; a commit that finds a state moved is decided again.
+ */
+export interface FastVerdict extends PolicyVerdict {
+  /** The write that applies the verdict; null when Redis could not be read (degraded). */
+  write: FastWrite | null;
+}
+
+/** A bucket idle this long is stored without expiry rather than until it is full again. */
+const BUCKET_EXPIRY_MAX_MS = 400 * 24 * 3_600_000;
+/** How often a write is tried again when the state it read keeps moving. */
+const ATTEMPTS_MAX = 100;
+
+const limitOf = (policy: EffectivePolicyRow, limit: string | null) =>
+  BigInt(policy.limit_override ?? limit!);
+const windowField = (windowKey: string) => `w:${windowKey}`;
+const maxOf = (a: bigint, b: bigint) => (a > b ? a : b);
+
+function quotaVerdict(
+  context: DecisionContext,
+  policy: EffectivePolicyRow,
+  requested: bigint,
+  state: FastState,
+): FastVerdict {
+  const window = windowAt(policy as Parameters<typeof windowAt>[0], context.nowMs);
+  const used = window.keys.reduce(
+    (sum, key) => sum + BigInt(state.fields.get(windowField(key)) ?? '0'),
+    0n,
+  );
+  const limit = limitOf(policy, policy.limit_amount);
+  const decision = decideQuota({ used, limit, requested, onExceed: policy.on_exceed });
+  const current = BigInt(state.fields.get(windowField(window.currentKey)) ?? '0');
+  return {
+    policy,
+    requested,
+    limit,
+    ...decision,
+    window,
+    retryAfterMs:
+      decision.allowed || window.resetsAtMs === null ? null : window.resetsAtMs - context.nowMs,
+    write: {
+      key: fastStateKey(context.tenantId, policy.id, context.subject),
+      expectedVersion: state.version,
+      // A refund gives back at most what the current window holds, as strict mode's counter.
+      set: { [windowField(window.currentKey)]: maxOf(0n, current + requested).toString() },
+      keep: window.keys.map(windowField),
+      expireAtMs: window.currentExpiresMs,
+    },
+  };
+}
+
+function bucketVerdict(
+  context: DecisionContext,
+  policy: EffectivePolicyRow,
+  requested: bigint,
+  state: FastState,
+): FastVerdict {
+  const micro = state.fields.get('micro');
+  const previous =
+    micro === undefined
+      ? null
+      : { micro: BigInt(micro), updatedMs: Number(state.fields.get('ms')) };
+  const capacity = limitOf(policy, policy.bucket_capacity);
+  const ratePerSec = policy.refill_rate_per_sec!;
+  const decision = takeTokens(
+    previous,
+    { capacity, ratePerSec, onExceed: policy.on_exceed },
+    requested,
+    context.nowMs,
+  );
+  const { state: next } = decision;
+  // Once full again the bucket is the same as none: it may go.
+  const fullInMs = Math.ceil(Number(capacity * MICRO - next.micro) / (ratePerSec * 1_000));
+  return {
+    policy,
+    requested,
+    allowed: decision.allowed,
+    limit: capacity,
+    used: capacity - decision.remaining,
+    remaining: decision.remaining,
+    overage: decision.overage,
+    window: null,
+    retryAfterMs: decision.retryAfterMs,
+    write: {
+      key: fastStateKey(context.tenantId, policy.id, context.subject),
+      expectedVersion: state.version,
+      set: { micro: next.micro.toString(), ms: String(next.updatedMs) },
+      keep: null,
+      expireAtMs: fullInMs <= BUCKET_EXPIRY_MAX_MS ? next.updatedMs + fullInMs + 1 : null,
+    },
+  };
+}
+
+/**
+ * A fast policy's answer while Redis cannot be read: its `on_backend_error` (fast mode's default:
+ * allow) decides, usage unknown (reported as none used), nothing to write.
+ */
+function degradedVerdict(
+  context: DecisionContext,
+  policy: EffectivePolicyRow,
+  requested: bigint,
+): FastVerdict {
+  const limit = limitOf(
+    policy,
+    policy.kind === 'quota' ? policy.limit_amount : policy.bucket_capacity,
+  );
+  return {
+    policy,
+    requested,
+    allowed: (policy.on_backend_error ?? 'allow') === 'allow',
+    limit,
+    used: 0n,
+    remaining: limit,
+    overage: 0n,
+    window:
+      policy.kind === 'quota'
+        ? windowAt(policy as Parameters<typeof windowAt>[0], context.nowMs)
+        : null,
+    retryAfterMs: null,
+    write: null,
+  };
+}
+
+export interface FastDecision {
+  verdicts: FastVerdict[];
+  /** An idempotency key's recorded answer, when one was asked for and exists. */
+  recorded: string | null;
+  /** Redis could not be read: every verdict is its policy's on_backend_error. */
+  degraded: boolean;
+}
+
+/** Every fast policy's verdict on the request's amounts per resource, read in one round trip. */
+export async function decideFast(
+  redis: Redis,
+  context: DecisionContext,
+  policies: EffectivePolicyRow[],
+  amounts: Map<string, bigint>,
+  idempotencyKey?: string,
+): Promise<FastDecision> {
+  const requestedOf = (policy: EffectivePolicyRow) => amounts.get(policy.resource) ?? 0n;
+  const keys = policies.map((p) => fastStateKey(context.tenantId, p.id, context.subject));
+  let read: Awaited<ReturnType<typeof readFastStates>>;
+  try {
+    read = await readFastStates(redis, keys, idempotencyKey);
+  } catch (error) {
+    if (!isBackendUnreachable(error)) throw error;
+    const verdicts = policies.map((p) => degradedVerdict(context, p, requestedOf(p)));
+    return { verdicts, recorded: null, degraded: true };
+  }
+  const verdicts = policies.map((policy, i) =>
+    policy.kind === 'quota'
+      ? quotaVerdict(context, policy, requestedOf(policy), read.states[i]!)
+      : bucketVerdict(context, policy, requestedOf(policy), read.states[i]!),
+  );
+  return { verdicts, recorded: read.recorded, degraded: false };
+}
+
+const contended = () => quotaError('decision_contended', { retryAfterSeconds: 1 });
+
+/**
+ * Adds `delta` to one window of a fast quota policy (never below zero): a reservation's commit or
+ * release. A window already over (its field gone) has nothing left to adjust.
+ */
+export async function adjustFastWindow(
+  redis: Redis,
+  key: { tenantId: string; policyId: string; subject: string },
+  windowKey: string,
+  delta: bigint,
+): Promise<void> {
+  const stateKey = fastStateKey(key.tenantId, key.policyId, key.subject);
+  const field = windowField(windowKey);
+  for (let attempt = 1; attempt <= ATTEMPTS_MAX; attempt++) {
+    const [state] = (await readFastStates(redis, [stateKey])).states;
+    const current = state!.fields.get(field);
+    if (current === undefined) return;
+    const write: FastWrite = {
+      key: stateKey,
+      expectedVersion: state!.version,
+      set: { [field]: maxOf(0n, BigInt(current) + delta).toString() },
+      keep: null,
+      expireAtMs: 'keep',
+    };
+    if (await commitFastStates(redis, [write], ulid())) return;
+  }
+  throw contended();
+}
+
+/** A fast quota policy's usage over the given windows' keys. */
+export async function fastWindowUsed(
+  redis: Redis,
+  key: { tenantId: string; policyId: string; subject: string },
+  windowKeys: string[],
+): Promise<bigint> {
+  const [state] = (
+    await readFastStates(redis, [fastStateKey(key.tenantId, key.policyId, key.subject)])
+  ).states;
+  return windowKeys.reduce((sum, k) => sum + BigInt(state!.fields.get(windowField(k)) ?? '0'), 0n);
+}

@@ -1,0 +1,46 @@
+import type { DatabasePool } from '../../../db/pool';
+import { appendLedger, type LedgerEntryInput } from '../../../db/quota/consumption';
+import {
+  deleteFromLedgerStream,
+  oldestUnflushedMs,
+  readLedgerStream,
+} from '../../../db/quota/fast-state';
+import type { Redis } from '../../../db/redis';
+
+/**
+ * The fast path's ledger entries, moved from the write-ahead stream into Postgres oldest first:
+ * each batch is written (an entry already there is left alone) before it leaves the stream, so a
+ * flush that dies half-way is simply done again.
+ */
+type StreamedEntry = Omit<LedgerEntryInput, 'amount'> & { amount: string };
+
+const BATCH_EVENTS = 500;
+
+export async function flushLedgerStream(deps: {
+  pool: DatabasePool;
+  redis: Redis;
+}): Promise<{ flushed_events: number }> {
+  let flushed = 0;
+  for (;;) {
+    const events = await readLedgerStream(deps.redis, BATCH_EVENTS);
+    const entries = events.flatMap((event) =>
+      (JSON.parse(event.entries) as StreamedEntry[]).map((e) => ({
+        ...e,
+        amount: BigInt(e.amount),
+      })),
+    );
+    await appendLedger(deps.pool, entries);
+    await deleteFromLedgerStream(
+      deps.redis,
+      events.map((e) => e.id),
+    );
+    flushed += events.length;
+    if (events.length < BATCH_EVENTS) return { flushed_events: flushed };
+  }
+}
+
+/** How long the oldest entry not yet flushed has waited (0 when none waits). */
+export async function flushLagSeconds(redis: Redis): Promise<number> {
+  const oldest = await oldestUnflushedMs(redis);
+  return oldest === null ? 0 : Math.max(0, (Date.now() - oldest) / 1000);
+}

@@ -1,0 +1,175 @@
+import type { Redis } from '../redis';
+
+/**
+ * Fast-mode state in Redis. Each (tenant, policy, subject) has one hash: a quota policy's usage
+ * per window (`w:<window key>`, a rolling window's buckets as fields), or a rate limit's bucket
+ * (`micro`, `ms`), and `v`, a token every write replaces. A decision reads the hashes, decides in
+ * TypeScript with the same exact arithmetic as strict mode, and commits with one script that
+ * writes only if every `v` is still what it read (else the caller reads and decides again): the
+ * decision is atomic without a lock, and over-admits nothing. The same script appends the
+ * decision's ledger entries to a stream (write-ahead: an admitted request is in Redis's
+ * append-only file before it is answered) and records an idempotency key's answer.
+ */
+export const fastStateKey = (tenantId: string, policyId: string, subject: string) =>
+  `fast:${tenantId}:${policyId}:${subject}`;
+export const fastIdempotencyKey = (tenantId: string, endpoint: string, key: string) =>
+  `idem:${tenantId}:${endpoint}:${key}`;
+/** The consumption ledger's write-ahead stream; the ledger-flush job moves it to Postgres. */
+export const LEDGER_STREAM = 'ledger-stream';
+
+export interface FastState {
+  /** The write token read; '' when the hash does not exist. */
+  version: string;
+  fields: Map<string, string>;
+}
+
+export interface FastWrite {
+  key: string;
+  /** The version the decision read: the write happens only if it is unchanged. */
+  expectedVersion: string;
+  set: Record<string, string>;
+  /** Fields to keep (others are deleted, `v` aside); null keeps every field. */
+  keep: string[] | null;
+  /** Epoch ms the hash expires at; null: never; 'keep': as it is. */
+  expireAtMs: number | null | 'keep';
+}
+
+export interface FastCommitExtras {
+  /** Ledger entries (JSON) appended to the stream in the same step. */
+  ledger?: string;
+  /** An idempotency key's answer, recorded only if the key has none yet. */
+  idempotency?: { key: string; answer: string; ttlSeconds: number };
+}
+
+const READ_SCRIPT = `
+local n = tonumber(ARGV[1])
+local out = {}
+for i = 1, n do out[i] = redis.call('HGETALL', KEYS[i]) end
+if #KEYS > n then out[n + 1] = redis.call('GET', KEYS[n + 1]) or false end
+return out`;
+
+const COMMIT_SCRIPT = `
+local n = tonumber(ARGV[1])
+local hasStream = ARGV[2] == '1'
+local hasIdem = ARGV[3] == '1'
+local token = ARGV[4]
+local idemKey = KEYS[n + (hasStream and 2 or 1)]
+if hasIdem and redis.call('EXISTS', idemKey) == 1 then return 0 end
+local pos = 5
+local plans = {}
+for i = 1, n do
+  local expected, expireAt, nSet = ARGV[pos], ARGV[pos + 1], tonumber(ARGV[pos + 2])
+  local setAt = pos + 3
+  pos = setAt + 2 * nSet
+  local nKeep = tonumber(ARGV[pos])
+  local keepAt = pos + 1
+  if nKeep > 0 then pos = keepAt + nKeep else pos = keepAt end
+  if (redis.call('HGET', KEYS[i], 'v') or '') ~= expected then return 0 end
+  plans[i] = { expireAt, setAt, nSet, keepAt, nKeep }
+end
+for i = 1, n do
+  local expireAt, setAt, nSet, keepAt, nKeep = unpack(plans[i])
+  if nKeep >= 0 then
+    local keep = { v = true }
+    for j = 0, nKeep - 1 do keep[ARGV[keepAt + j]] = true end
+    for _, field in ipairs(redis.call('HKEYS', KEYS[i])) do
+      if not keep[field] then redis.call('HDEL', KEYS[i], field) end
+    end
+  end
+  for j = 0, nSet - 1 do redis.call('HSET', KEYS[i], ARGV[setAt + 2 * j], ARGV[setAt + 2 * j + 1]) end
+  redis.call('HSET', KEYS[i], 'v', token)
+  if expireAt == 'none' then redis.call('PERSIST', KEYS[i])
+  elseif expireAt ~= 'keep' then redis.call('PEXPIREAT', KEYS[i], expireAt) end
+end
+if hasStream then redis.call('XADD', KEYS[n + 1], '*', 'e', ARGV[pos]) end
+if hasIdem then redis.call('SET', idemKey, ARGV[pos + 1], 'EX', ARGV[pos + 2]) end
+return 1`;
+
+type ScriptCall = (numKeys: number, ...args: string[]) => Promise<unknown>;
+
+/** A script of any number of keys as a named command of the client (sent by its hash). */
+function script(redis: Redis, name: string, lua: string): ScriptCall {
+  if (!(name in redis)) redis.defineCommand(name, { lua });
+  return (numKeys, ...args) =>
+    (redis as unknown as Record<string, ScriptCall>)[name]!.call(redis, numKeys, ...args);
+}
+
+const pairsToMap = (flat: string[]) => {
+  const fields = new Map<string, string>();
+  for (let i = 0; i < flat.length; i += 2) fields.set(flat[i]!, flat[i + 1]!);
+  return fields;
+};
+
+/** The hashes of `keys`, and an idempotency key's recorded answer when one is named. */
+export async function readFastStates(
+  redis: Redis,
+  keys: string[],
+  idempotencyKey?: string,
+): Promise<{ states: FastState[]; recorded: string | null }> {
+  const read = script(redis, 'quotaFastRead', READ_SCRIPT);
+  const allKeys = idempotencyKey ? [...keys, idempotencyKey] : keys;
+  const reply = (await read(allKeys.length, ...allKeys, String(keys.length))) as unknown[];
+  const states = keys.map((_, i) => {
+    const fields = pairsToMap(reply[i] as string[]);
+    const version = fields.get('v') ?? '';
+    fields.delete('v');
+    return { version, fields };
+  });
+  const recorded = idempotencyKey ? ((reply[keys.length] as string | null) ?? null) : null;
+  return { states, recorded };
+}
+
+/**
+ * Writes every hash whose version is unchanged, with the extras, in one atomic step; false (and
+ * nothing written) when a version moved or the idempotency key was answered meanwhile.
+ */
+export async function commitFastStates(
+  redis: Redis,
+  writes: FastWrite[],
+  token: string,
+  extras: FastCommitExtras = {},
+): Promise<boolean> {
+  const commit = script(redis, 'quotaFastCommit', COMMIT_SCRIPT);
+  const keys = writes.map((w) => w.key);
+  if (extras.ledger !== undefined) keys.push(LEDGER_STREAM);
+  if (extras.idempotency) keys.push(extras.idempotency.key);
+  const args = [
+    String(writes.length),
+    extras.ledger !== undefined ? '1' : '0',
+    extras.idempotency ? '1' : '0',
+    token,
+  ];
+  for (const write of writes) {
+    const set = Object.entries(write.set);
+    args.push(
+      write.expectedVersion,
+      write.expireAtMs === null ? 'none' : String(write.expireAtMs),
+      String(set.length),
+      ...set.flat(),
+      String(write.keep === null ? -1 : write.keep.length),
+      ...(write.keep ?? []),
+    );
+  }
+  const idem = extras.idempotency;
+  args.push(extras.ledger ?? '', idem?.answer ?? '', String(idem?.ttlSeconds ?? 0));
+  return (await commit(keys.length, ...keys, ...args)) === 1;
+}
+
+/** The oldest entries of the ledger stream, with their stream ids. */
+export async function readLedgerStream(
+  redis: Redis,
+  count: number,
+): Promise<{ id: string; entries: string }[]> {
+  const rows = await redis.xrange(LEDGER_STREAM, '-', '+', 'COUNT', count);
+  return rows.map(([id, fields]) => ({ id, entries: fields[1]! }));
+}
+
+export async function deleteFromLedgerStream(redis: Redis, ids: string[]): Promise<void> {
+  if (ids.length > 0) await redis.xdel(LEDGER_STREAM, ...ids);
+}
+
+/** When the oldest entry not yet flushed was appended (epoch ms); null when none waits. */
+export async function oldestUnflushedMs(redis: Redis): Promise<number | null> {
+  const [first] = await redis.xrange(LEDGER_STREAM, '-', '+', 'COUNT', 1);
+  return first ? Number(first[0].split('-')[0]) : null;
+}
