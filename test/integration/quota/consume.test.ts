@@ -338,6 +338,11 @@ describe.each(['strict', 'fast'] as const)(
               .filter((r) => r.body.allowed)
               .reduce((sum, r) => sum + r.body.results[0].requested, 0);
             expect(admitted).toBeLessThanOrEqual(limit);
+            const denied = replies
+              .filter((r) => !r.body.allowed)
+              .map((r) => r.body.results[0].requested);
+            // No request was denied while it fitted: what is left is less than any denied amount.
+            if (denied.length > 0) expect(limit - admitted).toBeLessThan(Math.min(...denied));
             const ledger = (await ledgerOf(s.subject)).reduce(
               (sum, e) => sum + Number(e.amount),
               0,
@@ -345,6 +350,39 @@ describe.each(['strict', 'fast'] as const)(
             // The counter as the service reads it (a Postgres row, or the subject's Redis state).
             const usage = await admin.get(`/v1/subjects/${s.subject}/usage`);
             expect([ledger, usage.body.usage[0].used]).toEqual([admitted, admitted]);
+          },
+        ),
+        { numRuns: 8 },
+      );
+    }, 60_000);
+
+    it("never admits more than a token bucket's capacity under concurrency (property)", async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 1, max: 20 }),
+          fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 5, maxLength: 30 }),
+          async (capacity, amounts) => {
+            // Refilling one token in ~2 days: nothing refills while the requests race.
+            const s = await subjectWith([
+              { kind: 'rate_limit', bucket_capacity: capacity, refill_rate_per_sec: 0.000006 },
+            ]);
+            const replies = await Promise.all(
+              amounts.map((amount) =>
+                admin.post('/v1/consume', {
+                  subject: s.subject,
+                  items: [{ resource: s.resource(), amount }],
+                }),
+              ),
+            );
+            const admitted = replies
+              .filter((r) => r.body.allowed)
+              .reduce((sum, r) => sum + r.body.results[0].requested, 0);
+            expect(admitted).toBeLessThanOrEqual(capacity);
+            // No request was denied while it fitted: what is left is less than any denied amount.
+            const denied = replies
+              .filter((r) => !r.body.allowed)
+              .map((r) => r.body.results[0].requested);
+            if (denied.length > 0) expect(capacity - admitted).toBeLessThan(Math.min(...denied));
           },
         ),
         { numRuns: 8 },
