@@ -8,7 +8,7 @@ import { checkSubject } from '../constraints';
 import type { Principal } from '../credentials';
 import { bodyRefusal, quotaError } from '../errors';
 import { tenantOf } from '../keys';
-import type { PolicyVerdict } from './strict';
+import type { PolicyVerdict } from './verdicts';
 import { decideAll, decideAndApply, isFast } from './decision';
 import { spendInRedis } from './fast-path';
 import { ledgerEntries, requestHashOf } from './records';

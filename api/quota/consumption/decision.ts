@@ -4,12 +4,8 @@ import type { Queryable } from '../../../db/quota/queryable';
 import type { Redis } from '../../../db/redis';
 import { quotaError } from '../errors';
 import { decideFast, type FastVerdict } from './fast';
-import {
-  decideStrict,
-  type DecisionContext,
-  type PolicyVerdict,
-  type StrictVerdict,
-} from './strict';
+import { decideStrict, type StrictVerdict } from './strict';
+import type { DecisionContext, PolicyVerdict } from './verdicts';
 
 /**
  * A request's decision over every policy that governs it, strict and fast together: strict ones

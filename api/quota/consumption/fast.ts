@@ -10,10 +10,15 @@ import {
 import type { Redis } from '../../../db/redis';
 import { isBackendUnreachable } from '../../../db/unreachable';
 import { quotaError } from '../errors';
-import { decideQuota } from './decide';
-import type { DecisionContext, PolicyVerdict } from './strict';
-import { MICRO, takeTokens } from './token-bucket';
-import { windowAt } from './windows';
+import { MICRO } from './token-bucket';
+import {
+  bucketVerdict,
+  currentWindow,
+  limitOf,
+  quotaVerdict,
+  type DecisionContext,
+  type PolicyVerdict,
+} from './verdicts';
 
 /**
  * Fast-mode verdicts: the same arithmetic as strict mode (decideQuota, takeTokens) on state read
@@ -30,45 +35,37 @@ const BUCKET_EXPIRY_MAX_MS = 400 * 24 * 3_600_000;
 /** How often a write is tried again when the state it read keeps moving. */
 const ATTEMPTS_MAX = 100;
 
-const limitOf = (policy: EffectivePolicyRow, limit: string | null) =>
-  BigInt(policy.limit_override ?? limit!);
 const windowField = (windowKey: string) => `w:${windowKey}`;
 const maxOf = (a: bigint, b: bigint) => (a > b ? a : b);
 
-function quotaVerdict(
+function fastQuotaVerdict(
   context: DecisionContext,
   policy: EffectivePolicyRow,
   requested: bigint,
   state: FastState,
 ): FastVerdict {
-  const window = windowAt(policy as Parameters<typeof windowAt>[0], context.nowMs);
-  const used = window.keys.reduce(
-    (sum, key) => sum + BigInt(state.fields.get(windowField(key)) ?? '0'),
-    0n,
-  );
-  const limit = limitOf(policy, policy.limit_amount);
-  const decision = decideQuota({ used, limit, requested, onExceed: policy.on_exceed });
-  const current = BigInt(state.fields.get(windowField(window.currentKey)) ?? '0');
+  const window = currentWindow(policy, context.nowMs);
+  const usedIn = (key: string) => BigInt(state.fields.get(windowField(key)) ?? '0');
+  const used = window.keys.reduce((sum, key) => sum + usedIn(key), 0n);
   return {
-    policy,
-    requested,
-    limit,
-    ...decision,
-    window,
-    retryAfterMs:
-      decision.allowed || window.resetsAtMs === null ? null : window.resetsAtMs - context.nowMs,
+    ...quotaVerdict(context, policy, window, used, requested),
     write: {
       key: fastStateKey(context.tenantId, policy.id, context.subject),
       expectedVersion: state.version,
       // A refund gives back at most what the current window holds, as strict mode's counter.
-      set: { [windowField(window.currentKey)]: maxOf(0n, current + requested).toString() },
+      set: {
+        [windowField(window.currentKey)]: maxOf(
+          0n,
+          usedIn(window.currentKey) + requested,
+        ).toString(),
+      },
       keep: window.keys.map(windowField),
       expireAtMs: window.currentExpiresMs,
     },
   };
 }
 
-function bucketVerdict(
+function fastBucketVerdict(
   context: DecisionContext,
   policy: EffectivePolicyRow,
   requested: bigint,
@@ -79,27 +76,12 @@ function bucketVerdict(
     micro === undefined
       ? null
       : { micro: BigInt(micro), updatedMs: Number(state.fields.get('ms')) };
-  const capacity = limitOf(policy, policy.bucket_capacity);
-  const ratePerSec = policy.refill_rate_per_sec!;
-  const decision = takeTokens(
-    previous,
-    { capacity, ratePerSec, onExceed: policy.on_exceed },
-    requested,
-    context.nowMs,
-  );
-  const { state: next } = decision;
+  const { verdict, next } = bucketVerdict(context, policy, previous, requested);
   // Once full again the bucket is the same as none: it may go.
-  const fullInMs = Math.ceil(Number(capacity * MICRO - next.micro) / (ratePerSec * 1_000));
+  const missing = Number(verdict.limit * MICRO - next.micro);
+  const fullInMs = Math.ceil(missing / (policy.refill_rate_per_sec! * 1_000));
   return {
-    policy,
-    requested,
-    allowed: decision.allowed,
-    limit: capacity,
-    used: capacity - decision.remaining,
-    remaining: decision.remaining,
-    overage: decision.overage,
-    window: null,
-    retryAfterMs: decision.retryAfterMs,
+    ...verdict,
     write: {
       key: fastStateKey(context.tenantId, policy.id, context.subject),
       expectedVersion: state.version,
@@ -119,10 +101,7 @@ function degradedVerdict(
   policy: EffectivePolicyRow,
   requested: bigint,
 ): FastVerdict {
-  const limit = limitOf(
-    policy,
-    policy.kind === 'quota' ? policy.limit_amount : policy.bucket_capacity,
-  );
+  const limit = limitOf(policy);
   return {
     policy,
     requested,
@@ -131,10 +110,7 @@ function degradedVerdict(
     used: 0n,
     remaining: limit,
     overage: 0n,
-    window:
-      policy.kind === 'quota'
-        ? windowAt(policy as Parameters<typeof windowAt>[0], context.nowMs)
-        : null,
+    window: policy.kind === 'quota' ? currentWindow(policy, context.nowMs) : null,
     retryAfterMs: null,
     write: null,
   };
@@ -168,8 +144,8 @@ export async function decideFast(
   }
   const verdicts = policies.map((policy, i) =>
     policy.kind === 'quota'
-      ? quotaVerdict(context, policy, requestedOf(policy), read.states[i]!)
-      : bucketVerdict(context, policy, requestedOf(policy), read.states[i]!),
+      ? fastQuotaVerdict(context, policy, requestedOf(policy), read.states[i]!)
+      : fastBucketVerdict(context, policy, requestedOf(policy), read.states[i]!),
   );
   return { verdicts, recorded: read.recorded, degraded: false };
 }

@@ -8,50 +8,31 @@ import {
   type EffectivePolicyRow,
 } from '../../../db/quota/consumption';
 import type { Queryable } from '../../../db/quota/queryable';
-import { decideQuota } from './decide';
-import { takeTokens, type BucketState } from './token-bucket';
-import { windowAt, type Window } from './windows';
+import {
+  bucketVerdict,
+  currentWindow,
+  quotaVerdict,
+  type DecisionContext,
+  type PolicyVerdict,
+} from './verdicts';
 
 /**
  * Decisions in Postgres, exact under any concurrency: each policy's counter (or bucket) row is
  * locked in policy id order (one order for every request, so no deadlock) for the transaction,
  * every policy of every item is decided, and the amounts are applied only when all admit.
  */
-export interface PolicyVerdict {
-  policy: EffectivePolicyRow;
-  requested: bigint;
-  allowed: boolean;
-  limit: bigint;
-  used: bigint;
-  remaining: bigint;
-  overage: bigint;
-  window: Window | null;
-  retryAfterMs: number | null;
-}
-
 export interface StrictVerdict extends PolicyVerdict {
   /** Writes the verdict's amounts (called only when the whole request is admitted). */
   apply(tx: Queryable): Promise<void>;
 }
 
-export interface DecisionContext {
-  tenantId: string;
-  subject: string;
-  nowMs: number;
-  /** Read usage as it is, locking and writing nothing (the usage route): no request to admit. */
-  readOnly?: boolean;
-}
-
-const limitOf = (policy: EffectivePolicyRow, limit: string | null) =>
-  BigInt(policy.limit_override ?? limit!);
-
-async function quotaVerdict(
+async function strictQuotaVerdict(
   tx: Queryable,
   context: DecisionContext,
   policy: EffectivePolicyRow,
   requested: bigint,
 ): Promise<StrictVerdict> {
-  const window = windowAt(policy as Parameters<typeof windowAt>[0], context.nowMs);
+  const window = currentWindow(policy, context.nowMs);
   const key = {
     tenantId: context.tenantId,
     subject: context.subject,
@@ -66,21 +47,13 @@ async function quotaVerdict(
       ? await readCounter(tx, key, window.keys)
       : await lockCounter(tx, { ...key, expiresAt }, others),
   );
-  const limit = limitOf(policy, policy.limit_amount);
-  const decision = decideQuota({ used, limit, requested, onExceed: policy.on_exceed });
   return {
-    policy,
-    requested,
-    limit,
-    ...decision,
-    window,
-    retryAfterMs:
-      decision.allowed || window.resetsAtMs === null ? null : window.resetsAtMs - context.nowMs,
+    ...quotaVerdict(context, policy, window, used, requested),
     apply: (db) => addToCounter(db, key, requested),
   };
 }
 
-async function bucketVerdict(
+async function strictBucketVerdict(
   tx: Queryable,
   context: DecisionContext,
   policy: EffectivePolicyRow,
@@ -88,31 +61,12 @@ async function bucketVerdict(
 ): Promise<StrictVerdict> {
   const key = { tenantId: context.tenantId, subject: context.subject, policyId: policy.id };
   const row = context.readOnly ? await readBucket(tx, key) : await lockBucket(tx, key);
-  const previous: BucketState | null = row
-    ? { micro: BigInt(row.tokens), updatedMs: Number(row.updated_ms) }
-    : null;
-  const capacity = limitOf(policy, policy.bucket_capacity);
-  const decision = takeTokens(
-    previous,
-    { capacity, ratePerSec: policy.refill_rate_per_sec!, onExceed: policy.on_exceed },
-    requested,
-    context.nowMs,
-  );
+  const previous = row ? { micro: BigInt(row.tokens), updatedMs: Number(row.updated_ms) } : null;
+  const { verdict, next } = bucketVerdict(context, policy, previous, requested);
   return {
-    policy,
-    requested,
-    allowed: decision.allowed,
-    limit: capacity,
-    used: capacity - decision.remaining,
-    remaining: decision.remaining,
-    overage: decision.overage,
-    window: null,
-    retryAfterMs: decision.retryAfterMs,
+    ...verdict,
     apply: (db) =>
-      saveBucket(db, key, {
-        tokens: decision.state.micro.toString(),
-        updatedMs: String(decision.state.updatedMs),
-      }),
+      saveBucket(db, key, { tokens: next.micro.toString(), updatedMs: String(next.updatedMs) }),
   };
 }
 
@@ -128,8 +82,8 @@ export async function decideStrict(
     const requested = amounts.get(policy.resource) ?? 0n;
     verdicts.push(
       policy.kind === 'quota'
-        ? await quotaVerdict(tx, context, policy, requested)
-        : await bucketVerdict(tx, context, policy, requested),
+        ? await strictQuotaVerdict(tx, context, policy, requested)
+        : await strictBucketVerdict(tx, context, policy, requested),
     );
   }
   return verdicts;
