@@ -1,0 +1,212 @@
+import { sql, type DatabasePool } from '../pool';
+import type { EdgeCondition, FailurePolicy, NodeState } from '../../workflows/runs/dag-rules';
+
+/**
+ * DAG workflows in Postgres (migration runs/0007): the rows the API reads and the workflow
+ * dag/<workflow_id> keeps current, each change with its event in one transaction.
+ */
+export type WorkflowState = 'pending' | 'running' | 'paused' | 'succeeded' | 'failed' | 'cancelled';
+export const ACTIVE_WORKFLOW_STATES: readonly WorkflowState[] = ['pending', 'running', 'paused'];
+
+type Queryable = Pick<DatabasePool, 'query' | 'one' | 'maybeOne' | 'any' | 'oneFirst'>;
+
+export interface NewWorkflowNode {
+  ref: string;
+  type: 'container' | 'approval';
+  /** What the node runs, as accepted: image, command, env, inputs_from, retries, clamped limits. */
+  spec: Record<string, unknown>;
+}
+
+export interface NewWorkflow {
+  workflowId: string;
+  tenantId: string;
+  keyId: string | null;
+  name: string | null;
+  tags: string[];
+  failurePolicy: FailurePolicy;
+  templateId: string | null;
+  nodes: NewWorkflowNode[];
+  edges: { from: string; to: string; condition: EdgeCondition }[];
+  workflowInput: unknown;
+  workflowTaskQueue: string;
+  /** The first event's id (workflow → pending). */
+  eventId: string;
+}
+
+export type SubmitOutcome = 'stored' | 'workflow_quota_exceeded' | 'daily_quota_exceeded';
+
+/**
+ * Stores a submitted workflow with its nodes, edges and first event, unless the tenant already
+ * has `maxConcurrent` active workflows, or its container nodes do not fit in the day's
+ * `dailyLimit` of runs (they are counted now, all of them: an accepted workflow never stops on
+ * the daily limit half-way). A tenant's submits are serialized on its quota row.
+ */
+export async function insertSubmittedWorkflow(
+  pool: DatabasePool,
+  workflow: NewWorkflow,
+  limits: { maxConcurrent: number; dailyLimit: number },
+): Promise<SubmitOutcome> {
+  return pool.transaction(async (tx) => {
+    await tx.query(sql.unsafe`
+      SELECT 1 FROM runs.tenant_quotas WHERE tenant_id = ${workflow.tenantId} FOR UPDATE`);
+    const active = (await tx.oneFirst(sql.unsafe`
+      SELECT count(*)::int FROM runs.workflows
+      WHERE tenant_id = ${workflow.tenantId} AND state IN ('pending', 'running', 'paused')`)) as number;
+    if (active >= limits.maxConcurrent) return 'workflow_quota_exceeded';
+    const runs = workflow.nodes.filter((n) => n.type === 'container').length;
+    const counted = await tx.query(sql.unsafe`
+      INSERT INTO runs.daily_submissions AS d (tenant_id, day, count)
+      SELECT ${workflow.tenantId}, (now() AT TIME ZONE 'UTC')::date, ${runs}::int
+      WHERE ${runs}::int <= ${limits.dailyLimit}::int
+      ON CONFLICT (tenant_id, day) DO UPDATE SET count = d.count + excluded.count
+        WHERE d.count + excluded.count <= ${limits.dailyLimit}::int
+      RETURNING 1`);
+    if (counted.rowCount === 0) return 'daily_quota_exceeded';
+    await insertRows(tx, workflow);
+    return 'stored';
+  });
+}
+
+async function insertRows(tx: Queryable, w: NewWorkflow): Promise<void> {
+  await tx.query(sql.unsafe`
+    INSERT INTO runs.workflows (workflow_id, tenant_id, key_id, name, tags, failure_policy,
+                                template_id, workflow_input, workflow_task_queue)
+    VALUES (${w.workflowId}, ${w.tenantId}, ${w.keyId}, ${w.name}, ${sql.array(w.tags, 'text')},
+            ${w.failurePolicy}, ${w.templateId}, ${sql.jsonb(w.workflowInput as never)},
+            ${w.workflowTaskQueue})`);
+  await tx.query(sql.unsafe`
+    INSERT INTO runs.workflow_nodes (workflow_id, ref, position, type, spec)
+    SELECT ${w.workflowId}, ref, position, type, spec
+    FROM unnest(${sql.array(
+      w.nodes.map((n) => n.ref),
+      'text',
+    )}::text[], ${sql.array(
+      w.nodes.map((n) => n.type),
+      'text',
+    )}::text[], ${sql.array(
+      w.nodes.map((n) => JSON.stringify(n.spec)),
+      'jsonb',
+    )}::jsonb[]) WITH ORDINALITY AS n(ref, type, spec, position)`);
+  if (w.edges.length > 0)
+    await tx.query(sql.unsafe`
+      INSERT INTO runs.workflow_edges (workflow_id, from_ref, to_ref, condition, position)
+      SELECT ${w.workflowId}, from_ref, to_ref, condition, position
+      FROM unnest(${sql.array(
+        w.edges.map((e) => e.from),
+        'text',
+      )}::text[], ${sql.array(
+        w.edges.map((e) => e.to),
+        'text',
+      )}::text[], ${sql.array(
+        w.edges.map((e) => e.condition),
+        'text',
+      )}::text[]) WITH ORDINALITY AS e(from_ref, to_ref, condition, position)`);
+  await insertWorkflowEvent(tx, {
+    eventId: w.eventId,
+    workflowId: w.workflowId,
+    tenantId: w.tenantId,
+    nodeRef: null,
+    from: null,
+    to: 'pending',
+    detail: {},
+  });
+}
+
+export interface WorkflowEventInput {
+  eventId: string;
+  workflowId: string;
+  tenantId: string;
+  /** null: an event of the workflow itself. */
+  nodeRef: string | null;
+  from: WorkflowState | NodeState | null;
+  to: WorkflowState | NodeState;
+  detail: Record<string, unknown>;
+}
+
+/** Appends an event; one already written (a retried activity) is left alone. */
+export async function insertWorkflowEvent(tx: Queryable, e: WorkflowEventInput): Promise<void> {
+  await tx.query(sql.unsafe`
+    INSERT INTO runs.workflow_events (event_id, workflow_id, tenant_id, node_ref, kind, from_state,
+                                      to_state, detail)
+    VALUES (${e.eventId}, ${e.workflowId}, ${e.tenantId}, ${e.nodeRef},
+            ${e.nodeRef === null ? 'workflow' : 'node'}, ${e.from}, ${e.to}, ${sql.jsonb(e.detail as never)})
+    ON CONFLICT (event_id) DO NOTHING`);
+}
+
+export interface WorkflowRow {
+  workflow_id: string;
+  tenant_id: string;
+  name: string | null;
+  state: WorkflowState;
+  failure_policy: FailurePolicy;
+  template_id: string | null;
+  submitted_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  tags: string[];
+}
+
+export interface WorkflowNodeRow {
+  ref: string;
+  type: 'container' | 'approval';
+  spec: Record<string, unknown>;
+  state: NodeState;
+  attempt: number;
+  attempts: string[];
+  current_track_id: string | null;
+  exit_code: number | null;
+  output: unknown;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+export interface WorkflowEdgeRow {
+  from_ref: string;
+  to_ref: string;
+  condition: EdgeCondition;
+}
+
+/** A tenant's workflow with its nodes and edges in submitted order; null: none (or not its). */
+export async function findWorkflow(
+  db: Queryable,
+  tenantId: string,
+  workflowId: string,
+): Promise<{ workflow: WorkflowRow; nodes: WorkflowNodeRow[]; edges: WorkflowEdgeRow[] } | null> {
+  const workflow = (await db.maybeOne(sql.unsafe`
+    SELECT workflow_id, tenant_id, name, state, failure_policy, template_id, submitted_at,
+           started_at, finished_at, tags
+    FROM runs.workflows WHERE tenant_id = ${tenantId} AND workflow_id = ${workflowId}`)) as WorkflowRow | null;
+  if (!workflow) return null;
+  const nodes = (await db.any(sql.unsafe`
+    SELECT ref, type, spec, state, attempt, attempts, current_track_id, exit_code, output,
+           started_at, finished_at
+    FROM runs.workflow_nodes WHERE workflow_id = ${workflowId} ORDER BY position`)) as WorkflowNodeRow[];
+  const edges = (await db.any(sql.unsafe`
+    SELECT from_ref, to_ref, condition FROM runs.workflow_edges
+    WHERE workflow_id = ${workflowId} ORDER BY position`)) as WorkflowEdgeRow[];
+  return { workflow, nodes, edges };
+}
+
+export interface WorkflowEventRow {
+  id: string;
+  workflow_id: string;
+  node_ref: string | null;
+  kind: 'workflow' | 'node';
+  to_state: string;
+  detail: Record<string, unknown>;
+  created_at: string;
+}
+
+/** The events feed: a workflow's events after `since` (an id; 0 from the start), oldest first. */
+export async function workflowEvents(
+  db: Queryable,
+  workflowId: string,
+  since: string,
+  limit: number,
+): Promise<WorkflowEventRow[]> {
+  return (await db.any(sql.unsafe`
+    SELECT id::text, workflow_id, node_ref, kind, to_state, detail, created_at
+    FROM runs.workflow_events
+    WHERE workflow_id = ${workflowId} AND id > ${since}::bigint
+    ORDER BY workflow_events.id LIMIT ${limit}`)) as WorkflowEventRow[];
+}
