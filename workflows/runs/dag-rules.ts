@@ -135,6 +135,7 @@ export const inputVariable = (ref: string) =>
 export type GraphProblem =
   | { kind: 'duplicate_ref'; ref: string }
   | { kind: 'unknown_edge_ref'; ref: string }
+  | { kind: 'duplicate_edge'; from: string; to: string }
   | { kind: 'unknown_input_ref'; ref: string }
   | { kind: 'cycle'; refs: string[] };
 
@@ -148,9 +149,15 @@ export function graphProblem(
     if (refs.has(ref)) return { kind: 'duplicate_ref', ref };
     refs.add(ref);
   }
-  for (const edge of edges)
+  const pairs = new Set<string>();
+  for (const edge of edges) {
     for (const ref of [edge.from, edge.to])
       if (!refs.has(ref)) return { kind: 'unknown_edge_ref', ref };
+    // One edge per pair: two conditions between the same nodes would say two things at once.
+    const pair = JSON.stringify([edge.from, edge.to]);
+    if (pairs.has(pair)) return { kind: 'duplicate_edge', from: edge.from, to: edge.to };
+    pairs.add(pair);
+  }
   for (const node of nodes)
     for (const ref of node.inputs_from ?? [])
       if (!refs.has(ref)) return { kind: 'unknown_input_ref', ref };

@@ -144,13 +144,22 @@ describe('DAG rules against the spec (properties over random graphs and outcomes
 
 describe('graph validation', () => {
   const node = (ref: string, inputs_from: string[] = []) => ({ ref, inputs_from });
-  it('names a duplicate ref, an edge or an input to a missing ref, and a cycle', () => {
+  it('names a duplicate ref, an edge or an input to a missing ref, a duplicate edge, and a cycle', () => {
     expect(graphProblem([node('a'), node('a')], [])).toEqual({ kind: 'duplicate_ref', ref: 'a' });
     expect(graphProblem([node('a')], [{ from: 'a', to: 'x' }])).toEqual({
       kind: 'unknown_edge_ref',
       ref: 'x',
     });
     expect(graphProblem([node('a', ['y'])], [])).toEqual({ kind: 'unknown_input_ref', ref: 'y' });
+    expect(
+      graphProblem(
+        [node('a'), node('b')],
+        [
+          { from: 'a', to: 'b' },
+          { from: 'a', to: 'b' },
+        ],
+      ),
+    ).toEqual({ kind: 'duplicate_edge', from: 'a', to: 'b' });
     expect(
       graphProblem(
         [node('a'), node('b'), node('c'), node('d')],
