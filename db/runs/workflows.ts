@@ -37,9 +37,10 @@ export type SubmitOutcome = 'stored' | 'workflow_quota_exceeded' | 'daily_quota_
 
 /**
  * Stores a submitted workflow with its nodes, edges and first event, unless the tenant already
- * has `maxConcurrent` active workflows, or its container nodes do not fit in the day's
- * `dailyLimit` of runs (they are counted now, all of them: an accepted workflow never stops on
- * the daily limit half-way). A tenant's submits are serialized on its quota row.
+ * has `maxConcurrent` active workflows, or its nodes do not fit in the day's `dailyLimit` of runs
+ * (the spec's Limits: each workflow node counts as a run, approval gates too; all are counted
+ * now, so an accepted workflow never stops on the daily limit half-way; retries are not counted
+ * again). A tenant's submits are serialized on its quota row.
  */
 export async function insertSubmittedWorkflow(
   pool: DatabasePool,
@@ -53,7 +54,7 @@ export async function insertSubmittedWorkflow(
       SELECT count(*)::int FROM runs.workflows
       WHERE tenant_id = ${workflow.tenantId} AND state IN ('pending', 'running', 'paused')`)) as number;
     if (active >= limits.maxConcurrent) return 'workflow_quota_exceeded';
-    const runs = workflow.nodes.filter((n) => n.type === 'container').length;
+    const runs = workflow.nodes.length;
     const counted = await tx.query(sql.unsafe`
       INSERT INTO runs.daily_submissions AS d (tenant_id, day, count)
       SELECT ${workflow.tenantId}, (now() AT TIME ZONE 'UTC')::date, ${runs}::int

@@ -67,7 +67,7 @@ describe('runs: the workflow store', () => {
     expect(first).toMatchObject({ kind: 'workflow', node_ref: null, to_state: 'pending' });
   });
 
-  it('refuses past max_concurrent_workflows, even to concurrent submits, and counts container nodes against the day', async () => {
+  it('refuses past max_concurrent_workflows, even to concurrent submits, and counts every node against the day', async () => {
     const { tenantId } = await newTenant(pool);
     const outcomes = await Promise.all(
       Array.from({ length: 5 }, () =>
@@ -79,9 +79,10 @@ describe('runs: the workflow store', () => {
     );
     expect(outcomes.filter((o) => o === 'stored')).toHaveLength(3);
     expect(outcomes.filter((o) => o === 'workflow_quota_exceeded')).toHaveLength(2);
-    // 3 container nodes stored today; 2 more fit a limit of 5, 3 do not (and nothing is written).
+    // 3 + 1 nodes (a gate counts too) stored today; 3 more fit a limit of 7, 4 do not (and
+    // nothing is written).
     const other = await newTenant(pool);
-    const limits = { maxConcurrent: 10, dailyLimit: 5 };
+    const limits = { maxConcurrent: 10, dailyLimit: 7 };
     expect(await insertSubmittedWorkflow(pool, workflowOf(other.tenantId, 3), limits)).toBe(
       'stored',
     );
