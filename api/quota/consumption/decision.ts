@@ -2,8 +2,7 @@ import type { EffectivePolicyRow } from '../../../db/quota/consumption';
 import { commitFastStates, type FastCommitExtras } from '../../../db/quota/fast-state';
 import type { Queryable } from '../../../db/quota/queryable';
 import type { Redis } from '../../../db/redis';
-import { quotaError } from '../errors';
-import { decideFast, type FastVerdict } from './fast';
+import { decideFast, MOVED, untilUnmoved, type FastVerdict } from './fast';
 import { decideStrict, type StrictVerdict } from './strict';
 import type { DecisionContext, PolicyVerdict } from './verdicts';
 
@@ -27,9 +26,6 @@ export interface Decided {
   strict: StrictVerdict[];
   fast: FastVerdict[];
 }
-
-/** How often a decision is made again when the fast state it read keeps moving. */
-const ATTEMPTS_MAX = 100;
 
 export const isFast = (policy: EffectivePolicyRow) => policy.enforcement_mode === 'fast';
 
@@ -79,14 +75,13 @@ export async function decideAndApply(
   token: string,
   extras?: FastCommitExtras,
 ): Promise<Decided> {
-  for (let attempt = 1; attempt <= ATTEMPTS_MAX; attempt++) {
+  return untilUnmoved(async () => {
     const decided = await decideAll(stores, context(), policies, amounts);
     if (!decided.allowed) return decided;
     const writes = fastWrites(decided.fast);
     if (writes.length > 0 || extras)
-      if (!(await commitFastStates(stores.redis, writes, token, extras))) continue;
+      if (!(await commitFastStates(stores.redis, writes, token, extras))) return MOVED;
     for (const verdict of decided.strict) await verdict.apply(stores.tx);
     return decided;
-  }
-  throw quotaError('decision_contended', { retryAfterSeconds: 1 });
+  });
 }

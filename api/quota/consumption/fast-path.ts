@@ -8,7 +8,7 @@ import { IDEMPOTENCY_WINDOW_HOURS } from '../job-catalogue';
 import type { ConsumeBody } from './consume';
 import { ledgerEntries, requestHashOf } from './records';
 import { fastWrites } from './decision';
-import { decideFast, type FastVerdict } from './fast';
+import { decideFast, MOVED, untilUnmoved, type FastVerdict } from './fast';
 
 /**
  * A consume or refund governed by fast policies only, decided and recorded in Redis alone: one
@@ -26,7 +26,6 @@ export interface RedisSpend {
   amounts: Map<string, bigint>;
 }
 
-const ATTEMPTS_MAX = 100;
 const IDEMPOTENCY_TTL_SECONDS = IDEMPOTENCY_WINDOW_HOURS * 3_600;
 
 /** Ledger entries as the stream carries them: amounts as decimal strings. */
@@ -49,46 +48,40 @@ export async function spendInRedis<T extends { event_id: string }>(
   spend: RedisSpend,
   answerOf: (verdicts: FastVerdict[], eventId: string) => T,
 ): Promise<T | null> {
-  const { tenantId, body } = spend;
-  const idempotency = body.idempotency_key
+  const key = spend.body.idempotency_key;
+  const idempotency = key
     ? {
-        key: fastIdempotencyKey(tenantId, spend.endpoint, body.idempotency_key),
-        hash: requestHashOf(body).toString('hex'),
+        key: fastIdempotencyKey(spend.tenantId, spend.endpoint, key),
+        hash: requestHashOf(spend.body).toString('hex'),
       }
     : undefined;
-  for (let attempt = 1; attempt <= ATTEMPTS_MAX; attempt++) {
-    const context = { tenantId, subject: body.subject, nowMs: Date.now() };
-    const decided = await decideFast(
-      redis,
-      context,
-      spend.policies,
-      spend.amounts,
-      idempotency?.key,
-    );
-    if (decided.degraded) return null;
-    if (decided.recorded !== null) return replay<T>(decided.recorded, idempotency!.hash);
-    const eventId = `evt_${ulid()}`;
-    const answer = answerOf(decided.verdicts, eventId);
-    const allowed = decided.verdicts.every((v) => v.allowed);
-    const entryType = spend.endpoint;
-    const ledger = allowed
-      ? streamed(
-          ledgerEntries(
-            { tenantId, eventId, subject: body.subject, body },
-            spend.amounts,
-            entryType,
-          ),
-        )
-      : undefined;
-    const record = idempotency && {
-      key: idempotency.key,
-      answer: stringifyExact({ hash: idempotency.hash, answer }),
-      ttlSeconds: IDEMPOTENCY_TTL_SECONDS,
-    };
-    const writes = allowed ? fastWrites(decided.verdicts) : [];
-    if (writes.length === 0 && !ledger && !record) return answer;
-    if (await commitFastStates(redis, writes, eventId, { ledger, idempotency: record }))
-      return answer;
-  }
-  throw quotaError('decision_contended', { retryAfterSeconds: 1 });
+  return untilUnmoved(() => trySpend(redis, spend, idempotency, answerOf));
+}
+
+/** One decision and its commit: the answer, null (degraded), or MOVED. */
+async function trySpend<T extends { event_id: string }>(
+  redis: Redis,
+  spend: RedisSpend,
+  idempotency: { key: string; hash: string } | undefined,
+  answerOf: (verdicts: FastVerdict[], eventId: string) => T,
+): Promise<T | null | typeof MOVED> {
+  const { tenantId, body } = spend;
+  const context = { tenantId, subject: body.subject, nowMs: Date.now() };
+  const decided = await decideFast(redis, context, spend.policies, spend.amounts, idempotency?.key);
+  if (decided.degraded) return null;
+  if (decided.recorded !== null) return replay<T>(decided.recorded, idempotency!.hash);
+  const eventId = `evt_${ulid()}`;
+  const answer = answerOf(decided.verdicts, eventId);
+  const allowed = decided.verdicts.every((v) => v.allowed);
+  const base = { tenantId, eventId, subject: body.subject, body };
+  const ledger = allowed ? streamed(ledgerEntries(base, spend.amounts, spend.endpoint)) : undefined;
+  const record = idempotency && {
+    key: idempotency.key,
+    answer: stringifyExact({ hash: idempotency.hash, answer }),
+    ttlSeconds: IDEMPOTENCY_TTL_SECONDS,
+  };
+  const writes = allowed ? fastWrites(decided.verdicts) : [];
+  if (writes.length === 0 && !ledger && !record) return answer;
+  const committed = await commitFastStates(redis, writes, eventId, { ledger, idempotency: record });
+  return committed ? answer : MOVED;
 }

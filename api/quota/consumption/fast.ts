@@ -32,8 +32,23 @@ export interface FastVerdict extends PolicyVerdict {
 
 /** A bucket idle this long is stored without expiry rather than until it is full again. */
 const BUCKET_EXPIRY_MAX_MS = 400 * 24 * 3_600_000;
-/** How often a write is tried again when the state it read keeps moving. */
+/** How often a decision is made again when the state it read keeps moving. */
 const ATTEMPTS_MAX = 100;
+
+/** What a try answers when a state it read moved before its commit: decide again. */
+export const MOVED = Symbol('moved');
+
+/**
+ * Runs `attempt` until it answers (rather than MOVED), at most 100 times; then 503
+ * decision_contended, which a client retries.
+ */
+export async function untilUnmoved<T>(attempt: () => Promise<T | typeof MOVED>): Promise<T> {
+  for (let i = 0; i < ATTEMPTS_MAX; i++) {
+    const answer = await attempt();
+    if (answer !== MOVED) return answer;
+  }
+  throw quotaError('decision_contended', { retryAfterSeconds: 1 });
+}
 
 const windowField = (windowKey: string) => `w:${windowKey}`;
 const maxOf = (a: bigint, b: bigint) => (a > b ? a : b);
@@ -150,8 +165,6 @@ export async function decideFast(
   return { verdicts, recorded: read.recorded, degraded: false };
 }
 
-const contended = () => quotaError('decision_contended', { retryAfterSeconds: 1 });
-
 /**
  * Adds `delta` to one window of a fast quota policy (never below zero): a reservation's commit or
  * release. A window already over (its field gone) has nothing left to adjust.
@@ -164,10 +177,10 @@ export async function adjustFastWindow(
 ): Promise<void> {
   const stateKey = fastStateKey(key.tenantId, key.policyId, key.subject);
   const field = windowField(windowKey);
-  for (let attempt = 1; attempt <= ATTEMPTS_MAX; attempt++) {
+  await untilUnmoved(async () => {
     const [state] = (await readFastStates(redis, [stateKey])).states;
     const current = state!.fields.get(field);
-    if (current === undefined) return;
+    if (current === undefined) return 'window over';
     const write: FastWrite = {
       key: stateKey,
       expectedVersion: state!.version,
@@ -175,9 +188,8 @@ export async function adjustFastWindow(
       keep: null,
       expireAtMs: 'keep',
     };
-    if (await commitFastStates(redis, [write], ulid())) return;
-  }
-  throw contended();
+    return (await commitFastStates(redis, [write], ulid())) ? 'adjusted' : MOVED;
+  });
 }
 
 /** A fast quota policy's usage over the given windows' keys. */
