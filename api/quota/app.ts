@@ -55,7 +55,10 @@ export function quotaRoutes(deps: QuotaRouteDeps, metrics?: () => client.Registr
 export function createQuotaApi(deps: PlatformDeps): ServiceInstance {
   const lastUse = createLastUseRecorder(deps);
   const bootstraps = createBootstrapStarter(deps);
-  const router = quotaRoutes({ ...deps, lastUse, bootstraps }, () => metrics);
+  const router = quotaRoutes(
+    { ...deps, lastUse, bootstraps, startedAtMs: Date.now() },
+    () => metrics,
+  );
 
   const { app, metrics } = createApp({
     edge: [exactJsonBodies],

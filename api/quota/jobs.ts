@@ -9,9 +9,6 @@ import { JOB_NAMES, JOBS, jobScheduleId, jobWorkflowId, type JobName } from './j
 
 type Deps = Pick<PlatformDeps, 'pool' | 'temporal' | 'config' | 'logger'>;
 
-/** When this process started: the age of a job that never succeeded is counted from here. */
-const SERVICE_STARTED_MS = Date.now();
-
 /** Jobs belong to the operator, not to a tenant: their executions carry this TenantId. */
 const PLATFORM_TENANT = 'platform';
 
@@ -71,7 +68,7 @@ export async function runJobNow(deps: Deps, job: JobName) {
 }
 
 /** The job catalogue with each job's last success and health, and the latest runs. */
-export async function listJobs(deps: Deps, limit: number) {
+export async function listJobs(deps: Deps & Pick<HealthDeps, 'startedAtMs'>, limit: number) {
   const [runs, health] = await Promise.all([
     listJobRuns(deps.pool, deps.config.taskQueuePrefix, limit),
     jobsHealth(deps),
@@ -84,14 +81,16 @@ export async function listJobs(deps: Deps, limit: number) {
  * succeeded is measured from the API's start, so a fresh deployment is healthy until a budget
  * has passed without a success.
  */
-export async function jobsHealth(
-  deps: Pick<Deps, 'pool' | 'config'>,
-  sinceMs = SERVICE_STARTED_MS,
-) {
+interface HealthDeps extends Pick<Deps, 'pool' | 'config'> {
+  /** When this API started: the age of a job that never succeeded is counted from here. */
+  startedAtMs: number;
+}
+
+export async function jobsHealth(deps: HealthDeps) {
   const successes = await lastSuccesses(deps.pool, deps.config.taskQueuePrefix);
   const jobs = JOB_NAMES.map((job) => {
     const last = successes.get(job) ?? null;
-    const ageSeconds = (Date.now() - (last ? Date.parse(last) : sinceMs)) / 1000;
+    const ageSeconds = (Date.now() - (last ? Date.parse(last) : deps.startedAtMs)) / 1000;
     return {
       name: job,
       description: JOBS[job].description,

@@ -23,6 +23,8 @@ export interface QuotaRouteDeps {
   redis: Redis;
   lastUse: LastUseRecorder;
   bootstraps: BootstrapStarter;
+  /** When this API started (the jobs' health counts a job never run from here). */
+  startedAtMs: number;
 }
 
 /** Who may call an operation: a scope, any tenant key (`tenant`), or anyone (`public`: probes). */
