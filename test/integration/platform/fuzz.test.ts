@@ -5,6 +5,7 @@ import path from 'node:path';
 import { DATA_DIR, REPO_ROOT } from '../../support/stack-env';
 import { LedgerHarness } from '../ledger/support';
 import { ALL_RUN_PERMISSIONS, newTenant, startHarness, type Harness } from '../runs/support';
+import { flushLedgerStream } from '../../../api/quota/consumption/ledger-flush';
 import { startQuota, type QuotaHarness } from '../quota/support';
 
 /**
@@ -232,6 +233,10 @@ describe('the quota service under schemathesis', () => {
     keys = { tenant_admin: tenant.adminKey.key, operator: h.operatorKey };
   });
   afterAll(() => h?.close());
+  // The suite's fast-mode decisions wait in the shared Redis stream (its services run without
+  // the ledger-flush schedule): flushed here, so /healthz/worker reports the fuzzer's own
+  // decisions, not those other test files left minutes ago (its 503 past the budget is right).
+  beforeEach(() => flushLedgerStream(h));
 
   it.each(['tenant_admin', 'operator'])(
     'with a %s key, finds nothing the document does not declare',
