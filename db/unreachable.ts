@@ -26,13 +26,21 @@ const REDIS_NO_ANSWER =
   /^(Connection is closed\.|Stream isn't writeable|Command timed out|Reached the max retries per request limit)/;
 
 /**
+ * An error by its shape, not `instanceof Error`: a socket error made by Node's own internals is
+ * of another realm's Error where the code runs in a sandbox (jest's), and a read ECONNRESET from
+ * a Postgres that shut down was then answered 500.
+ */
+const isErrorLike = (value: unknown): value is Error & { code?: unknown; cause?: unknown } =>
+  typeof value === 'object' && value !== null && typeof (value as Error).message === 'string';
+
+/**
  * Whether an error means a backend (Postgres or Redis) was briefly out of reach, so the request
  * may be retried as it is (the edge answers SERVICE_UNAVAILABLE, never INTERNAL_ERROR). Looks
  * down the `cause` chain, where slonik and the services' own wrappers keep the original.
  */
 export function isBackendUnreachable(error: unknown): boolean {
   let current: unknown = error;
-  for (let depth = 0; current instanceof Error && depth < 5; depth++) {
+  for (let depth = 0; isErrorLike(current) && depth < 5; depth++) {
     if (POSTGRES_NO_ANSWER.some((type) => current instanceof type)) return true;
     const code = (current as { code?: unknown }).code;
     if (typeof code === 'string' && SOCKET_CODES.has(code)) return true;

@@ -1,3 +1,4 @@
+import vm from 'node:vm';
 import { BackendTerminatedError, ConnectionError } from 'slonik';
 import { isBackendUnreachable } from '../../db/unreachable';
 
@@ -11,6 +12,13 @@ describe('isBackendUnreachable: which errors are a backend out of reach (503), n
     expect(isBackendUnreachable(new ConnectionError('refused'))).toBe(true);
     expect(isBackendUnreachable(new BackendTerminatedError(new Error('gone')))).toBe(true);
     expect(isBackendUnreachable(wrapping(withCode('ECONNREFUSED')))).toBe(true);
+    // Made in another realm (as Node's socket errors are, seen from jest's sandbox).
+    const foreign = vm.runInNewContext(
+      "Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })",
+    ) as unknown;
+    expect(foreign instanceof Error).toBe(false);
+    expect(isBackendUnreachable(foreign)).toBe(true);
+    expect(isBackendUnreachable(wrapping(foreign))).toBe(true);
   });
 
   it("takes ioredis's refusals while it has no connection", () => {
