@@ -187,13 +187,16 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
     return [op.idempotency ? authOnce(op.role, op.idempotency.endpoint) : auth(op.role)];
   };
   const ops = LEDGER_OPERATIONS;
+  /** An operation behind its role (and Idempotency-Key claim); the few with more guards mount them. */
+  const route = (op: LedgerOperation, handler: Middleware) =>
+    mount(router, op, authorized(op), handler);
 
-  mount(router, ops.createAssetType, authorized(ops.createAssetType), async (ctx) => {
+  route(ops.createAssetType, async (ctx) => {
     const body = validated<AssetTypeInput>(ctx, 'body');
     ctx.status = 201;
     ctx.body = await createAssetType(pool, principalOf(ctx).tenantId, body);
   });
-  mount(router, ops.listAssetTypes, authorized(ops.listAssetTypes), async (ctx) => {
+  route(ops.listAssetTypes, async (ctx) => {
     ctx.body = { asset_types: await getAssetTypes(pool, principalOf(ctx).tenantId) };
   });
   mount(
@@ -218,7 +221,7 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
     },
   );
 
-  mount(router, ops.createAccount, authorized(ops.createAccount), async (ctx) => {
+  route(ops.createAccount, async (ctx) => {
     ctx.status = 201;
     ctx.body = await createAccount(
       pool,
@@ -226,10 +229,10 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
       validated<AccountInput>(ctx, 'body'),
     );
   });
-  mount(router, ops.listAccounts, authorized(ops.listAccounts), async (ctx) => {
+  route(ops.listAccounts, async (ctx) => {
     ctx.body = await getAccounts(pool, principalOf(ctx).tenantId, validated<Page>(ctx, 'query'));
   });
-  mount(router, ops.getAccount, authorized(ops.getAccount), async (ctx) => {
+  route(ops.getAccount, async (ctx) => {
     ctx.body = await getAccount(pool, principalOf(ctx).tenantId, paramOf(ctx, 'account_id'));
   });
   mount(
@@ -253,10 +256,10 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
       );
     },
   );
-  mount(router, ops.getBalance, authorized(ops.getBalance), async (ctx) => {
+  route(ops.getBalance, async (ctx) => {
     ctx.body = await getBalance(pool, principalOf(ctx).tenantId, paramOf(ctx, 'account_id'));
   });
-  mount(router, ops.getBalanceAsOf, authorized(ops.getBalanceAsOf), async (ctx) => {
+  route(ops.getBalanceAsOf, async (ctx) => {
     ctx.body = await getBalanceAsOf(
       pool,
       principalOf(ctx).tenantId,
@@ -264,7 +267,7 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
       validated<BalanceAsOfQuery>(ctx, 'query'),
     );
   });
-  mount(router, ops.listEntries, authorized(ops.listEntries), async (ctx) => {
+  route(ops.listEntries, async (ctx) => {
     const query = validated<Page & { state?: (typeof ENTRY_STATES)[number] }>(ctx, 'query');
     ctx.body = await getEntries(
       pool,
@@ -372,7 +375,7 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
       answerCreated(ctx, principal, created);
     },
   );
-  mount(router, ops.getTransaction, authorized(ops.getTransaction), async (ctx) => {
+  route(ops.getTransaction, async (ctx) => {
     ctx.body = await getTransaction(
       pool,
       principalOf(ctx).tenantId,
@@ -383,7 +386,7 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
     [ops.commitTransaction, 'commit'],
     [ops.voidTransaction, 'void'],
   ] as const) {
-    mount(router, op, authorized(op), async (ctx) => {
+    route(op, async (ctx) => {
       const settled = await settleTransaction(
         pool,
         principalOf(ctx).tenantId,
@@ -404,10 +407,10 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
       ctx.body = await createSubTenant(pool, principalOf(ctx), validated(ctx, 'body'));
     },
   );
-  mount(router, ops.listSubTenants, authorized(ops.listSubTenants), async (ctx) => {
+  route(ops.listSubTenants, async (ctx) => {
     ctx.body = await getSubTenants(pool, principalOf(ctx), validated<Page>(ctx, 'query'));
   });
-  mount(router, ops.patchSubTenant, authorized(ops.patchSubTenant), async (ctx) => {
+  route(ops.patchSubTenant, async (ctx) => {
     ctx.body = await patchSubTenant(
       pool,
       principalOf(ctx),
@@ -415,7 +418,7 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
       validated(ctx, 'body'),
     );
   });
-  mount(router, ops.issueSubTenantKey, authorized(ops.issueSubTenantKey), async (ctx) => {
+  route(ops.issueSubTenantKey, async (ctx) => {
     ctx.status = 201;
     ctx.body = await createSubTenantKey(
       pool,
@@ -424,7 +427,7 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
       validated(ctx, 'body'),
     );
   });
-  mount(router, ops.listSubTenantKeys, authorized(ops.listSubTenantKeys), async (ctx) => {
+  route(ops.listSubTenantKeys, async (ctx) => {
     ctx.body = await getSubTenantKeys(
       pool,
       principalOf(ctx),
@@ -432,7 +435,7 @@ export function ledgerRouter(deps: LedgerRouteDeps): Router {
       validated<Page>(ctx, 'query'),
     );
   });
-  mount(router, ops.revokeSubTenantKey, authorized(ops.revokeSubTenantKey), async (ctx) => {
+  route(ops.revokeSubTenantKey, async (ctx) => {
     ctx.body = await revokeSubTenantKey(
       pool,
       principalOf(ctx),

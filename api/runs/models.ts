@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { RUN_STATES } from '../../db/runs/runs';
+import { TIER_LIMIT_FIELDS } from '../../db/runs/tenants';
 import { UTC_INSTANT_PATTERN } from '../platform/instant';
 import { TENANT_QUOTAS } from './tenant';
 
@@ -148,15 +149,8 @@ export const Utilization = model('Utilization', {
 
 export const TenantQuotas = TENANT_QUOTAS.id('TenantQuotas');
 
-const USAGE_LIMITS = [
-  'memory_limit_mb',
-  'cpu_cores',
-  'timeout_seconds',
-  'concurrent_runs',
-  'daily_runs',
-  'workflow_nodes',
-  'retention_days',
-] as const;
+/** The tier's limits but its metered cap, which the usage list reports as a policy instead. */
+const USAGE_LIMITS = TIER_LIMIT_FIELDS.filter((field) => field !== 'metered_seconds_per_day');
 
 export const Usage = model('Usage', {
   tier: nullableText(),

@@ -59,6 +59,32 @@ describe.each(['strict', 'fast'] as const)(
       FROM quota.ledger_entries
       WHERE tenant_id = ${tenantId} AND subject = ${subject} ORDER BY id`);
     }
+    /**
+     * Consumes `amounts` concurrently for the subject's one resource and holds the two sides of an
+     * exact decision: nothing admitted past `bound`, and no request denied while it fitted (what is
+     * left is less than any denied amount). Answers the amount admitted.
+     */
+    async function raceWithin(
+      s: { subject: string; resource: () => string },
+      amounts: number[],
+      bound: number,
+    ): Promise<number> {
+      const replies = await Promise.all(
+        amounts.map((amount) =>
+          admin.post('/v1/consume', {
+            subject: s.subject,
+            items: [{ resource: s.resource(), amount }],
+          }),
+        ),
+      );
+      const requested = (allowed: boolean) =>
+        replies.filter((r) => r.body.allowed === allowed).map((r) => r.body.results[0].requested);
+      const admitted = requested(true).reduce((sum, amount) => sum + amount, 0);
+      expect(admitted).toBeLessThanOrEqual(bound);
+      const denied = requested(false);
+      if (denied.length > 0) expect(bound - admitted).toBeLessThan(Math.min(...denied));
+      return admitted;
+    }
     const daily = (limit: number, extra: Record<string, unknown> = {}) => ({
       kind: 'quota',
       limit_amount: limit,
@@ -326,23 +352,7 @@ describe.each(['strict', 'fast'] as const)(
           fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 5, maxLength: 30 }),
           async (limit, amounts) => {
             const s = await subjectWith([daily(limit)]);
-            const replies = await Promise.all(
-              amounts.map((amount) =>
-                admin.post('/v1/consume', {
-                  subject: s.subject,
-                  items: [{ resource: s.resource(), amount }],
-                }),
-              ),
-            );
-            const admitted = replies
-              .filter((r) => r.body.allowed)
-              .reduce((sum, r) => sum + r.body.results[0].requested, 0);
-            expect(admitted).toBeLessThanOrEqual(limit);
-            const denied = replies
-              .filter((r) => !r.body.allowed)
-              .map((r) => r.body.results[0].requested);
-            // No request was denied while it fitted: what is left is less than any denied amount.
-            if (denied.length > 0) expect(limit - admitted).toBeLessThan(Math.min(...denied));
+            const admitted = await raceWithin(s, amounts, limit);
             const ledger = (await ledgerOf(s.subject)).reduce(
               (sum, e) => sum + Number(e.amount),
               0,
@@ -366,23 +376,7 @@ describe.each(['strict', 'fast'] as const)(
             const s = await subjectWith([
               { kind: 'rate_limit', bucket_capacity: capacity, refill_rate_per_sec: 0.000006 },
             ]);
-            const replies = await Promise.all(
-              amounts.map((amount) =>
-                admin.post('/v1/consume', {
-                  subject: s.subject,
-                  items: [{ resource: s.resource(), amount }],
-                }),
-              ),
-            );
-            const admitted = replies
-              .filter((r) => r.body.allowed)
-              .reduce((sum, r) => sum + r.body.results[0].requested, 0);
-            expect(admitted).toBeLessThanOrEqual(capacity);
-            // No request was denied while it fitted: what is left is less than any denied amount.
-            const denied = replies
-              .filter((r) => !r.body.allowed)
-              .map((r) => r.body.results[0].requested);
-            if (denied.length > 0) expect(capacity - admitted).toBeLessThan(Math.min(...denied));
+            await raceWithin(s, amounts, capacity);
           },
         ),
         { numRuns: 8 },
