@@ -16,7 +16,10 @@
  *     On this machine the two differ by the CPU Temporal takes: the local dev server (SQLite)
  *     starts about 50 workflows/s, so 100 accepted runs/s is more than it can absorb and the
  *     starts back up (the runs are safe in Postgres meanwhile; see workflow-starter.ts);
- * and checks that no run was lost or duplicated. It starts its own worker process and APIs on
+ * and checks that no run was lost or duplicated;
+ *  4. a DAG figure (bench/lib/dag-figure.ts): a 20-node fan-out/fan-in of trivial containers,
+ *     its makespan against the same containers run directly on the Docker engine in the same
+ *     run (a ratio), and what the engine adds per node. It starts its own worker process and APIs on
  * task queues of its own, in the tests' Temporal namespace (the operators' `default` shows only
  * real executions), so it never disturbs a running stack or test.
  */
@@ -27,6 +30,8 @@ import path from 'node:path';
 import { ulid } from 'ulid';
 import { httpCall, openLoop, percentile } from './lib/http-load';
 import { processCpuMs } from './lib/process-cpu';
+import { dagFigure } from './lib/dag-figure';
+import { createDocker } from '../api/platform/docker';
 import { loadConfig } from '../api/platform/config';
 import { createLogger } from '../api/platform/logger';
 import { runAdmin } from '../api/runs/cli';
@@ -43,8 +48,10 @@ const SUBMIT_DURATION_SECONDS = Number(process.env.BENCH_SUBMIT_SECONDS ?? 10);
 /** Submits at the same rate before each measured window, not counted in its figures. */
 const SUBMIT_WARMUP_SECONDS = Number(process.env.BENCH_SUBMIT_WARMUP_SECONDS ?? 3);
 const CONCURRENT_RUNS = Number(process.env.BENCH_CONCURRENT_RUNS ?? 20);
-/** Which figures to measure (comma-separated: latency, throughput, submit); all by default. */
-const PHASES = new Set((process.env.BENCH_PHASES ?? 'latency,throughput,submit').split(','));
+/** Which figures to measure (comma-separated: latency, throughput, submit, dag); all by default. */
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'latency,throughput,submit,dag').split(','));
+/** The DAG figure's fan-out: one root, this many nodes, one join. */
+const DAG_WIDTH = 18;
 /** Extra node options of the API process, e.g. --cpu-prof --cpu-prof-dir=/tmp/prof. */
 const API_NODE_OPTIONS = process.env.BENCH_API_NODE_OPTIONS ?? '';
 
@@ -117,7 +124,7 @@ async function main(): Promise<void> {
         '--tenant',
         tenantId,
         '--permissions',
-        'svc_run_submit,svc_run_read,svc_tenant_admin',
+        'svc_run_submit,svc_run_read,svc_tenant_admin,svc_workflow_submit,svc_workflow_read',
       ],
       pool,
     );
@@ -190,7 +197,11 @@ async function main(): Promise<void> {
     await fetch(`${frontUrl}/api/v1/tenant/quotas`, {
       method: 'PUT',
       headers,
-      body: JSON.stringify({ max_concurrent_runs: CONCURRENT_RUNS, max_daily_runs: 1_000_000 }),
+      body: JSON.stringify({
+        max_concurrent_runs: CONCURRENT_RUNS,
+        max_daily_runs: 1_000_000,
+        max_nodes_per_workflow: DAG_WIDTH + 2,
+      }),
     });
     const endpointOnly = PHASES.has('submit')
       ? await submitLoad(frontUrl, front.pid!, 'submit (endpoint)')
@@ -268,6 +279,19 @@ async function main(): Promise<void> {
     }[];
     const duplicated = perRun.filter((r) => r.running !== 1 || r.terminal !== 1).length;
     const lost = ran.length - perRun.length;
+
+    // 4. The DAG figure, against the engine's own rate in the same run.
+    if (PHASES.has('dag'))
+      console.log(
+        await dagFigure({
+          url,
+          headers,
+          pool,
+          docker: createDocker(config),
+          image,
+          width: DAG_WIDTH,
+        }),
+      );
 
     // 3b. The main API, starting workflows as it accepts runs.
     if (PHASES.has('submit'))

@@ -6,6 +6,7 @@ import {
   createSelfCheckDockerActivities,
 } from '../activities/runs/self-check';
 import { createRunActivities } from '../activities/runs/run';
+import { createDagActivities } from '../activities/runs/dag';
 import { createRunDockerActivities } from '../activities/runs/run-docker';
 import { createRetentionActivities } from '../activities/runs/retention';
 import { createReconcileActivities } from '../activities/runs/reconcile';
@@ -67,6 +68,7 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
     activities: {
       ...createSelfCheckActivities({ pool: deps.pool }),
       ...createRunActivities({ pool: deps.pool }),
+      ...createDagActivities({ pool: deps.pool }),
       ...createRetentionActivities({
         pool: deps.pool,
         redis: deps.redis,

@@ -15,12 +15,13 @@ import {
 import type { PlatformDeps, ServiceInstance } from '../platform/service';
 import { runsEnvelope } from './envelope';
 import { RUNS_ERRORS } from './errors';
-import { runsRouter } from './routes';
+import { runsRouter, type Starters } from './routes';
 import { workersStatus } from './workers';
 import { ensureRetentionSchedule } from './retention';
 import { ensureReconcileSchedule } from './reconcile';
 import { openApiDocument } from './openapi';
-import { createWorkflowStarter, type WorkflowStarter } from './workflow-starter';
+import { createWorkflowStarter } from './workflow-starter';
+import { createDagStarter } from './dags/starter';
 import { getSelfCheck, startSelfCheck, type SelfCheckRequest } from './self-checks';
 import { selfCheckWorkflowId } from '../../workflows/runs/self-check';
 
@@ -30,7 +31,7 @@ export const RUNS_JSON_DEPTH_MAX = 64;
 /** Every route of the runs service: probes, the operator's self-checks and the tenant API. */
 export function runsRoutes(
   deps: PlatformDeps,
-  starter: WorkflowStarter,
+  starters: Starters,
   metrics?: () => client.Registry,
 ): Router[] {
   const dockerCheck: BackendCheck = () => withinTimeout(() => deps.docker.ping());
@@ -82,18 +83,18 @@ export function runsRoutes(
     const { check_id } = (ctx.state.validated as ValidatedState).params as { check_id: string };
     ctx.body = presentSelfCheck(await getSelfCheck(deps, check_id));
   });
-  return [router, runsRouter(deps, starter)];
+  return [router, runsRouter(deps, starters)];
 }
 
 export function createRunsApi(deps: PlatformDeps): ServiceInstance {
-  const starter = createWorkflowStarter(deps);
+  const starters: Starters = { runs: createWorkflowStarter(deps), dags: createDagStarter(deps) };
   const { app, metrics } = createApp({
     service: 'runs',
     logger: deps.logger,
     envelope: runsEnvelope,
     errors: RUNS_ERRORS,
     body: { limitBytes: RUNS_BODY_LIMIT_BYTES, maxDepth: RUNS_JSON_DEPTH_MAX },
-    routers: runsRoutes(deps, starter, () => metrics),
+    routers: runsRoutes(deps, starters, () => metrics),
     quietPaths: ['/ping', '/health', '/metrics', '/openapi.json'],
   });
   return {
@@ -108,10 +109,13 @@ export function createRunsApi(deps: PlatformDeps): ServiceInstance {
         void ensureRetentionSchedule(deps);
         void ensureReconcileSchedule(deps);
       }
-      starter.start();
+      starters.runs.start();
+      starters.dags.start();
       return Promise.resolve();
     },
-    stop: () => starter.stop(),
+    stop: async () => {
+      await Promise.all([starters.runs.stop(), starters.dags.stop()]);
+    },
   };
 }
 

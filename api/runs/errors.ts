@@ -42,6 +42,18 @@ export const RUNS_ERRORS = {
   workflow_unavailable: refusal(503, 'workflow_unavailable', true),
   image_not_in_local_registry: refusal(400, 'image_not_in_local_registry'),
   workflow_engine_unavailable: refusal(503, 'workflow engine unavailable', true),
+  // DAG workflows (the spec's workflow codes); the 409s of a control are the DAG workflow's
+  // refusals (DAG_REFUSALS), answered as it gives them.
+  workflow_not_found: refusal(404, 'workflow_not_found'),
+  node_not_found: refusal(404, 'node_not_found'),
+  invalid_graph: refusal(400, 'invalid_graph'),
+  too_many_nodes: refusal(400, 'too_many_nodes'),
+  workflow_quota_exceeded: refusal(429, 'workflow_quota_exceeded', true),
+  not_pausable: refusal(409, 'not_pausable'),
+  already_terminal: refusal(409, 'already_terminal'),
+  node_not_terminal: refusal(409, 'node_not_terminal'),
+  not_an_approval_node: refusal(409, 'not_an_approval_node'),
+  not_awaiting_approval: refusal(409, 'not_awaiting_approval'),
 } as const satisfies ErrorCatalogue;
 
 export type RunsErrorCode = keyof typeof RUNS_ERRORS;

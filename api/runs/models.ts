@@ -8,26 +8,26 @@ import { TENANT_QUOTAS } from './tenant';
  * The response models of the runs service as joi schemas named for the OpenAPI document's
  * components (contract.ts converts them). Every field is present unless marked optional.
  */
-const model = (name: string, keys: Joi.PartialSchemaMap) =>
+export const model = (name: string, keys: Joi.PartialSchemaMap) =>
   Joi.object(keys).prefs({ presence: 'required' }).id(name);
 
 /** What the service answers as an instant: UTC with Z, millisecond precision. */
-const instant = () =>
+export const instant = () =>
   Joi.string()
     .isoDate()
     .meta({ 'x-schema': { format: 'date-time', pattern: UTC_INSTANT_PATTERN } })
     .description(
       'ISO-8601 UTC instant with the Z suffix, on a real calendar date (2020-02-30 and leap seconds are refused); answers carry millisecond precision',
     );
-const nullableInstant = () =>
+export const nullableInstant = () =>
   Joi.string()
     .isoDate()
     .allow(null)
     .meta({ 'x-schema': { format: 'date-time' } });
 export const ulid = () => Joi.string().pattern(/^[0-9A-HJKMNP-TV-Z]{26}$/);
-const nullableText = () => Joi.string().allow('', null);
-const text = () => Joi.string().allow('');
-const integer = () => Joi.number().integer();
+export const nullableText = () => Joi.string().allow('', null);
+export const text = () => Joi.string().allow('');
+export const integer = () => Joi.number().integer();
 
 export const ErrorBody = Joi.object({
   detail: Joi.string().required().description('the error code, or a message naming it'),
@@ -67,6 +67,12 @@ const runFields = {
   tags: Joi.array().items(text()),
   stdout_file: nullableText(),
   stderr_file: nullableText(),
+  workflow_id: ulid()
+    .allow(null)
+    .description(
+      'The workflow whose node this run is (one run per attempt); null for a plain run.',
+    ),
+  node_ref: nullableText().description("The node's ref in that workflow; null for a plain run."),
 };
 
 export const RunEvent = model('RunEvent', {

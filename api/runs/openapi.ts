@@ -1,6 +1,16 @@
 import { PERMISSIONS } from '../../db/runs/permissions';
 import { openApiPaths, type JsonSchema } from '../platform/http/contract';
 import { RUNS_OPERATIONS } from './operations';
+import { WORKFLOW_OPERATIONS } from './dags/operations';
+
+/**
+ * Every operation of the service: runs (operations.ts) and DAG workflows (dags/operations.ts,
+ * built with the same helper, so listed here rather than in operations.ts: no import cycle).
+ */
+export const SERVICE_OPERATIONS = [
+  ...Object.values(RUNS_OPERATIONS),
+  ...Object.values(WORKFLOW_OPERATIONS),
+];
 
 /**
  * The runs service's contract (OpenAPI 3.1), served at GET /openapi.json. Its paths, parameters,
@@ -10,7 +20,7 @@ import { RUNS_OPERATIONS } from './operations';
  */
 function buildDocument() {
   const schemas: JsonSchema = {};
-  const paths = openApiPaths(Object.values(RUNS_OPERATIONS), schemas);
+  const paths = openApiPaths(SERVICE_OPERATIONS, schemas);
   return {
     openapi: '3.1.0',
     info: {
@@ -18,7 +28,7 @@ function buildDocument() {
       version: '1.0.0',
       license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
       description:
-        'Runs of container images under limits on Docker, driven by one Temporal workflow per run (`run/<track_id>`).',
+        'Runs of container images under limits on Docker, driven by one Temporal workflow per run (`run/<track_id>`), and DAG workflows of runs, one Temporal workflow each (`dag/<workflow_id>`).',
     },
     'x-decisions': {
       concurrency_slot:
@@ -60,6 +70,20 @@ function buildDocument() {
         'Postgres or Redis briefly out of reach is 503 with Retry-After, never 500; the rate limit fails open while Redis is down. A control whose workflow does not answer within 5 s is 503 workflow_unavailable.',
       reset:
         "The run's row is the truth: an execution reset by an operator (temporal workflow reset, any point) that finds the row moved on ends with the row's outcome, or claims and launches an active run again, finding its container; a container is only ever created for a row in pulling.",
+      workflow_submit:
+        "Checked in this order after the schema: too_many_nodes (more nodes than max_nodes_per_workflow narrowed by the key's tier workflow_nodes; whatever the quota, a request carries at most 1000 nodes and 5000 edges, else 422), invalid_graph (a duplicate ref, an edge naming a missing ref, two edges between the same pair of nodes, inputs_from naming a missing node, or a cycle; the first found), invalid_image:<image> per container node (the image string, as a run's), image_not_allowed, then the metered cap, max_concurrent_workflows and max_daily_runs. Unknown keys in a node are stripped silently; unknown top-level and edge keys are 422. An approval node's image, command, env, retries and limits are ignored (it runs nothing). Each container node's timeout_seconds, cpu_limit and memory_limit_mb are defaulted and clamped exactly as a run's and stored clamped; the 202 answers clamped: true when any node was clamped.",
+      workflow_quotas:
+        "max_concurrent_workflows counts the tenant's pending, running and paused workflows (429 workflow_quota_exceeded at it). Every node, approval gates included, counts as one run against max_daily_runs at submit (all or nothing: 429 daily_quota_exceeded when they do not all fit in the day's remaining runs); a node's retries are not counted again. A metered key with metered_seconds_per_day is refused 429 metered_quota_exceeded when the seconds charged today plus the sum of its container nodes' clamped timeouts pass the cap; each node run is then charged as a run when it is made.",
+      workflow_node_bounds:
+        'ref: 1 to 128 characters, unique in the workflow; retries 0 to 10 (default 0); retry_backoff_seconds 0 to 3600 (default 10, fixed); inputs_from at most 1000 refs; command and env bounded as a run’s.',
+      workflow_reads:
+        "GET /api/v1/workflows: newest first, limit default 50, max 1000, offset; state_filter a comma-separated list of workflow states, tag one tag, template_id exact; each item is the workflow without its nodes and edges. Events: since default 0, limit default 200, max 1000; a JSON array, ids are integers (monotonic per workflow, not consecutive). A workflow of another tenant, or an id that is no ULID, is 404 workflow_not_found on every route; an unknown ref is 404 node_not_found. Result: 409 not_terminal while pending, running or paused; duration_seconds is finished_at − started_at (0 when no node launched); attempts is the count of the node's runs.",
+      workflow_control:
+        "pause, resume, cancel, approve and reject are Temporal updates decided by dag/<workflow_id> (its validators), so of two racing calls one wins; the refusal is the workflow's code (409; node_not_found 404). Once the execution has ended, pause is 409 not_pausable, resume not_paused, cancel already_terminal, approve and reject not_awaiting_approval. approve and reject on a container node are 409 not_an_approval_node from the stored workflow. A success answers 200 {status, message}: status is the workflow's new state (pause: paused, resume: running, cancel: cancelled) or the gate's (approve: succeeded, reject: failed). A control of an active workflow whose execution is not started yet (the start follows the submit's commit at once) is sent again for up to 3 s; past that, or when the execution does not answer within 5 s, it is 503 workflow_unavailable with Retry-After (the control may still be carried out: read the workflow before retrying). Each success is in the audit log as workflow.pause, workflow.resume, workflow.cancel, workflow.node.approve, workflow.node.reject or workflow.node.retry, target the workflow.",
+      workflow_node_retry:
+        "A node retry needs a finished workflow: an active node is 409 node_not_terminal, an active workflow 409 not_terminal. The node and its downstream closure are reset to pending and the workflow runs again in a new execution of dag/<workflow_id> (update-with-start, an open execution used as is), under the calling key's terms (queue time, tier concurrency, metering, working hours); 429 workflow_quota_exceeded when that would pass max_concurrent_workflows. Answers 200 {status: 'running', message: 'reset <n> node(s) to pending: a, b'}.",
+      run_of_workflow:
+        'A run made for a workflow node carries workflow_id and node_ref (null for a plain run); the run routes (svc_run_*) work on it as on any run, while the workflow routes need svc_workflow_submit, svc_workflow_read or svc_workflow_control.',
       permissions: PERMISSIONS,
     },
     servers: [{ url: '/' }],

@@ -59,35 +59,24 @@ export const utcInstant = () =>
     );
 
 /** `limit`, `offset`, `since`: integers a JSON number holds exactly. */
-const offset = () => Joi.number().integer().min(0).max(Number.MAX_SAFE_INTEGER);
-const pageLimit = (max: number, fallback: number) =>
+export const offset = () => Joi.number().integer().min(0).max(Number.MAX_SAFE_INTEGER);
+export const pageLimit = (max: number, fallback: number) =>
   Joi.number().integer().min(1).max(max).default(fallback);
 
-const SubmitRequest = Joi.object({
-  image: Joi.string()
-    .max(IMAGE_REFERENCE_MAX_LENGTH)
-    .required()
-    .meta({ 'x-schema': { pattern: IMAGE_REFERENCE_PATTERN } })
-    .description(
-      'host[:port]/path with :tag and/or @digest; no implicit Docker Hub or `latest`: the host has a `.` or a port or is `localhost`, host/path is at most 255 characters, and a tag or a digest is given, else 400 `invalid_image:<ref>`.',
-    ),
+/** What a run executes and asks for, one rule each: a run's body and a workflow node share them. */
+export const runCommand = () =>
   // An empty argument is an argument (`sh -c ''`, `printf ''`).
-  command: Joi.array()
+  Joi.array()
     .items(boundedText(COMMAND_ITEM_MAX_LENGTH).allow(''))
     .max(COMMAND_ITEMS_MAX)
-    .default([]),
-  env: Joi.object()
+    .default([]);
+export const runEnv = () =>
+  Joi.object()
     .pattern(/^[A-Za-z_][A-Za-z0-9_]{0,255}$/, boundedText(ENV_VALUE_MAX_LENGTH).allow(''))
     .max(ENV_ENTRIES_MAX)
-    .default({}),
-  scheduled_start: utcInstant()
-    .allow(null)
-    .default(null)
-    .description('A past instant is clamped to now.'),
-  expires_at: utcInstant().description(
-    'Absolute start deadline; in the past → 400 expires_at_in_past.',
-  ),
-  timeout_seconds: Joi.number()
+    .default({});
+export const runTimeoutSeconds = () =>
+  Joi.number()
     .integer()
     .min(1)
     .max(REQUESTED_LIMIT_MAX)
@@ -95,24 +84,52 @@ const SubmitRequest = Joi.object({
     .default(null)
     .description(
       'null: 600. Any value above the tenant maximum is clamped to it (`clamped: true`), never refused. Counts running time; paused time is not counted.',
-    ),
-  cpu_limit: Joi.number()
+    );
+export const runCpuLimit = () =>
+  Joi.number()
     .min(CPU_LIMIT_MIN)
     .max(REQUESTED_LIMIT_MAX)
     .allow(null)
     .default(null)
     .description(
       'Cores, rounded to 0.001; null: 1. Above the tenant maximum: clamped (`clamped: true`).',
-    ),
-  memory_limit_mb: Joi.number()
+    );
+export const runMemoryLimitMb = () =>
+  Joi.number()
     .integer()
     .min(6)
     .max(REQUESTED_LIMIT_MAX)
     .allow(null)
     .default(null)
-    .description('null: 256. Above the tenant maximum: clamped (`clamped: true`).'),
-  name: boundedText(RUN_NAME_MAX_LENGTH).allow(null),
-  tags: Joi.array().items(boundedText(TAG_MAX_LENGTH).min(1)).max(TAGS_MAX).unique().default([]),
+    .description('null: 256. Above the tenant maximum: clamped (`clamped: true`).');
+export const runName = () => boundedText(RUN_NAME_MAX_LENGTH).allow(null);
+export const runTags = () =>
+  Joi.array().items(boundedText(TAG_MAX_LENGTH).min(1)).max(TAGS_MAX).unique().default([]);
+/** A container image reference; its grammar is checked after joi (400 `invalid_image:<ref>`). */
+export const imageReference = () =>
+  Joi.string()
+    .max(IMAGE_REFERENCE_MAX_LENGTH)
+    .meta({ 'x-schema': { pattern: IMAGE_REFERENCE_PATTERN } })
+    .description(
+      'host[:port]/path with :tag and/or @digest; no implicit Docker Hub or `latest`: the host has a `.` or a port or is `localhost`, host/path is at most 255 characters, and a tag or a digest is given, else 400 `invalid_image:<ref>`.',
+    );
+
+const SubmitRequest = Joi.object({
+  image: imageReference().required(),
+  command: runCommand(),
+  env: runEnv(),
+  scheduled_start: utcInstant()
+    .allow(null)
+    .default(null)
+    .description('A past instant is clamped to now.'),
+  expires_at: utcInstant().description(
+    'Absolute start deadline; in the past → 400 expires_at_in_past.',
+  ),
+  timeout_seconds: runTimeoutSeconds(),
+  cpu_limit: runCpuLimit(),
+  memory_limit_mb: runMemoryLimitMb(),
+  name: runName(),
+  tags: runTags(),
 })
   .required()
   .unknown(false)
@@ -121,23 +138,27 @@ const SubmitRequest = Joi.object({
   )
   .id('SubmitRequest');
 
-const STATE_LIST = `(${RUN_STATES.join('|')})`;
-const stateFilter = Joi.string()
-  .pattern(new RegExp(`^${STATE_LIST}(,${STATE_LIST})*$`))
-  .message(`state_filter must be one or more of ${RUN_STATES.join(', ')}, comma-separated`)
-  .description('One state or a comma-separated list.');
+/** `state_filter`: one of `states` or a comma-separated list of them. */
+export function stateFilter(states: readonly string[]) {
+  const list = `(${states.join('|')})`;
+  return Joi.string()
+    .pattern(new RegExp(`^${list}(,${list})*$`))
+    .message(`state_filter must be one or more of ${states.join(', ')}, comma-separated`)
+    .description('One state or a comma-separated list.');
+}
 
 /**
- * A run's id in a path, in either case. A 404 for a run that is not the tenant's must not depend
- * on the id's shape, so an id that is no ULID is run_not_found too.
+ * An id in a path (a ULID), in either case. A 404 for what is not the tenant's must not depend on
+ * the id's shape, so an id that is no ULID is answered `notFound` too.
  */
-const trackIdParams = Joi.object({
-  track_id: Joi.string()
+export const ulidParam = (notFound: () => Error) =>
+  Joi.string()
     .pattern(/^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$/)
     .uppercase()
     .required()
-    .error(() => runsError('run_not_found')),
-});
+    .error(notFound);
+
+const trackIdParams = Joi.object({ track_id: ulidParam(() => runsError('run_not_found')) });
 
 const SelfCheckRequest = Joi.object({
   image: Joi.string()
@@ -188,7 +209,7 @@ function impliedRefusals(op: RunsOperation): RefusalStatus[] {
 }
 
 /** An operation with its security, permission and refusals stated in the document. */
-function runsOperation(op: RunsOperation): RunsOperation {
+export function runsOperation(op: RunsOperation): RunsOperation {
   const own = Object.entries(op.refusals ?? {}) as [RefusalStatus, string | true][];
   const refusals = Object.fromEntries([
     ...impliedRefusals(op).map((status) => [status, refusal(REFUSALS[status])]),
@@ -203,8 +224,11 @@ function runsOperation(op: RunsOperation): RunsOperation {
   };
 }
 
-const ok = (schema: Joi.Schema, description = 'OK'): ResponseContract => ({ description, schema });
-const done = (description: string): ResponseContract => ({ description });
+export const ok = (schema: Joi.Schema, description = 'OK'): ResponseContract => ({
+  description,
+  schema,
+});
+export const done = (description: string): ResponseContract => ({ description });
 
 const control = (action: 'pause' | 'resume' | 'stop' | 'kill', conflict: string, extra: string) =>
   runsOperation({
@@ -308,7 +332,7 @@ export const RUNS_OPERATIONS = {
     summary: 'List runs, newest first',
     request: {
       query: Joi.object({
-        state_filter: stateFilter,
+        state_filter: stateFilter(RUN_STATES),
         tag: boundedText(TAG_MAX_LENGTH),
         limit: pageLimit(RUNS_LIST_LIMIT_MAX, RUNS_LIST_LIMIT_DEFAULT),
         offset: offset().default(0),

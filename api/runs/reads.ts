@@ -55,6 +55,8 @@ export function presentRun(run: RunRow) {
     tags: run.tags,
     stdout_file: run.stdout_file,
     stderr_file: run.stderr_file,
+    workflow_id: run.workflow_id,
+    node_ref: run.node_ref,
   };
 }
 

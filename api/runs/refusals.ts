@@ -22,7 +22,7 @@ export interface RefusalDetail {
 
 /**
  * Writes an audit record for each refusal of an authenticated request, in one place: the action
- * is the route's name (`run.submit`, `run.pause`, ...), the target its run, the detail the
+ * is the route's name (`run.submit`, `run.pause`, ...), the target its run or workflow, the detail the
  * refusal's code, status and details. A failed write is logged; the client still gets its
  * refusal. Refusals made before the key is read (malformed JSON, an oversized body) name no
  * tenant and are not kept.
@@ -45,6 +45,10 @@ function isAudited(error: DomainError): boolean {
   return AUDITED_STATUSES.has(statusOf(error)) && detail?.audit !== false;
 }
 
+/** The run or workflow in the path (ids in either case; stored as ULIDs are, upper case). */
+const targetOf = (params: Record<string, string> | undefined): string | null =>
+  (params?.track_id ?? params?.workflow_id)?.toUpperCase() ?? null;
+
 async function record(pool: DatabasePool, ctx: Context, error: DomainError): Promise<void> {
   const principal = principalOf(ctx);
   const named = (ctx as Context & { _matchedRouteName?: string })._matchedRouteName;
@@ -54,7 +58,7 @@ async function record(pool: DatabasePool, ctx: Context, error: DomainError): Pro
     actor: principal.keyId,
     action: named ?? `${ctx.method} ${ctx.path}`,
     outcome: 'refused',
-    target: (ctx.params as Record<string, string> | undefined)?.track_id?.toUpperCase() ?? null,
+    target: targetOf(ctx.params as Record<string, string> | undefined),
     detail: { reason: error.code, status: statusOf(error), message: error.message, ...details },
   }).catch((auditError: unknown) =>
     (ctx.state.log as Logger).error({ err: auditError }, 'audit of a refusal failed'),

@@ -15,6 +15,18 @@ import { controlRun, deleteRun } from './control';
 import { getQuotas, getUsage, listAuditRecords, putQuotas } from './tenant';
 import { auditRefusals } from './refusals';
 import { RUNS_OPERATIONS, type RunsOperation } from './operations';
+import { WORKFLOW_OPERATIONS } from './dags/operations';
+import type { DagStarter } from './dags/starter';
+import { submitWorkflow, type WorkflowSubmitBody } from './dags/submit';
+import {
+  getNodeDetail,
+  getWorkflowResult,
+  getWorkflowStatus,
+  listTenantWorkflows,
+  listWorkflowEvents,
+} from './dags/reads';
+import { controlWorkflow, decideGate, retryNode } from './dags/control';
+import type { WorkflowState } from '../../db/runs/workflows';
 
 /** Refuses query parameters a route does not support: 400 naming the supported set. */
 export function onlyQuery(...supported: string[]) {
@@ -36,9 +48,20 @@ const queryKeysOf = (op: RunsOperation): string[] =>
 const validated = <T>(ctx: Context, part: keyof ValidatedState): T =>
   (ctx.state.validated as ValidatedState)[part] as T;
 const trackIdOf = (ctx: Context) => validated<{ track_id: string }>(ctx, 'params').track_id;
+const workflowIdOf = (ctx: Context) =>
+  validated<{ workflow_id: string }>(ctx, 'params').workflow_id;
+const nodeRefOf = (ctx: Context) => validated<{ ref: string }>(ctx, 'params').ref;
+
+/** What starts the service's workflows after a submit commits: runs, DAGs. */
+export interface Starters {
+  runs: WorkflowStarter;
+  dags: DagStarter;
+}
+
+type Route = (op: RunsOperation, handler: Middleware) => void;
 
 /** Every /api/v1 route of the runs half: bearer key, per-tenant rate limit, permission. */
-export function runsRouter(deps: PlatformDeps, starter: WorkflowStarter): Router {
+export function runsRouter(deps: PlatformDeps, starters: Starters): Router {
   const router = new Router();
   router.use(authenticate(deps.pool));
   router.use(auditRefusals(deps.pool));
@@ -49,7 +72,7 @@ export function runsRouter(deps: PlatformDeps, starter: WorkflowStarter): Router
     }),
   );
   /** An operation behind its permission; unknown query parameters refused before validation. */
-  const route = (op: RunsOperation, handler: Middleware) =>
+  const route: Route = (op, handler) =>
     mount(router, op, [requirePermission(op.permission!), onlyQuery(...queryKeysOf(op))], handler);
   const ops = RUNS_OPERATIONS;
 
@@ -68,7 +91,7 @@ export function runsRouter(deps: PlatformDeps, starter: WorkflowStarter): Router
       tags: body.tags as string[],
     };
     ctx.status = 202;
-    ctx.body = await submitRun(deps, starter, principalOf(ctx), request);
+    ctx.body = await submitRun(deps, starters.runs, principalOf(ctx), request);
   });
 
   route(ops.list, async (ctx) => {
@@ -130,5 +153,65 @@ export function runsRouter(deps: PlatformDeps, starter: WorkflowStarter): Router
   route(ops.audit, async (ctx) => {
     ctx.body = await listAuditRecords(deps, principalOf(ctx), validated(ctx, 'query'));
   });
+  workflowRoutes(route, deps, starters);
   return router;
+}
+
+/** The DAG workflow routes (dags/): submit, reads, controls. */
+function workflowRoutes(route: Route, deps: PlatformDeps, starters: Starters): void {
+  const ops = WORKFLOW_OPERATIONS;
+  const tenantOf = (ctx: Context) => principalOf(ctx).tenantId;
+  route(ops.workflowSubmit, async (ctx) => {
+    const body = validated<WorkflowSubmitBody>(ctx, 'body');
+    ctx.status = 202;
+    ctx.body = await submitWorkflow(deps, starters.dags, principalOf(ctx), body);
+  });
+  route(ops.workflowList, async (ctx) => {
+    const q = validated<{
+      state_filter?: string;
+      tag?: string;
+      template_id?: string;
+      limit: number;
+      offset: number;
+    }>(ctx, 'query');
+    ctx.body = await listTenantWorkflows(deps, tenantOf(ctx), {
+      states: q.state_filter ? (q.state_filter.split(',') as WorkflowState[]) : null,
+      tag: q.tag ?? null,
+      templateId: q.template_id ?? null,
+      limit: q.limit,
+      offset: q.offset,
+    });
+  });
+  route(ops.workflowGet, async (ctx) => {
+    ctx.body = await getWorkflowStatus(deps, tenantOf(ctx), workflowIdOf(ctx));
+  });
+  route(ops.workflowNode, async (ctx) => {
+    ctx.body = await getNodeDetail(deps, tenantOf(ctx), workflowIdOf(ctx), nodeRefOf(ctx));
+  });
+  route(ops.workflowResult, async (ctx) => {
+    ctx.body = await getWorkflowResult(deps, tenantOf(ctx), workflowIdOf(ctx));
+  });
+  route(ops.workflowEvents, async (ctx) => {
+    const page = validated<{ since: number; limit: number }>(ctx, 'query');
+    ctx.body = await listWorkflowEvents(deps, tenantOf(ctx), workflowIdOf(ctx), page);
+  });
+  for (const [op, action] of [
+    [ops.workflowPause, 'pause'],
+    [ops.workflowResume, 'resume'],
+    [ops.workflowCancel, 'cancel'],
+  ] as const)
+    route(op, async (ctx) => {
+      ctx.body = await controlWorkflow(deps, principalOf(ctx), workflowIdOf(ctx), action);
+    });
+  for (const [op, decision] of [
+    [ops.workflowNodeApprove, 'approve'],
+    [ops.workflowNodeReject, 'reject'],
+  ] as const)
+    route(op, async (ctx) => {
+      const [workflowId, ref] = [workflowIdOf(ctx), nodeRefOf(ctx)];
+      ctx.body = await decideGate(deps, principalOf(ctx), workflowId, ref, decision);
+    });
+  route(ops.workflowNodeRetry, async (ctx) => {
+    ctx.body = await retryNode(deps, principalOf(ctx), workflowIdOf(ctx), nodeRefOf(ctx));
+  });
 }

@@ -1,12 +1,20 @@
 import { sql, type DatabasePool } from '../pool';
-import type { EdgeCondition, FailurePolicy, NodeState } from '../../workflows/runs/dag-rules';
+import type {
+  EdgeCondition,
+  FailurePolicy,
+  NodeState,
+  WorkflowState,
+} from '../../workflows/runs/dag-rules';
 
 /**
  * DAG workflows in Postgres (migration runs/0007): the rows the API reads and the workflow
  * dag/<workflow_id> keeps current, each change with its event in one transaction.
  */
-export type WorkflowState = 'pending' | 'running' | 'paused' | 'succeeded' | 'failed' | 'cancelled';
-export const ACTIVE_WORKFLOW_STATES: readonly WorkflowState[] = ['pending', 'running', 'paused'];
+export {
+  ACTIVE_WORKFLOW_STATES,
+  WORKFLOW_STATES,
+  type WorkflowState,
+} from '../../workflows/runs/dag-rules';
 
 type Queryable = Pick<DatabasePool, 'query' | 'one' | 'maybeOne' | 'any' | 'oneFirst'>;
 
@@ -43,11 +51,12 @@ export type SubmitOutcome = 'stored' | 'workflow_quota_exceeded' | 'daily_quota_
  * again). A tenant's submits are serialized on its quota row.
  */
 export async function insertSubmittedWorkflow(
-  pool: DatabasePool,
+  db: Pick<DatabasePool, 'transaction'>,
   workflow: NewWorkflow,
   limits: { maxConcurrent: number; dailyLimit: number },
 ): Promise<SubmitOutcome> {
-  return pool.transaction(async (tx) => {
+  // In a caller's transaction (a metered key's lock), a savepoint: what it refuses is undone.
+  return db.transaction(async (tx) => {
     await tx.query(sql.unsafe`
       SELECT 1 FROM runs.tenant_quotas WHERE tenant_id = ${workflow.tenantId} FOR UPDATE`);
     const active = (await tx.oneFirst(sql.unsafe`
@@ -167,16 +176,28 @@ export interface WorkflowEdgeRow {
   condition: EdgeCondition;
 }
 
+const WORKFLOW_COLUMNS = sql.fragment`
+  workflow_id, tenant_id, name, state, failure_policy, template_id, submitted_at, started_at,
+  finished_at, tags`;
+
+/** A tenant's workflow row alone; null: none (or not its). */
+export async function findWorkflowRow(
+  db: Queryable,
+  tenantId: string,
+  workflowId: string,
+): Promise<WorkflowRow | null> {
+  return (await db.maybeOne(sql.unsafe`
+    SELECT ${WORKFLOW_COLUMNS} FROM runs.workflows
+    WHERE tenant_id = ${tenantId} AND workflow_id = ${workflowId}`)) as WorkflowRow | null;
+}
+
 /** A tenant's workflow with its nodes and edges in submitted order; null: none (or not its). */
 export async function findWorkflow(
   db: Queryable,
   tenantId: string,
   workflowId: string,
 ): Promise<{ workflow: WorkflowRow; nodes: WorkflowNodeRow[]; edges: WorkflowEdgeRow[] } | null> {
-  const workflow = (await db.maybeOne(sql.unsafe`
-    SELECT workflow_id, tenant_id, name, state, failure_policy, template_id, submitted_at,
-           started_at, finished_at, tags
-    FROM runs.workflows WHERE tenant_id = ${tenantId} AND workflow_id = ${workflowId}`)) as WorkflowRow | null;
+  const workflow = await findWorkflowRow(db, tenantId, workflowId);
   if (!workflow) return null;
   const nodes = (await db.any(sql.unsafe`
     SELECT ref, type, spec, state, attempt, attempts, current_track_id, exit_code, output,
@@ -186,6 +207,32 @@ export async function findWorkflow(
     SELECT from_ref, to_ref, condition FROM runs.workflow_edges
     WHERE workflow_id = ${workflowId} ORDER BY position`)) as WorkflowEdgeRow[];
   return { workflow, nodes, edges };
+}
+
+export interface WorkflowFilter {
+  states: WorkflowState[] | null;
+  tag: string | null;
+  templateId: string | null;
+  limit: number;
+  offset: number;
+}
+
+/** A tenant's workflows, newest first (their ids are ULIDs), without nodes and edges. */
+export async function listWorkflows(
+  db: Queryable,
+  tenantId: string,
+  filter: WorkflowFilter,
+): Promise<WorkflowRow[]> {
+  const conditions = [sql.fragment`tenant_id = ${tenantId}`];
+  if (filter.states)
+    conditions.push(sql.fragment`state = ANY(${sql.array(filter.states, 'text')})`);
+  if (filter.tag !== null)
+    conditions.push(sql.fragment`tags @> ${sql.array([filter.tag], 'text')}`);
+  if (filter.templateId !== null) conditions.push(sql.fragment`template_id = ${filter.templateId}`);
+  return (await db.any(sql.unsafe`
+    SELECT ${WORKFLOW_COLUMNS} FROM runs.workflows
+    WHERE ${sql.join(conditions, sql.fragment` AND `)}
+    ORDER BY workflow_id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`)) as WorkflowRow[];
 }
 
 export interface WorkflowEventRow {

@@ -4,6 +4,22 @@
  * after every change of a node's state; the API's graph validation and the unit tests read them
  * too. Deterministic and free of I/O, so it runs in the workflow sandbox.
  */
+export const WORKFLOW_STATES = [
+  'pending',
+  'running',
+  'paused',
+  'succeeded',
+  'failed',
+  'cancelled',
+] as const;
+export type WorkflowState = (typeof WORKFLOW_STATES)[number];
+export const ACTIVE_WORKFLOW_STATES: readonly WorkflowState[] = ['pending', 'running', 'paused'];
+export const TERMINAL_WORKFLOW_STATES: readonly WorkflowState[] = [
+  'succeeded',
+  'failed',
+  'cancelled',
+];
+
 export const NODE_STATES = [
   'pending',
   'running',

@@ -121,6 +121,13 @@ export const controlUpdates = {
  */
 export const slotFreedSignal = defineSignal('slotFreed');
 
+/**
+ * Sent by a node run's DAG workflow when the DAG is cancelled: the run ends `killed` (reason
+ * workflow_cancelled) wherever it is: a waiting run at once, a launched one by a kill.
+ */
+export const cancelRunSignal = defineSignal('cancelRun');
+export const WORKFLOW_CANCELLED = 'workflow_cancelled';
+
 /** The run's state as the workflow sees it (for operators in the CLI/Web UI). */
 export const runStateQuery = defineQuery<string>('runState');
 

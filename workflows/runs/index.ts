@@ -1,5 +1,6 @@
 // Workflow types of the runs service.
 export { selfCheckWorkflow } from './self-check';
 export { runWorkflow } from './run';
+export { dagWorkflow } from './dag';
 export { runsRetentionPurgeWorkflow } from './retention';
 export { runsReconcileWorkflow } from './reconcile';

@@ -1,7 +1,9 @@
-import { ActivityFailure, ApplicationFailure, setHandler } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
 import {
   CONFLICT_MESSAGES,
   STOP_GRACE_SECONDS,
+  WORKFLOW_CANCELLED,
+  cancelRunSignal,
   killUpdate,
   pauseUpdate,
   resumeUpdate,
@@ -21,6 +23,12 @@ export function handleQueryAndControls(run: RunExecution): void {
   setHandler(runStateQuery, () => run.state);
   setHandler(slotFreedSignal, () => {
     run.wake.signalled = true;
+  });
+  setHandler(cancelRunSignal, () => {
+    if (run.cancelRequested) return;
+    run.cancelRequested = true;
+    // Not awaited by the handler, so a run that ends before it launches is not held open.
+    void killOnceLaunched(run);
   });
   const idle = () => run.busy === null;
   setHandler(pauseUpdate, () => pauseOrResume(run, 'pause'), {
@@ -70,10 +78,22 @@ async function stop(run: RunExecution): Promise<void> {
   });
 }
 
-async function kill(run: RunExecution): Promise<void> {
+async function kill(run: RunExecution, reason = 'killed'): Promise<void> {
   run.busy = 'kill';
-  run.final = { state: 'killed', reason: 'killed' };
+  run.final = { state: 'killed', reason };
   await run.docker!.killRunContainer({ trackId: run.input.trackId });
+}
+
+/**
+ * A cancelled run (its DAG was cancelled) is killed as soon as a kill is accepted: at once when
+ * it runs or is paused, after its launch when it is launching, after a pause or resume in
+ * flight. One that is still waiting ends at its wait (waitForStartAndSlot), never launched.
+ */
+async function killOnceLaunched(run: RunExecution): Promise<void> {
+  const killable = () => (run.busy === null || run.busy === 'stop') && run.accepts('kill');
+  await condition(() => run.containerEnded() || (run.docker !== null && killable()));
+  if (run.containerEnded() || run.final?.state === 'killed') return;
+  await kill(run, WORKFLOW_CANCELLED).catch(() => undefined);
 }
 
 function refuseUnless(ok: boolean, message: string): void {

@@ -55,6 +55,8 @@ export class RunExecution {
   docker: RunDockerProxy | null = null;
   /** When the container was seen running: the refund counts the seconds used from here. */
   containerStartedMs = 0;
+  /** Set by the cancelRun signal (its DAG was cancelled): the run ends killed wherever it is. */
+  cancelRequested = false;
   /** Set by the slotFreed signal: a waiting run asks for a slot at once. */
   readonly wake = { signalled: false };
   /** Event ids of this run's state changes, rising in the order they are made. */

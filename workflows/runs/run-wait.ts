@@ -1,4 +1,5 @@
-import { condition, continueAsNew, sleep, workflowInfo } from '@temporalio/workflow';
+import { condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
+import { WORKFLOW_CANCELLED } from './definitions';
 import type { runWorkflow } from './run';
 import type { RunExecution, TerminalChange } from './run-execution';
 
@@ -13,7 +14,7 @@ export const SLOT_POLL_FALLBACK_MS = 5_000;
 export const WAITING_HISTORY_EVENTS_MAX = 5_000;
 
 /** How a run's wait ended: it holds a slot, it ran out of time, or its row moved on without it. */
-export type Waited = 'queued' | 'expired' | 'queue_timeout' | 'gone';
+export type Waited = 'queued' | 'expired' | 'queue_timeout' | 'gone' | 'cancelled';
 
 /**
  * Waits for eligible_start, then asks for a slot (takeRunSlot: the slot and `queued` in one
@@ -29,12 +30,16 @@ export async function waitForStartAndSlot(run: RunExecution): Promise<Waited> {
   const queueDeadlineMs = eligibleMs + input.maxQueueSeconds * 1000;
   const untilDeadlines = (ms: number) =>
     Math.max(1, Math.min(ms, expiresMs - Date.now(), queueDeadlineMs - Date.now()));
+  // A timer either way: sleeping until the cancelRun signal or the time is replay-compatible
+  // with the plain sleep of runs recorded before it.
+  const sleepUnlessCancelled = (ms: number) => condition(() => run.cancelRequested, ms);
   for (;;) {
+    if (run.cancelRequested) return 'cancelled';
     const now = Date.now();
     if (now >= expiresMs) return 'expired';
     if (now >= queueDeadlineMs) return 'queue_timeout';
     if (now < eligibleMs) {
-      await sleep(Math.min(eligibleMs, expiresMs) - now);
+      await sleepUnlessCancelled(Math.min(eligibleMs, expiresMs) - now);
       continue;
     }
     run.wake.signalled = false;
@@ -49,22 +54,29 @@ export async function waitForStartAndSlot(run: RunExecution): Promise<Waited> {
     if (taken === 'conflict') return 'gone';
     if (typeof taken === 'object') {
       // Outside the working hours the run was accepted under: it sleeps until they begin.
-      await sleep(untilDeadlines(Date.parse(taken.outsideWorkingHoursUntil) - Date.now()));
+      await sleepUnlessCancelled(
+        untilDeadlines(Date.parse(taken.outsideWorkingHoursUntil) - Date.now()),
+      );
       continue;
     }
     if (workflowInfo().historyLength > WAITING_HISTORY_EVENTS_MAX)
       await continueAsNew<typeof runWorkflow>(input);
     const pollMs = taken === 'no_worker' ? SLOT_POLL_FALLBACK_MS : SLOT_POLL_SIGNALLED_MS;
-    await condition(() => run.wake.signalled, untilDeadlines(pollMs));
+    await condition(() => run.wake.signalled || run.cancelRequested, untilDeadlines(pollMs));
   }
 }
 
 /**
  * A run whose wait ran out (`expired`, `queue_timeout`) ends failed, before any slot or host; so
- * does a `gone` one in an execution recorded before run-follows-row (see run.ts).
+ * does a `gone` one in an execution recorded before run-follows-row (see run.ts). A cancelled
+ * one (its DAG was cancelled) ends killed, never launched.
  */
 export async function failBeforeStart(run: RunExecution, reason: Waited): Promise<TerminalChange> {
-  const recorded = await run.move('failed', 'run.failed', reason, { finished_at: 'now' });
+  const cancelled = reason === 'cancelled';
+  const to = cancelled ? 'killed' : 'failed';
+  const recorded = await run.move(to, `run.${to}`, cancelled ? WORKFLOW_CANCELLED : reason, {
+    finished_at: 'now',
+  });
   await run.refund(0);
-  return { recorded, own: { state: 'failed', exitCode: null } };
+  return { recorded, own: { state: to, exitCode: null } };
 }

@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { DATA_DIR, REPO_ROOT } from '../../support/stack-env';
 import { LedgerHarness } from '../ledger/support';
-import { ALL_RUN_PERMISSIONS, newTenant, startHarness, type Harness } from '../runs/support';
+import { newTenant, startHarness, type Harness } from '../runs/support';
+import { ALL_WORKFLOW_PERMISSIONS } from '../runs/dag-support';
 import { flushLedgerStream } from '../../../api/quota/consumption/ledger-flush';
 import { startQuota, type QuotaHarness } from '../quota/support';
 
@@ -205,8 +206,8 @@ describe('the runs service under schemathesis', () => {
     // The per-tenant request limit is configuration: wide, or the fuzzer meets 429 throughout.
     h = await startHarness({ RUNS_RATE_LIMIT_REQUESTS: '1000000' });
     keys = {
-      all: (await newTenant(h.pool, { permissions: ALL_RUN_PERMISSIONS })).key,
-      read: (await newTenant(h.pool, { permissions: 'svc_run_read' })).key,
+      all: (await newTenant(h.pool, { permissions: ALL_WORKFLOW_PERMISSIONS })).key,
+      read: (await newTenant(h.pool, { permissions: 'svc_run_read,svc_workflow_read' })).key,
     };
   });
   afterAll(() => h?.close());

@@ -224,7 +224,8 @@ describe('the runs OpenAPI document', () => {
   it('covered every documented run operation', () => {
     const operations = new Set(checked.map((c) => c.split(' ').slice(0, 2).join(' ')));
     const documented = Object.entries(doc.paths)
-      .filter(([p]) => p.startsWith('/api/v1'))
+      // The workflow operations are held to the document by workflows-api.test.ts.
+      .filter(([p]) => p.startsWith('/api/v1') && !p.startsWith('/api/v1/workflows'))
       .flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
     expect(documented.filter((o) => !operations.has(o))).toEqual([]);
   });

@@ -1,0 +1,212 @@
+import fs from 'node:fs/promises';
+import type { DatabasePool } from '../../db/pool';
+import {
+  attemptSource,
+  insertNodeRun,
+  loadDag,
+  nodeRunEnd,
+  recordDagChanges,
+  type AttemptSource,
+  type DagChanges,
+  type LoadedDag,
+  type NodeChange,
+} from '../../db/runs/dag-changes';
+import { nextWorkingInstant, parseWorkingHours } from '../../api/runs/working-hours';
+import type { RunWorkflowInput } from '../../workflows/runs/definitions';
+import {
+  INPUTS_MAX_BYTES,
+  OUTPUT_MAX_BYTES,
+  type DagRunTerms,
+} from '../../workflows/runs/dag-definitions';
+import { inputVariable } from '../../workflows/runs/dag-rules';
+
+/** One attempt of a container node, as the DAG workflow asks for it. */
+export interface NodeAttempt {
+  workflowId: string;
+  tenantId: string;
+  ref: string;
+  trackId: string;
+  /** The node's change (to running, or to failed when its inputs are too large). */
+  change: Omit<NodeChange, 'to'>;
+  terms: DagRunTerms;
+}
+
+export type LaunchedAttempt = { run: RunWorkflowInput } | { failed: 'inputs_too_large' };
+
+/**
+ * The Postgres activities of the DAG workflow (run as local activities). Each write is keyed by
+ * an event id the workflow made, so a retried activity writes once.
+ */
+export function createDagActivities(deps: { pool: DatabasePool }) {
+  return {
+    async loadDag(input: { workflowId: string }): Promise<LoadedDag | null> {
+      return loadDag(deps.pool, input.workflowId);
+    },
+
+    async recordDagChanges(changes: DagChanges) {
+      return recordDagChanges(deps.pool, changes);
+    },
+
+    /**
+     * A node attempt: its run row (with the upstream outputs injected as SVC_INPUT_* variables)
+     * and the node's change to running; or, when the injected inputs pass INPUTS_MAX_BYTES, the
+     * node failed with output {error: inputs_too_large} and no run.
+     */
+    async launchNodeAttempt(attempt: NodeAttempt): Promise<LaunchedAttempt> {
+      const source = await attemptSource(deps.pool, attempt.workflowId, attempt.ref);
+      const injected = injectedInputs(source);
+      const changes = { workflowId: attempt.workflowId, tenantId: attempt.tenantId };
+      if (injected === null) {
+        await recordDagChanges(deps.pool, {
+          ...changes,
+          nodes: [
+            {
+              ...attempt.change,
+              to: 'failed',
+              detail: { ...attempt.change.detail, error: 'inputs_too_large' },
+              fields: { output: { error: 'inputs_too_large' }, exit_code: null },
+            },
+          ],
+        });
+        return { failed: 'inputs_too_large' };
+      }
+      const run = runInput(attempt, source, injected);
+      await insertNodeRun(
+        deps.pool,
+        {
+          trackId: run.trackId,
+          tenantId: run.tenantId,
+          keyId: source.keyId,
+          workflowId: attempt.workflowId,
+          nodeRef: attempt.ref,
+          image: run.image,
+          command: run.command,
+          env: run.env,
+          name: source.name,
+          tags: source.tags,
+          eligibleStart: run.eligibleStart,
+          workingHoursApplied: run.workingHoursTjp !== null,
+          maxQueueSeconds: run.maxQueueSeconds,
+          cpuLimit: run.cpuLimit,
+          memoryLimitMb: run.memoryLimitMb,
+          timeoutSeconds: run.timeoutSeconds,
+          metered: run.metered,
+        },
+        { ...changes, nodes: [{ ...attempt.change, to: 'running' }] },
+      );
+      return { run };
+    },
+
+    /**
+     * The end of a node attempt: its run's exit code and output (the JSON of its last stdout
+     * line) recorded with the node's change.
+     */
+    async endNodeAttempt(input: { changes: DagChanges; trackId: string }): Promise<void> {
+      const ended = await nodeRunEnd(deps.pool, input.trackId);
+      const output = ended?.stdoutFile ? await outputOf(ended.stdoutFile) : null;
+      const [node, ...rest] = input.changes.nodes!;
+      const fields = { exit_code: ended?.exitCode ?? null, output };
+      const detail = { ...node!.detail, has_output: output !== null };
+      await recordDagChanges(deps.pool, {
+        ...input.changes,
+        nodes: [{ ...node!, fields, detail }, ...rest],
+      });
+    },
+  };
+}
+export type DagActivities = ReturnType<typeof createDagActivities>;
+
+/** The SVC_INPUT_* variables of a node, or null when their values pass INPUTS_MAX_BYTES. */
+export function injectedInputs(source: AttemptSource): Record<string, string> | null {
+  const env: Record<string, string> = {};
+  let bytes = 0;
+  for (const { ref, output } of source.inputs) {
+    const value = JSON.stringify(output ?? null);
+    bytes += oversizedBytes(output) ?? Buffer.byteLength(value, 'utf8');
+    env[inputVariable(ref)] = value;
+  }
+  return bytes > INPUTS_MAX_BYTES ? null : env;
+}
+
+/** An output too large to keep stands for its real size (see outputOf). */
+function oversizedBytes(output: unknown): number | null {
+  const o = output as { error?: unknown; bytes?: unknown } | null;
+  return o?.error === 'output_too_large' && typeof o.bytes === 'number' ? o.bytes : null;
+}
+
+function runInput(
+  attempt: NodeAttempt,
+  source: AttemptSource,
+  injected: Record<string, string>,
+): RunWorkflowInput {
+  const { spec } = source;
+  const { terms } = attempt;
+  const start = eligibleStart(terms.workingHoursTjp, new Date());
+  return {
+    trackId: attempt.trackId,
+    tenantId: attempt.tenantId,
+    image: spec.image!,
+    command: spec.command,
+    env: { ...spec.env, ...injected },
+    cpuLimit: spec.cpu_limit!,
+    memoryLimitMb: spec.memory_limit_mb!,
+    timeoutSeconds: spec.timeout_seconds!,
+    eligibleStart: start.at,
+    expiresAt: null,
+    maxQueueSeconds: terms.maxQueueSeconds,
+    tierConcurrentRuns: terms.tierConcurrentRuns,
+    metered: terms.metered,
+    dockerAnyHostQueue: terms.dockerAnyHostQueue,
+    workingHoursTjp: start.workingHours ? terms.workingHoursTjp : null,
+  };
+}
+
+/** Now, or the next working instant under the tenant's working hours (as a run's submit). */
+function eligibleStart(tjp: string | null, now: Date): { at: string; workingHours: boolean } {
+  const next = tjp === null ? null : nextWorkingInstant(parseWorkingHours(tjp), now);
+  if (next === null) return { at: now.toISOString(), workingHours: false };
+  return { at: new Date(Math.ceil(next.getTime())).toISOString(), workingHours: true };
+}
+
+/**
+ * A node's output: the JSON of the last line of its stdout (trailing newlines aside); null when
+ * there is none or it is not JSON. A last line over OUTPUT_MAX_BYTES is not kept: the output is
+ * {error: output_too_large, bytes}, and a node that takes it as input fails inputs_too_large.
+ */
+export async function outputOf(file: string): Promise<unknown> {
+  const line = await lastLine(file);
+  if (line === null) return null;
+  if ('tooLarge' in line) return { error: 'output_too_large', bytes: line.tooLarge };
+  try {
+    return JSON.parse(line.text) as unknown;
+  } catch {
+    return null;
+  }
+}
+
+/** The file's last line, read from its end (at most OUTPUT_MAX_BYTES + a little). */
+async function lastLine(file: string): Promise<{ text: string } | { tooLarge: number } | null> {
+  let handle: fs.FileHandle;
+  try {
+    handle = await fs.open(file, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const size = (await handle.stat()).size;
+    const window = Math.min(size, OUTPUT_MAX_BYTES + 2);
+    const buffer = Buffer.alloc(window);
+    await handle.read(buffer, 0, window, size - window);
+    let end = window;
+    while (end > 0 && (buffer[end - 1] === 0x0a || buffer[end - 1] === 0x0d)) end--;
+    if (end === 0) return null;
+    const newline = buffer.lastIndexOf(0x0a, end - 1);
+    // The line starts before the window: at least `end` bytes (more than any input may carry).
+    if (newline === -1 && window < size) return { tooLarge: end };
+    const text = buffer.subarray(newline + 1, end).toString('utf8');
+    if (Buffer.byteLength(text) > OUTPUT_MAX_BYTES) return { tooLarge: Buffer.byteLength(text) };
+    return { text };
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,353 @@
+import Joi from 'joi';
+import { boundedText } from '../../platform/http/text';
+import { WORKFLOW_STATES } from '../../../db/runs/workflows';
+import { EDGE_CONDITIONS } from '../../../workflows/runs/dag-rules';
+import { runsError } from '../errors';
+import { IMAGE_REFERENCE_MAX_LENGTH, IMAGE_REFERENCE_PATTERN } from '../image-reference';
+import {
+  TAG_MAX_LENGTH,
+  imageReference,
+  offset,
+  ok,
+  pageLimit,
+  runCommand,
+  runCpuLimit,
+  runEnv,
+  runMemoryLimitMb,
+  runName,
+  runsOperation,
+  runTags,
+  runTimeoutSeconds,
+  stateFilter,
+  ulidParam,
+  type RunsOperation,
+} from '../operations';
+import {
+  ControlResponse,
+  NodeDetail,
+  WorkflowEvents,
+  WorkflowList,
+  WorkflowResult,
+  WorkflowStatus,
+  WorkflowSubmitResponse,
+} from './models';
+
+export const NODE_REF_MAX_LENGTH = 128;
+/**
+ * Nodes one request may carry, whatever the tenant's quota: past it the body is refused by its
+ * schema (422) before any work; under it, more than the key's max_nodes_per_workflow is 400
+ * too_many_nodes.
+ */
+export const WORKFLOW_NODES_REQUEST_MAX = 1000;
+/** Edges one request may carry (five per node of the largest request). */
+export const WORKFLOW_EDGES_MAX = 5 * WORKFLOW_NODES_REQUEST_MAX;
+export const NODE_RETRIES_MAX = 10;
+export const RETRY_BACKOFF_SECONDS_DEFAULT = 10;
+/** A fixed wait between attempts longer than an hour is better made a new submit. */
+export const RETRY_BACKOFF_SECONDS_MAX = 3600;
+export const WORKFLOWS_LIST_LIMIT_DEFAULT = 50;
+export const WORKFLOWS_LIST_LIMIT_MAX = 1000;
+export const WORKFLOW_EVENTS_LIMIT_DEFAULT = 200;
+export const WORKFLOW_EVENTS_LIMIT_MAX = 1000;
+export const TEMPLATE_ID_MAX_LENGTH = 128;
+
+const nodeRef = () => boundedText(NODE_REF_MAX_LENGTH, { min: 1 });
+
+/** JSON Schema of what joi's `.when('type')` on `image` enforces, stated once for the node. */
+const IMAGE_RULE = {
+  if: { properties: { type: { const: 'approval' } }, required: ['type'] },
+  else: {
+    required: ['image'],
+    properties: {
+      image: {
+        type: 'string',
+        minLength: 1,
+        maxLength: IMAGE_REFERENCE_MAX_LENGTH,
+        pattern: IMAGE_REFERENCE_PATTERN,
+      },
+    },
+  },
+};
+
+const NodeSpec = Joi.object({
+  ref: nodeRef().required().description('Unique in the workflow.'),
+  type: Joi.string().valid('container', 'approval').default('container'),
+  image: Joi.any()
+    .when('type', {
+      is: 'approval',
+      then: Joi.any().strip(),
+      otherwise: imageReference().required(),
+    })
+    .meta({
+      'x-schema': {
+        $replace: true,
+        description:
+          "Required for a container node (422 without it), checked as a run's image (400 `invalid_image:<ref>`); ignored for an approval node.",
+      },
+    }),
+  command: runCommand(),
+  // The node's unknown keys are stripped; an env name is still refused as for a run.
+  env: runEnv().prefs({ stripUnknown: false }),
+  inputs_from: Joi.array()
+    .items(nodeRef())
+    .max(WORKFLOW_NODES_REQUEST_MAX)
+    .default([])
+    .description(
+      'Upstream refs whose output is injected as `SVC_INPUT_<REF>`; each must be a node of the workflow (400 invalid_graph). Creates no edge.',
+    ),
+  retries: Joi.number().integer().min(0).max(NODE_RETRIES_MAX).default(0),
+  retry_backoff_seconds: Joi.number()
+    .integer()
+    .min(0)
+    .max(RETRY_BACKOFF_SECONDS_MAX)
+    .default(RETRY_BACKOFF_SECONDS_DEFAULT)
+    .description('Fixed wait between attempts, not exponential.'),
+  timeout_seconds: runTimeoutSeconds(),
+  cpu_limit: runCpuLimit(),
+  memory_limit_mb: runMemoryLimitMb(),
+})
+  .prefs({ stripUnknown: { objects: true } })
+  .meta({ 'x-schema': { additionalProperties: true, ...IMAGE_RULE } })
+  .description(
+    'Unknown keys are ignored (the spec). An approval node runs nothing: its image, command, env, retries and limits are not kept.',
+  )
+  .id('NodeSpec');
+
+const EdgeSpec = Joi.object({
+  from: nodeRef().required(),
+  to: nodeRef().required(),
+  condition: Joi.string()
+    .valid(...EDGE_CONDITIONS)
+    .default('on_success'),
+}).id('EdgeSpec');
+
+const WorkflowSubmitRequest = Joi.object({
+  name: runName(),
+  tags: runTags(),
+  failure_policy: Joi.string().valid('fail_fast', 'continue').default('fail_fast'),
+  nodes: Joi.array()
+    .items(NodeSpec)
+    .min(1)
+    .max(WORKFLOW_NODES_REQUEST_MAX)
+    .required()
+    .description(
+      "At most the key's max_nodes_per_workflow (400 too_many_nodes), and never more than 1000 (422).",
+    ),
+  edges: Joi.array()
+    .items(EdgeSpec)
+    .max(WORKFLOW_EDGES_MAX)
+    .default([])
+    .description('One edge per pair of nodes; the graph must be acyclic (400 invalid_graph).'),
+})
+  .required()
+  .unknown(false)
+  .description(
+    'Unknown top-level and edge fields are refused (422); unknown node fields are ignored. The inline `webhook` field arrives with the webhooks issue.',
+  )
+  .id('WorkflowSubmitRequest');
+
+const workflowNotFound = () => runsError('workflow_not_found');
+const workflowParams = Joi.object({ workflow_id: ulidParam(workflowNotFound) });
+const nodeParams = Joi.object({
+  workflow_id: ulidParam(workflowNotFound),
+  ref: Joi.string().required().description('A node ref (404 node_not_found when none has it).'),
+});
+
+/** The refusals every workflow operation states in its own words (not a run's). */
+const WORKFLOW_REFUSALS = {
+  '400': 'An unknown query parameter (the detail names the supported set).',
+  '403':
+    "`permission_denied`: the key lacks the operation's svc_workflow_* permission (run permissions grant no workflow route).",
+  '429': '`rate_limited` (with `Retry-After`).',
+  '503': 'A backend is briefly unreachable (Postgres or Redis restarting); with Retry-After.',
+} as const;
+const WORKFLOW_NOT_FOUND =
+  "`workflow_not_found`: no such workflow, or not this tenant's (whatever the id's shape).";
+const NODE_NOT_FOUND =
+  "`workflow_not_found` (no such workflow, or not this tenant's), or `node_not_found` (the workflow has no node of that ref).";
+
+type WorkflowOperation = Omit<RunsOperation, 'permission'>;
+
+/** The refusals of an operation on one workflow (a workflow in its path). */
+const ofOneWorkflow = (op: WorkflowOperation) =>
+  op.request?.params ? { ...WORKFLOW_REFUSALS, '404': WORKFLOW_NOT_FOUND } : WORKFLOW_REFUSALS;
+
+const read = (op: WorkflowOperation) =>
+  runsOperation({
+    ...op,
+    permission: 'svc_workflow_read',
+    refusals: { ...ofOneWorkflow(op), ...op.refusals },
+  });
+
+const CONTROL_UNAVAILABLE =
+  "`workflow_unavailable`: the workflow's execution did not answer within 5 s, or was still not started 3 s after the call (the control may still be carried out: read the workflow before retrying); or a backend is briefly unreachable. With Retry-After.";
+
+const control = (op: WorkflowOperation) =>
+  runsOperation({
+    ...op,
+    method: 'post',
+    permission: 'svc_workflow_control',
+    responses: { '200': ok(ControlResponse, 'Done: the new state') },
+    refusals: { ...ofOneWorkflow(op), '503': CONTROL_UNAVAILABLE, ...op.refusals },
+  });
+
+/** A control of the whole workflow: pause, resume or cancel. */
+const workflowControl = (
+  action: 'pause' | 'resume' | 'cancel',
+  conflict: string,
+  description: string,
+) =>
+  control({
+    method: 'post',
+    path: `/api/v1/workflows/{workflow_id}/${action}`,
+    operationId: `${action}Workflow`,
+    routeName: `workflow.${action}`,
+    summary: `${action[0]!.toUpperCase()}${action.slice(1)} a workflow`,
+    description: `Decided by the workflow's execution (a Temporal update), so of two racing calls one wins. ${description}`,
+    request: { params: workflowParams },
+    responses: {},
+    refusals: { '409': conflict },
+  });
+
+/** approve or reject: a gate's decision. */
+const gateControl = (action: 'approve' | 'reject', outcome: string) =>
+  control({
+    method: 'post',
+    path: `/api/v1/workflows/{workflow_id}/nodes/{ref}/${action}`,
+    operationId: `${action}WorkflowNode`,
+    routeName: `workflow.node.${action}`,
+    summary: `${action[0]!.toUpperCase()}${action.slice(1)} an approval gate`,
+    description: `The gate (in waiting_approval) ends ${outcome}; answers {status: '${outcome}'}, the node's new state.`,
+    request: { params: nodeParams },
+    responses: {},
+    refusals: {
+      '404': NODE_NOT_FOUND,
+      '409':
+        '`not_an_approval_node` (a container node), or `not_awaiting_approval` (the gate is not in waiting_approval, also once the workflow has ended).',
+    },
+  });
+
+/** The workflow operations of the runs service (the spec's Workflows endpoint table). */
+export const WORKFLOW_OPERATIONS = {
+  workflowSubmit: runsOperation({
+    method: 'post',
+    path: '/api/v1/workflows',
+    operationId: 'submitWorkflow',
+    routeName: 'workflow.submit',
+    permission: 'svc_workflow_submit',
+    summary: 'Submit a DAG workflow',
+    description:
+      "Accepted pending; its execution dag/<workflow_id> is started after the answer. Each node's limits are clamped as a run's. Every node counts against max_daily_runs now.",
+    request: { body: WorkflowSubmitRequest },
+    responses: { '202': ok(WorkflowSubmitResponse, 'Accepted') },
+    refusals: {
+      '400':
+        "Malformed JSON; `invalid_graph` (a cycle, a duplicate ref, an edge naming a missing ref, two edges between the same nodes, or inputs_from naming a missing node); `invalid_image:<ref>` (a container node's image, named as the image string, as for a run); `too_many_nodes` (more nodes than max_nodes_per_workflow, narrowed by the key's tier workflow_nodes).",
+      '403':
+        "`permission_denied`, or `image_not_allowed` when a container node's image is not on the key's tier allowlist.",
+      '422':
+        'Schema mismatch (joi message): an unknown top-level or edge field, a container node without `image`, a ref over 128 characters, retries over 10, more than 1000 nodes, ...',
+      '429':
+        "`workflow_quota_exceeded` (the tenant has max_concurrent_workflows active), `daily_quota_exceeded` (its nodes do not fit in the day's remaining runs), `metered_quota_exceeded` (a metered key: its container nodes' timeouts would pass the day's cap), or `rate_limited` (with `Retry-After`).",
+      '503': WORKFLOW_REFUSALS['503'],
+    },
+  }),
+  workflowList: read({
+    method: 'get',
+    path: '/api/v1/workflows',
+    operationId: 'listWorkflows',
+    routeName: 'workflow.list',
+    summary: 'List workflows, newest first',
+    request: {
+      query: Joi.object({
+        state_filter: stateFilter(WORKFLOW_STATES),
+        tag: boundedText(TAG_MAX_LENGTH),
+        template_id: boundedText(TEMPLATE_ID_MAX_LENGTH),
+        limit: pageLimit(WORKFLOWS_LIST_LIMIT_MAX, WORKFLOWS_LIST_LIMIT_DEFAULT),
+        offset: offset().default(0),
+      }),
+    },
+    responses: { '200': ok(WorkflowList) },
+  }),
+  workflowGet: read({
+    method: 'get',
+    path: '/api/v1/workflows/{workflow_id}',
+    operationId: 'getWorkflow',
+    routeName: 'workflow.get',
+    summary: 'Workflow status',
+    request: { params: workflowParams },
+    responses: { '200': ok(WorkflowStatus) },
+  }),
+  workflowNode: read({
+    method: 'get',
+    path: '/api/v1/workflows/{workflow_id}/nodes/{ref}',
+    operationId: 'getWorkflowNode',
+    routeName: 'workflow.node',
+    summary: 'Node detail',
+    request: { params: nodeParams },
+    responses: { '200': ok(NodeDetail) },
+    refusals: { '404': NODE_NOT_FOUND },
+  }),
+  workflowResult: read({
+    method: 'get',
+    path: '/api/v1/workflows/{workflow_id}/result',
+    operationId: 'getWorkflowResult',
+    routeName: 'workflow.result',
+    summary: 'Workflow result (terminal only)',
+    request: { params: workflowParams },
+    responses: { '200': ok(WorkflowResult) },
+    refusals: { '409': '`not_terminal`: the workflow is pending, running or paused.' },
+  }),
+  workflowEvents: read({
+    method: 'get',
+    path: '/api/v1/workflows/{workflow_id}/events',
+    operationId: 'listWorkflowEvents',
+    routeName: 'workflow.events',
+    summary: "The workflow's events after `since`, oldest first",
+    description:
+      'A cursor feed: replay from 0 and poll again with the highest id seen. Ids grow in the order of the changes of one workflow; they are not consecutive.',
+    request: {
+      params: workflowParams,
+      query: Joi.object({
+        since: offset().default(0).description('An event id; 0: from the start.'),
+        limit: pageLimit(WORKFLOW_EVENTS_LIMIT_MAX, WORKFLOW_EVENTS_LIMIT_DEFAULT),
+      }),
+    },
+    responses: { '200': ok(WorkflowEvents) },
+  }),
+  workflowPause: workflowControl(
+    'pause',
+    '`not_pausable`: the workflow is not pending or running (also once it has ended).',
+    "No new node launches; nodes in flight finish. Answers {status: 'paused'}.",
+  ),
+  workflowResume: workflowControl(
+    'resume',
+    '`not_paused`: the workflow is not paused.',
+    "Launching goes on. Answers {status: 'running'}.",
+  ),
+  workflowCancel: workflowControl(
+    'cancel',
+    '`already_terminal`: the workflow has ended.',
+    "Runs in flight are killed, remaining nodes cancelled. Answers {status: 'cancelled'}.",
+  ),
+  workflowNodeApprove: gateControl('approve', 'succeeded'),
+  workflowNodeReject: gateControl('reject', 'failed'),
+  workflowNodeRetry: control({
+    method: 'post',
+    path: '/api/v1/workflows/{workflow_id}/nodes/{ref}/retry',
+    operationId: 'retryWorkflowNode',
+    routeName: 'workflow.node.retry',
+    summary: 'Retry a node of a finished workflow',
+    description:
+      "The node and every node downstream of it are reset to pending and the workflow runs again (its execution dag/<workflow_id> is started again, under the calling key's terms). Answers {status: 'running', message: 'reset <n> node(s) to pending: a, b'}.",
+    request: { params: nodeParams },
+    responses: {},
+    refusals: {
+      '404': NODE_NOT_FOUND,
+      '409':
+        '`node_not_terminal` (the node is active), or `not_terminal` (the workflow is active: a node retry needs a finished workflow).',
+      '429':
+        '`workflow_quota_exceeded` (running the workflow again would pass max_concurrent_workflows), or `rate_limited` (with `Retry-After`).',
+    },
+  }),
+} satisfies Record<string, RunsOperation>;

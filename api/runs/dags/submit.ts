@@ -1,0 +1,196 @@
+import { ulid } from '../../../db/ids';
+import type { PlatformDeps } from '../../platform/service';
+import { taskQueues } from '../../platform/temporal';
+import { lockMeteredSecondsToday } from '../../../db/runs/runs';
+import type { KeyPrincipal } from '../../../db/runs/tenants';
+import {
+  insertSubmittedWorkflow,
+  type NewWorkflow,
+  type NewWorkflowNode,
+  type SubmitOutcome,
+} from '../../../db/runs/workflows';
+import type { NodeSpec } from '../../../workflows/runs/dag-definitions';
+import { graphProblem, type DagEdge, type FailurePolicy } from '../../../workflows/runs/dag-rules';
+import { runsError } from '../errors';
+import { imageAllowed, parseImageReference } from '../image-reference';
+import { clampLimits, effectiveLimits, type EffectiveLimits } from '../limits';
+import { dagWorkflowInput, type DagStarter } from './starter';
+
+/** A node as its schema (dags/operations.ts) accepted it: defaults filled, unknown keys gone. */
+export interface NodeRequest {
+  ref: string;
+  type: 'container' | 'approval';
+  /** Present for a container node (its schema requires it), stripped from an approval node. */
+  image?: string;
+  command: string[];
+  env: Record<string, string>;
+  inputs_from: string[];
+  retries: number;
+  retry_backoff_seconds: number;
+  timeout_seconds: number | null;
+  cpu_limit: number | null;
+  memory_limit_mb: number | null;
+}
+
+/** The submit body as its schema accepted it (the wire's names). */
+export interface WorkflowSubmitBody {
+  name?: string | null;
+  tags: string[];
+  failure_policy: FailurePolicy;
+  nodes: NodeRequest[];
+  edges: DagEdge[];
+}
+
+export interface WorkflowSubmitResponse {
+  workflow_id: string;
+  status: 'pending';
+  clamped: boolean;
+}
+
+/**
+ * Accepts a DAG workflow: checks what its schema cannot (size against the key's quota, the
+ * graph, each image's grammar and allowlist), clamps each container node's limits as a run's,
+ * stores it pending with every node counted against the UTC day, and has its execution
+ * dag/<workflow_id> started after the commit.
+ */
+export async function submitWorkflow(
+  deps: PlatformDeps,
+  starter: DagStarter,
+  principal: KeyPrincipal,
+  body: WorkflowSubmitBody,
+): Promise<WorkflowSubmitResponse> {
+  // max_nodes_per_workflow narrowed by the tier's workflow_nodes; checked first, as the cheapest.
+  const limits = effectiveLimits(principal.quotas, principal.tier);
+  if (body.nodes.length > limits.workflow_nodes)
+    throw runsError('too_many_nodes', { details: { max_nodes: limits.workflow_nodes } });
+  const problem = graphProblem(body.nodes, body.edges);
+  if (problem) throw runsError('invalid_graph', { details: { problem } });
+  assertImages(body.nodes, principal.tier?.allowed_images ?? null);
+  const { nodes, clamped } = acceptedNodes(body.nodes, limits);
+
+  const workflowId = ulid();
+  const input = dagWorkflowInput(deps, principal, workflowId);
+  const workflow: NewWorkflow = {
+    workflowId,
+    tenantId: principal.tenantId,
+    keyId: principal.keyId,
+    name: body.name ?? null,
+    tags: body.tags,
+    failurePolicy: body.failure_policy,
+    templateId: null,
+    nodes,
+    edges: body.edges,
+    workflowInput: input,
+    workflowTaskQueue: taskQueues(deps.config.taskQueuePrefix).runs,
+    eventId: ulid(),
+  };
+  const outcome = await storeWorkflow(deps, principal, workflow, limits);
+  if (outcome !== 'stored') throw storeRefusal(outcome, principal, limits);
+  // Not awaited: the row holds the input; the starter's sweeper retries a failed start.
+  starter.startInBackground(input);
+  return { workflow_id: workflowId, status: 'pending', clamped };
+}
+
+/** Each container node's image as a run's: its grammar (400), then the key's allowlist (403). */
+function assertImages(nodes: NodeRequest[], allowlist: string[] | null): void {
+  for (const { ref, image } of nodes) {
+    if (image === undefined) continue;
+    if (!parseImageReference(image))
+      throw runsError('invalid_image', { message: `invalid_image:${image}`, details: { ref } });
+    if (!imageAllowed(image, allowlist))
+      throw runsError('image_not_allowed', { details: { image, ref } });
+  }
+}
+
+/**
+ * The nodes as stored: a container node's limits filled and clamped exactly as a run's (the
+ * numbers its runs get); an approval node runs nothing, so it keeps only what the engine reads.
+ */
+export function acceptedNodes(
+  requested: NodeRequest[],
+  limits: EffectiveLimits,
+): { nodes: NewWorkflowNode[]; clamped: boolean } {
+  let clamped = false;
+  const nodes = requested.map((node): NewWorkflowNode => {
+    const common = {
+      inputs_from: node.inputs_from,
+      retry_backoff_seconds: node.retry_backoff_seconds,
+    };
+    if (node.type === 'approval') {
+      const spec: NodeSpec = { command: [], env: {}, retries: 0, ...common };
+      return { ref: node.ref, type: 'approval', spec: { ...spec } };
+    }
+    const fitted = clampLimits(
+      {
+        timeoutSeconds: node.timeout_seconds,
+        cpuLimit: node.cpu_limit,
+        memoryLimitMb: node.memory_limit_mb,
+      },
+      limits,
+    );
+    clamped ||= fitted.clamped;
+    const spec: NodeSpec = {
+      image: node.image,
+      command: node.command,
+      env: node.env,
+      retries: node.retries,
+      ...common,
+      cpu_limit: fitted.cpuLimit,
+      memory_limit_mb: fitted.memoryLimitMb,
+      timeout_seconds: fitted.timeoutSeconds,
+    };
+    return { ref: node.ref, type: 'container', spec: { ...spec } };
+  });
+  return { nodes, clamped };
+}
+
+/** Seconds a metered key would be charged if every container node ran once to its timeout. */
+const meteredSecondsOf = (nodes: NewWorkflowNode[]) =>
+  nodes.reduce((sum, n) => sum + Number(n.spec.timeout_seconds ?? 0), 0);
+
+const meteredCapOf = (principal: KeyPrincipal): number | null =>
+  principal.tier?.metered && principal.tier.metered_seconds_per_day != null
+    ? Number(principal.tier.metered_seconds_per_day)
+    : null;
+
+type StoreOutcome = SubmitOutcome | 'metered_quota_exceeded';
+
+/**
+ * Stores the workflow (insertSubmittedWorkflow: concurrent workflows, the day's runs). A metered
+ * key with a daily cap first takes its lock and reads the seconds charged today, in the same
+ * transaction: nodes are charged as their runs are made, so the submit only refuses a workflow
+ * whose container nodes could not all run to their timeouts within today's cap.
+ */
+async function storeWorkflow(
+  deps: PlatformDeps,
+  principal: KeyPrincipal,
+  workflow: NewWorkflow,
+  limits: EffectiveLimits,
+): Promise<StoreOutcome> {
+  const quotas = {
+    maxConcurrent: principal.quotas.max_concurrent_workflows,
+    dailyLimit: limits.daily_runs,
+  };
+  const cap = meteredCapOf(principal);
+  if (cap === null) return insertSubmittedWorkflow(deps.pool, workflow, quotas);
+  return deps.pool.transaction(async (tx) => {
+    const charged = await lockMeteredSecondsToday(tx, principal);
+    if (charged + meteredSecondsOf(workflow.nodes) > cap) return 'metered_quota_exceeded';
+    return insertSubmittedWorkflow(tx, workflow, quotas);
+  });
+}
+
+function storeRefusal(
+  outcome: Exclude<StoreOutcome, 'stored'>,
+  principal: KeyPrincipal,
+  limits: EffectiveLimits,
+) {
+  const details = {
+    workflow_quota_exceeded: {
+      max_concurrent_workflows: principal.quotas.max_concurrent_workflows,
+    },
+    daily_quota_exceeded: { max_daily_runs: limits.daily_runs },
+    metered_quota_exceeded: { metered_seconds_per_day: meteredCapOf(principal) },
+  }[outcome];
+  return runsError(outcome, { details });
+}

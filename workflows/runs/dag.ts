@@ -1,0 +1,71 @@
+/**
+ * The DAG workflow dag/<workflow_id>: one execution drives a workflow of the runs service from
+ * pending to a terminal state, applying the spec's rules (dag-rules.ts) after every change.
+ *
+ * SHAPE: it reads its DAG from Postgres (a local activity; the row is the truth), records
+ * pending → running, then repeatedly starts what nextStep allows and skips what it must. A
+ * container node's attempt is a run row (local activity) and a child workflow run/<track_id>
+ * (runWorkflow: the run's own slot, launch, follow and crash re-attach); its end is one local
+ * activity that reads the run's output. A gate parks in waiting_approval (a durable wait, no
+ * timer). Controls are updates (dag-controls.ts). Every change is one local activity writing
+ * the states and their events in one transaction, in the order decided. A trivial node costs
+ * two local activities and a child's start and end.
+ *
+ * A node retry on a finished workflow starts a new execution of the same id (update-with-start
+ * from the API); it reads the DAG as left and drives the reset nodes. History stays small: a
+ * 50-node DAG with every node retried 10 times is ~6,000 events, under Temporal's limits, so
+ * there is no continue-as-new.
+ *
+ * PATCHES: none yet. RECORDED HISTORIES (test/histories/runs/dag-*.json) prove its shape.
+ */
+import { CancellationScope, allHandlersFinished, condition } from '@temporalio/workflow';
+import { handleDagControls } from './dag-controls';
+import type { DagWorkflowInput } from './dag-definitions';
+import { DagExecution } from './dag-execution';
+import { startNode } from './dag-nodes';
+import { nextStep, outcomeOf, type WorkflowState } from './dag-rules';
+
+export { dagWorkflowId } from './dag-definitions';
+
+export interface DagEnded {
+  state: WorkflowState;
+}
+
+export async function dagWorkflow(input: DagWorkflowInput): Promise<DagEnded> {
+  const dag = new DagExecution(input);
+  handleDagControls(dag);
+  // An operator's cancel becomes the DAG's own cancel (dag-controls.ts): nothing is cut short.
+  return CancellationScope.nonCancellable(async () => {
+    await dag.load();
+    do {
+      await drive(dag);
+      await condition(allHandlersFinished);
+    } while (!dag.settled());
+    return { state: dag.state };
+  });
+}
+
+/**
+ * pending → running, then: skip what can never run, start what may (not while paused or
+ * cancelled), until every node is terminal; the workflow then ends succeeded or failed (a
+ * cancelled one already is).
+ */
+async function drive(dag: DagExecution): Promise<void> {
+  if (dag.state === 'pending') void dag.change({ workflow: 'running' });
+  for (;;) {
+    const seen = dag.version;
+    if (!dag.cancelling) {
+      const step = nextStep(dag.shape, dag.nodeStates(), dag.state === 'paused');
+      if (step.skip.length > 0)
+        void dag.change({ nodes: step.skip.map((ref) => ({ ref, to: 'skipped' as const })) });
+      for (const ref of step.start) startNode(dag, dag.node(ref)!);
+    }
+    const outcome = outcomeOf(dag.nodeStates());
+    if (outcome !== null) {
+      if (!dag.isTerminal()) void dag.change({ workflow: outcome, workflowLast: true });
+      await dag.flushed();
+      return;
+    }
+    await condition(() => dag.version !== seen);
+  }
+}
