@@ -4,6 +4,9 @@ import type { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { createTemporalClient } from '../../../api/platform/temporal';
 import { eventually } from '../../support/services';
+import { ulid } from 'ulid';
+import { runAdmin } from '../../../api/runs/cli';
+import { sql } from '../../../db/pool';
 import { config, newTenant, startHarness, type Harness } from './support';
 import {
   ALL_WORKFLOW_PERMISSIONS,
@@ -319,6 +322,49 @@ describe('DAG workflows on the engine', () => {
     recorded['run-cancelled-by-dag-waiting'] = { workflowId: `run/${runs.scheduled!}` };
   });
 
+  it('cancels a node waiting out its retry backoff', async () => {
+    const id = await dag.submit({
+      nodes: [shNode('flaky', 'exit 1', { retries: 3, retry_backoff_seconds: 600 })],
+    });
+    await dag.waitForNode(id, 'flaky', ['retrying']);
+    expect((await dag.control(id, 'cancel')).status).toBe(200);
+    const node = await dag.waitForNode(id, 'flaky', ['cancelled'], 10_000);
+    expect(node.attempts).toHaveLength(1);
+    expect((await dag.status(id)).state).toBe('cancelled');
+  });
+
+  it("charges a metered key's node runs up front and refunds what they did not use", async () => {
+    const tier = `tier-${ulid().toLowerCase().slice(-8)}`;
+    await runAdmin(['tier', 'set', tier, '--metered', 'true'], harness.pool);
+    const t = await newTenant(harness.pool, { tier, permissions: ALL_WORKFLOW_PERMISSIONS });
+    const metered = dagClient(harness.service.url, t.key);
+    const id = await metered.submit({
+      nodes: [shNode('a', 'true', { timeout_seconds: 30 }), shNode('b', 'true')],
+      edges: [edge('a', 'b')],
+    });
+    expect((await metered.waitForState(id)).state).toBe('succeeded');
+    const trackIds = await Promise.all(
+      ['a', 'b'].map(async (ref) => (await metered.node(id, ref)).current_track_id!),
+    );
+    const ledger = (await harness.pool.any(sql.unsafe`
+      SELECT track_id, kind, seconds::int AS seconds FROM runs.usage_ledger
+      WHERE tenant_id = ${t.tenantId} ORDER BY track_id, kind`)) as {
+      track_id: string;
+      kind: string;
+      seconds: number;
+    }[];
+    expect(ledger.map((e) => [e.track_id, e.kind])).toEqual(
+      [...trackIds].sort().flatMap((trackId) => [
+        [trackId, 'charge'],
+        [trackId, 'refund'],
+      ]),
+    );
+    const charge = ledger.find((e) => e.track_id === trackIds[0] && e.kind === 'charge')!;
+    const refund = ledger.find((e) => e.track_id === trackIds[0] && e.kind === 'refund')!;
+    expect(charge.seconds).toBe(30);
+    expect(refund.seconds).toBeGreaterThanOrEqual(25);
+  });
+
   it("takes an operator's cancel (temporal workflow cancel) as the API's cancel", async () => {
     const id = await dag.submit({ nodes: [shNode('long', 'sleep 60'), gate('gate')] });
     const long = await dag.waitForNode(id, 'long', ['running']);
@@ -366,6 +412,23 @@ describe('DAG workflows on the engine', () => {
       .map((e) => e.to_state);
     expect(kinds).toEqual(['pending', 'running', 'failed', 'running', 'succeeded']);
     recorded['dag-node-retried.retry'] = { workflowId: `dag/${id}` };
+  });
+
+  it('refuses a node retry that would pass max_concurrent_workflows, changing nothing', async () => {
+    const { key } = await newTenant(harness.pool, { permissions: ALL_WORKFLOW_PERMISSIONS });
+    const oneAtATime = dagClient(harness.service.url, key);
+    await oneAtATime.api.call('PUT', '/api/v1/tenant/quotas', { max_concurrent_workflows: 1 });
+    const finished = await oneAtATime.submit({ nodes: [gate('g')] });
+    await oneAtATime.waitForNode(finished, 'g', ['waiting_approval']);
+    await oneAtATime.control(finished, 'reject', 'g');
+    await oneAtATime.waitForState(finished);
+    const active = await oneAtATime.submit({ nodes: [gate('g')] });
+    await oneAtATime.waitForNode(active, 'g', ['waiting_approval']);
+    const refused = await oneAtATime.control(finished, 'retry', 'g');
+    expect(refused).toMatchObject({ status: 429, body: { detail: 'workflow_quota_exceeded' } });
+    expect(await oneAtATime.status(finished)).toMatchObject({ state: 'failed' });
+    expect(await oneAtATime.states(finished)).toEqual({ g: 'failed' });
+    await oneAtATime.control(active, 'cancel');
   });
 
   it('answers events as a replayable cursor feed with rising ids', async () => {
