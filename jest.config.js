@@ -10,6 +10,9 @@ const common = {
 };
 
 module.exports = {
+  // A hook that boots a service (its pool, Redis, a Temporal client, its bootstrap) took over
+  // 5 s once on the 2-core machine while a bench ran beside the suite: 30 s is the default here.
+  testTimeout: 30_000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     // Recorded histories replayed against today's workflow code; needs no stack.
