@@ -7,6 +7,7 @@ import {
 } from '../activities/runs/self-check';
 import { createRunActivities } from '../activities/runs/run';
 import { createDagActivities } from '../activities/runs/dag';
+import { createDeliveryActivities } from '../activities/platform/delivery';
 import { createRunDockerActivities } from '../activities/runs/run-docker';
 import { createRetentionActivities } from '../activities/runs/retention';
 import { createReconcileActivities } from '../activities/runs/reconcile';
@@ -69,6 +70,7 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
       ...createSelfCheckActivities({ pool: deps.pool }),
       ...createRunActivities({ pool: deps.pool }),
       ...createDagActivities({ pool: deps.pool }),
+      ...createDeliveryActivities({ pool: deps.pool, config }),
       ...createRetentionActivities({
         pool: deps.pool,
         redis: deps.redis,

@@ -86,6 +86,32 @@ const schema = Joi.object({
     .default(true)
     .description('runs: create the retention purge schedule at API start (tests turn it off)'),
   // --- end runs service ---
+  // --- webhook delivery (platform) ---
+  WEBHOOK_RETRY_DELAYS_SECONDS: Joi.string()
+    .pattern(/^\d+(,\d+){0,9}$/)
+    .default('10,60,300,1800')
+    .description(
+      'webhooks: seconds to wait before attempts 2, 3, ... of a delivery (at most one attempt more than there are waits; tests shorten them)',
+    ),
+  WEBHOOK_EGRESS_ALLOW: Joi.string()
+    .allow('')
+    .default('')
+    .description(
+      'webhooks: comma-separated CIDRs a delivery may reach although not public (loopback, private, link-local, ...); off by default, tests and a local setup allow 127.0.0.1/32; an entry that is not a CIDR stops the worker at start',
+    ),
+  WEBHOOK_CA_FILE: Joi.string()
+    .allow('')
+    .default('')
+    .description(
+      "webhooks: a PEM file of extra CAs trusted for receivers, beside Node's bundled roots (not the OS store), read once at worker start",
+    ),
+  WEBHOOK_ATTEMPT_TIMEOUT_MS: Joi.number()
+    .integer()
+    .min(100)
+    .max(120_000)
+    .default(10_000)
+    .description('webhooks: one attempt, connect to response read, before it counts as a timeout'),
+  // --- end webhook delivery ---
   // --- ledger service ---
   LEDGER_EDGE_RATE_PER_SECOND: Joi.number()
     .integer()
@@ -156,6 +182,12 @@ export interface Config {
     retentionSchedule: boolean;
   };
   // --- end runs service ---
+  webhooks: {
+    retryDelaysSeconds: number[];
+    egressAllow: string[];
+    caFile: string | null;
+    attemptTimeoutMs: number;
+  };
   // --- ledger service ---
   ledger: {
     edgeRatePerSecond: number;
@@ -204,6 +236,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     RUNS_RATE_LIMIT_REQUESTS: number;
     RUNS_RATE_LIMIT_WINDOW_SECONDS: number;
     RUNS_RETENTION_SCHEDULE: boolean;
+    WEBHOOK_RETRY_DELAYS_SECONDS: string;
+    WEBHOOK_EGRESS_ALLOW: string;
+    WEBHOOK_CA_FILE: string;
+    WEBHOOK_ATTEMPT_TIMEOUT_MS: number;
     LEDGER_EDGE_RATE_PER_SECOND: number;
     LEDGER_EDGE_BURST: number;
     LEDGER_EDGE_BODY_LIMIT_BYTES: number;
@@ -237,6 +273,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retentionSchedule: v.RUNS_RETENTION_SCHEDULE,
     },
     // --- end runs service ---
+    webhooks: {
+      retryDelaysSeconds: v.WEBHOOK_RETRY_DELAYS_SECONDS.split(',').map(Number),
+      egressAllow: v.WEBHOOK_EGRESS_ALLOW.split(',')
+        .map((cidr) => cidr.trim())
+        .filter((cidr) => cidr !== ''),
+      caFile: v.WEBHOOK_CA_FILE === '' ? null : v.WEBHOOK_CA_FILE,
+      attemptTimeoutMs: v.WEBHOOK_ATTEMPT_TIMEOUT_MS,
+    },
     // --- ledger service ---
     ledger: {
       edgeRatePerSecond: v.LEDGER_EDGE_RATE_PER_SECOND,

@@ -22,6 +22,8 @@ import { ensureReconcileSchedule } from './reconcile';
 import { openApiDocument } from './openapi';
 import { createWorkflowStarter } from './workflow-starter';
 import { createDagStarter } from './dags/starter';
+import { createDeliveryStarter } from './webhooks/starter';
+import { createEventPublisher } from './webhooks/publisher';
 import { getSelfCheck, startSelfCheck, type SelfCheckRequest } from './self-checks';
 import { selfCheckWorkflowId } from '../../workflows/runs/self-check';
 
@@ -87,7 +89,12 @@ export function runsRoutes(
 }
 
 export function createRunsApi(deps: PlatformDeps): ServiceInstance {
-  const starters: Starters = { runs: createWorkflowStarter(deps), dags: createDagStarter(deps) };
+  const starters: Starters = {
+    runs: createWorkflowStarter(deps),
+    dags: createDagStarter(deps),
+    deliveries: createDeliveryStarter(deps),
+  };
+  const publisher = createEventPublisher(deps, starters.deliveries);
   const { app, metrics } = createApp({
     service: 'runs',
     logger: deps.logger,
@@ -111,10 +118,13 @@ export function createRunsApi(deps: PlatformDeps): ServiceInstance {
       }
       starters.runs.start();
       starters.dags.start();
+      starters.deliveries.start();
+      publisher.start();
       return Promise.resolve();
     },
     stop: async () => {
-      await Promise.all([starters.runs.stop(), starters.dags.stop()]);
+      await publisher.stop();
+      await Promise.all([starters.runs.stop(), starters.dags.stop(), starters.deliveries.stop()]);
     },
   };
 }

@@ -54,6 +54,17 @@ export const RUNS_ERRORS = {
   node_not_terminal: refusal(409, 'node_not_terminal'),
   not_an_approval_node: refusal(409, 'not_an_approval_node'),
   not_awaiting_approval: refusal(409, 'not_awaiting_approval'),
+  // Webhooks (the spec's webhook codes, and the refusals of its routes the spec leaves unnamed).
+  invalid_webhook_url: refusal(400, 'invalid_webhook_url'),
+  unknown_event_type: refusal(400, 'unknown_event_type'),
+  // Not retryable as such: a slot is freed by deleting an endpoint or raising the quota.
+  webhook_quota_exceeded: refusal(429, 'webhook_quota_exceeded'),
+  webhook_not_found: refusal(404, 'webhook_not_found'),
+  delivery_not_found: refusal(404, 'delivery_not_found'),
+  event_type_not_subscribed: refusal(422, 'event_type_not_subscribed'),
+  endpoint_disabled: refusal(409, 'endpoint_disabled'),
+  delivery_not_terminal: refusal(409, 'delivery_not_terminal'),
+  endpoint_deleted: refusal(409, 'endpoint_deleted'),
 } as const satisfies ErrorCatalogue;
 
 export type RunsErrorCode = keyof typeof RUNS_ERRORS;

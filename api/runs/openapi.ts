@@ -2,15 +2,44 @@ import { PERMISSIONS } from '../../db/runs/permissions';
 import { openApiPaths, type JsonSchema } from '../platform/http/contract';
 import { RUNS_OPERATIONS } from './operations';
 import { WORKFLOW_OPERATIONS } from './dags/operations';
+import { WEBHOOK_OPERATIONS } from './webhooks/operations';
+import { HELD_DELIVERY_KEPT_HOURS } from './webhooks/endpoints';
 
 /**
- * Every operation of the service: runs (operations.ts) and DAG workflows (dags/operations.ts,
- * built with the same helper, so listed here rather than in operations.ts: no import cycle).
+ * Every operation of the service: runs (operations.ts), DAG workflows (dags/operations.ts) and
+ * webhooks (webhooks/operations.ts), the last two built with the same helper, so listed here
+ * rather than in operations.ts: no import cycle.
  */
 export const SERVICE_OPERATIONS = [
   ...Object.values(RUNS_OPERATIONS),
   ...Object.values(WORKFLOW_OPERATIONS),
+  ...Object.values(WEBHOOK_OPERATIONS),
 ];
+
+/** What the spec leaves "not shown" of the webhook routes, as decided. */
+const WEBHOOK_DECISIONS = {
+  webhook_endpoints:
+    "POST /api/v1/webhooks answers 201 with the endpoint and its secret, once; list (oldest first, limit default 100, max 1000, offset) and get never carry it. max_webhook_endpoints counts the tenant's endpoints not deleted (inline webhooks are not counted): at it, 429 webhook_quota_exceeded; counted and inserted under a lock on the tenant's quota row. description: up to 1024 characters or null. A deleted endpoint, an inline webhook's subscription and another tenant's endpoint are 404 webhook_not_found, whatever the id's shape.",
+  webhook_url:
+    'Absolute https (the scheme in any case) with a host, no userinfo, no whitespace or control character, parseable by the WHATWG URL parser (a port in range), else 400 invalid_webhook_url; at most 2048 characters (422 past it). Stored and answered as given. Private and loopback targets are judged by the delivery engine at attempt time (egress rules), not here.',
+  webhook_events:
+    'events: 1 to 64 distinct entries (422 otherwise), each an event type, an alias (run.terminal, workflow.terminal), a wildcard (run.*, workflow.*, node.*, *) or a notice (webhook.endpoint_degraded, tenant.delivery_dead), else 400 unknown_event_type. url is checked before events.',
+  webhook_secret:
+    'Without a secret one is generated: 32 random bytes as 64 hex characters, secret_origin generated (the key is the 32 bytes). A supplied secret is 1 to 256 characters of any kind but U+0000, kept verbatim (secret_origin supplied; the key is its UTF-8 bytes). PATCH may supply a new one (answered once, in that response); rotate-secret always generates one.',
+  webhook_patch: `A partial merge of url, events, description, active and secret; at least one field (422 for {}). active true re-enables: disabled_reason null, consecutive_failures 0 (dead_deliveries_total and last_dead_delivery_at are never cleared), and the deliveries held while it was disabled are released in the same transaction: those created within the last ${HELD_DELIVERY_KEPT_HOURS} hours become pending and are started in ascending delivery_id order; older ones end dead with last_error held_expired. active false disables it with disabled_reason disabled_by_tenant (one already disabled keeps its reason).`,
+  webhook_delete:
+    '204; the endpoint lists and matches no more and frees its quota slot. In the same transaction its held, pending and retrying deliveries are cancelled (state cancelled, finished_at set); one delivering finds it deleted before its next attempt. Its deliveries stay readable by id; its per-endpoint list is 404 like the endpoint.',
+  webhook_test:
+    'Optional body {event_type}, default webhook.test; any other must be a concrete event type (422 schema mismatch otherwise) that the endpoint subscribes to (an entry, alias or wildcard of its events matching it), else 422 event_type_not_subscribed. A disabled endpoint is 409 endpoint_disabled (a test checks the endpoint as it is now). 202 {delivery_id, event_type}: a pending delivery with test true, a fresh event_id, the envelope {event_id, event_type, occurred_at, tenant_id, resource: {type: webhook, id: endpoint_id}, data: {}, test: true, truncated: false} (each attempt adds its delivery block); started at once.',
+  webhook_deliveries:
+    "A delivery answers {delivery_id (a JSON integer), endpoint_id (null for an inline webhook), inline, event_id, event_type, track_id, workflow_id, state, attempts, next_attempt_at, last_status_code, last_error, test, truncated, redelivery_of, created_at, updated_at, finished_at}; the single read adds attempt_log [{attempt, started_at, finished_at, status_code, error, outcome}]. States: held (its endpoint is disabled), pending, delivering, retrying (waiting for its next attempt), delivered, dead, cancelled (its endpoint was deleted). Lists (per endpoint, per run, per workflow) answer {deliveries} in ascending delivery_id: state_filter (comma-separated states), since (a delivery_id, exclusive, default 0), limit (default 100, max 1000); unknown query parameters are 400. Per run: every delivery of that run's events, its inline webhook's included; per workflow: of its own, its nodes' and their runs' events. 404 run_not_found, workflow_not_found, webhook_not_found or delivery_not_found for what is not the tenant's.",
+  webhook_redeliver:
+    'Only from a terminal delivery (delivered, dead, cancelled), else 409 delivery_not_terminal; its endpoint must not be deleted, else 409 endpoint_deleted. A new delivery row with the same endpoint, event_id, event_type, envelope, run and workflow and redelivery_of the original: pending and started at once, or held while the endpoint is disabled. 202 {delivery_id, state}.',
+  webhook_inline:
+    "The webhook field of POST /api/v1/runs and POST /api/v1/workflows: {url, events, secret?} under the same rules as an endpoint's (400 invalid_webhook_url, 400 unknown_event_type, checked after the images), unknown keys 422. Stored with the run or workflow in the same statement or transaction (nothing half-written), as a subscription scoped to it (secret_origin supplied, or none with a null secret: deliveries unsigned). It is not counted against max_webhook_endpoints, not listed as an endpoint, and cannot be changed; its deliveries show endpoint_id null and inline true.",
+  webhook_audit:
+    'Each change is in the audit log as webhook.create, webhook.update, webhook.delete, webhook.rotate_secret, webhook.test, webhook.redeliver (target the endpoint), never with a secret.',
+};
 
 /**
  * The runs service's contract (OpenAPI 3.1), served at GET /openapi.json. Its paths, parameters,
@@ -84,6 +113,7 @@ function buildDocument() {
         "A node retry needs a finished workflow: an active node is 409 node_not_terminal, an active workflow 409 not_terminal. The node and its downstream closure are reset to pending and the workflow runs again in a new execution of dag/<workflow_id> (update-with-start, an open execution used as is), under the calling key's terms (queue time, tier concurrency, metering, working hours); 429 workflow_quota_exceeded when that would pass max_concurrent_workflows. Answers 200 {status: 'running', message: 'reset <n> node(s) to pending: a, b'}.",
       run_of_workflow:
         'A run made for a workflow node carries workflow_id and node_ref (null for a plain run); the run routes (svc_run_*) work on it as on any run, while the workflow routes need svc_workflow_submit, svc_workflow_read or svc_workflow_control.',
+      ...WEBHOOK_DECISIONS,
       permissions: PERMISSIONS,
     },
     servers: [{ url: '/' }],

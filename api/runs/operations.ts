@@ -22,6 +22,7 @@ import {
   Utilization,
 } from './models';
 import { QUOTA_BODY } from './tenant';
+import { InlineWebhook } from './webhooks/inline';
 
 export const RUN_NAME_MAX_LENGTH = 128;
 export const COMMAND_ITEMS_MAX = 256;
@@ -130,12 +131,11 @@ const SubmitRequest = Joi.object({
   memory_limit_mb: runMemoryLimitMb(),
   name: runName(),
   tags: runTags(),
+  webhook: InlineWebhook,
 })
   .required()
   .unknown(false)
-  .description(
-    'Unknown fields are refused (422). The inline `webhook` field arrives with the webhooks issue; until then it is an unknown field.',
-  )
+  .description('Unknown fields are refused (422), in `webhook` too.')
   .id('SubmitRequest');
 
 /** `state_filter`: one of `states` or a comma-separated list of them. */
@@ -322,6 +322,10 @@ export const RUNS_OPERATIONS = {
       'Never refused for capacity (runs wait for a slot). max_daily_runs per UTC day → 429 daily_quota_exceeded.',
     request: { body: SubmitRequest },
     responses: { '202': ok(SubmitResponse, 'Accepted') },
+    refusals: {
+      '400': `${REFUSALS['400']} For an inline webhook: \`invalid_webhook_url\` or \`unknown_event_type\`.`,
+      '422': `${REFUSALS['422']} An unknown key in \`webhook\` too.`,
+    },
   }),
   list: runsOperation({
     method: 'get',

@@ -22,7 +22,7 @@ export interface RefusalDetail {
 
 /**
  * Writes an audit record for each refusal of an authenticated request, in one place: the action
- * is the route's name (`run.submit`, `run.pause`, ...), the target its run or workflow, the detail the
+ * is the route's name (`run.submit`, `run.pause`, ...), the target its run, workflow, endpoint or delivery, the detail the
  * refusal's code, status and details. A failed write is logged; the client still gets its
  * refusal. Refusals made before the key is read (malformed JSON, an oversized body) name no
  * tenant and are not kept.
@@ -45,9 +45,14 @@ function isAudited(error: DomainError): boolean {
   return AUDITED_STATUSES.has(statusOf(error)) && detail?.audit !== false;
 }
 
-/** The run or workflow in the path (ids in either case; stored as ULIDs are, upper case). */
+/** The resource in the path (ids in either case; stored as ULIDs are, upper case). */
 const targetOf = (params: Record<string, string> | undefined): string | null =>
-  (params?.track_id ?? params?.workflow_id)?.toUpperCase() ?? null;
+  (
+    params?.track_id ??
+    params?.workflow_id ??
+    params?.endpoint_id ??
+    params?.delivery_id
+  )?.toUpperCase() ?? null;
 
 async function record(pool: DatabasePool, ctx: Context, error: DomainError): Promise<void> {
   const principal = principalOf(ctx);

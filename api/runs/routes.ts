@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import type Joi from 'joi';
 import type { Context, Middleware, Next } from 'koa';
 import { runsError } from './errors';
 import { mount } from '../platform/http/contract';
@@ -27,6 +28,28 @@ import {
 } from './dags/reads';
 import { controlWorkflow, decideGate, retryNode } from './dags/control';
 import type { WorkflowState } from '../../db/runs/workflows';
+import type { DeliveryFilter, DeliveryState } from '../../db/runs/webhooks';
+import { RequestValidationError } from '../platform/errors';
+import type { InlineWebhookBody } from './webhooks/inline';
+import type { DeliveryStarter } from './webhooks/starter';
+import { TestRequest, WEBHOOK_OPERATIONS } from './webhooks/operations';
+import {
+  createEndpoint,
+  deleteEndpoint,
+  getEndpoint,
+  listTenantEndpoints,
+  patchEndpoint,
+  rotateSecret,
+  sendTestDelivery,
+  type EndpointPatch,
+} from './webhooks/endpoints';
+import {
+  getDelivery,
+  listEndpointDeliveries,
+  listRunDeliveries,
+  listWorkflowDeliveries,
+  redeliver,
+} from './webhooks/deliveries';
 
 /** Refuses query parameters a route does not support: 400 naming the supported set. */
 export function onlyQuery(...supported: string[]) {
@@ -52,10 +75,11 @@ const workflowIdOf = (ctx: Context) =>
   validated<{ workflow_id: string }>(ctx, 'params').workflow_id;
 const nodeRefOf = (ctx: Context) => validated<{ ref: string }>(ctx, 'params').ref;
 
-/** What starts the service's workflows after a submit commits: runs, DAGs. */
+/** What starts the service's workflows after a submit commits: runs, DAGs, webhook deliveries. */
 export interface Starters {
   runs: WorkflowStarter;
   dags: DagStarter;
+  deliveries: DeliveryStarter;
 }
 
 type Route = (op: RunsOperation, handler: Middleware) => void;
@@ -89,6 +113,7 @@ export function runsRouter(deps: PlatformDeps, starters: Starters): Router {
       memoryLimitMb: body.memory_limit_mb as number | null,
       name: (body.name as string | null | undefined) ?? null,
       tags: body.tags as string[],
+      webhook: body.webhook as InlineWebhookBody | undefined,
     };
     ctx.status = 202;
     ctx.body = await submitRun(deps, starters.runs, principalOf(ctx), request);
@@ -154,6 +179,7 @@ export function runsRouter(deps: PlatformDeps, starters: Starters): Router {
     ctx.body = await listAuditRecords(deps, principalOf(ctx), validated(ctx, 'query'));
   });
   workflowRoutes(route, deps, starters);
+  webhookRoutes(route, deps, starters.deliveries);
   return router;
 }
 
@@ -213,5 +239,93 @@ function workflowRoutes(route: Route, deps: PlatformDeps, starters: Starters): v
     });
   route(ops.workflowNodeRetry, async (ctx) => {
     ctx.body = await retryNode(deps, principalOf(ctx), workflowIdOf(ctx), nodeRefOf(ctx));
+  });
+}
+
+/**
+ * A body a route may go without (its document says `required: false`): absent is `{}`, and what
+ * joi refuses is a 422 as for any body.
+ */
+function optionalBody<T>(ctx: Context, schema: Joi.Schema<T>): T {
+  const body = ctx.request.body === undefined ? {} : ctx.request.body;
+  const result: Joi.ValidationResult<T> = schema.validate(body, {
+    abortEarly: false,
+    errors: { wrap: { label: false } },
+  });
+  if (result.error)
+    throw new RequestValidationError(
+      result.error.details.map((d) => ({
+        location: 'body',
+        path: d.path,
+        message: d.message,
+        type: d.type,
+      })),
+    );
+  return result.value;
+}
+
+type DeliveriesQuery = { state_filter?: string; since: number; limit: number };
+const deliveryFilterOf = (ctx: Context): DeliveryFilter => {
+  const q = validated<DeliveriesQuery>(ctx, 'query');
+  return {
+    states: q.state_filter ? (q.state_filter.split(',') as DeliveryState[]) : null,
+    since: String(q.since),
+    limit: q.limit,
+  };
+};
+
+/** The webhook routes (webhooks/): endpoints, deliveries, and the per-run and per-workflow reads. */
+function webhookRoutes(route: Route, deps: PlatformDeps, starter: DeliveryStarter): void {
+  const ops = WEBHOOK_OPERATIONS;
+  const tenantOf = (ctx: Context) => principalOf(ctx).tenantId;
+  const endpointIdOf = (ctx: Context) =>
+    validated<{ endpoint_id: string }>(ctx, 'params').endpoint_id;
+  const deliveryIdOf = (ctx: Context) =>
+    String(validated<{ delivery_id: number }>(ctx, 'params').delivery_id);
+  // The delivery routes first: /webhooks/deliveries/{id} also matches /webhooks/{endpoint_id}/...
+  route(ops.deliveryGet, async (ctx) => {
+    ctx.body = await getDelivery(deps, tenantOf(ctx), deliveryIdOf(ctx));
+  });
+  route(ops.deliveryRedeliver, async (ctx) => {
+    ctx.status = 202;
+    ctx.body = await redeliver(deps, starter, principalOf(ctx), deliveryIdOf(ctx));
+  });
+  route(ops.endpointCreate, async (ctx) => {
+    ctx.status = 201;
+    ctx.body = await createEndpoint(deps, principalOf(ctx), validated(ctx, 'body'));
+  });
+  route(ops.endpointList, async (ctx) => {
+    ctx.body = await listTenantEndpoints(deps, tenantOf(ctx), validated(ctx, 'query'));
+  });
+  route(ops.endpointGet, async (ctx) => {
+    ctx.body = await getEndpoint(deps, tenantOf(ctx), endpointIdOf(ctx));
+  });
+  route(ops.endpointPatch, async (ctx) => {
+    const patch = validated<EndpointPatch>(ctx, 'body');
+    ctx.body = await patchEndpoint(deps, starter, principalOf(ctx), endpointIdOf(ctx), patch);
+  });
+  route(ops.endpointDelete, async (ctx) => {
+    await deleteEndpoint(deps, principalOf(ctx), endpointIdOf(ctx));
+    ctx.status = 204;
+  });
+  route(ops.endpointRotateSecret, async (ctx) => {
+    ctx.body = await rotateSecret(deps, principalOf(ctx), endpointIdOf(ctx));
+  });
+  route(ops.endpointTest, async (ctx) => {
+    const endpointId = endpointIdOf(ctx);
+    const { event_type } = optionalBody<{ event_type: string }>(ctx, TestRequest);
+    ctx.status = 202;
+    ctx.body = await sendTestDelivery(deps, starter, principalOf(ctx), endpointId, event_type);
+  });
+  route(ops.endpointDeliveries, async (ctx) => {
+    const filter = deliveryFilterOf(ctx);
+    ctx.body = await listEndpointDeliveries(deps, tenantOf(ctx), endpointIdOf(ctx), filter);
+  });
+  route(ops.runDeliveries, async (ctx) => {
+    ctx.body = await listRunDeliveries(deps, tenantOf(ctx), trackIdOf(ctx), deliveryFilterOf(ctx));
+  });
+  route(ops.workflowDeliveries, async (ctx) => {
+    const filter = deliveryFilterOf(ctx);
+    ctx.body = await listWorkflowDeliveries(deps, tenantOf(ctx), workflowIdOf(ctx), filter);
   });
 }

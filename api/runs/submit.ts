@@ -9,6 +9,7 @@ import type { WorkflowStarter } from './workflow-starter';
 import { imageAllowed, parseImageReference } from './image-reference';
 import { clampLimits, effectiveLimits } from './limits';
 import { nextWorkingInstant, parseWorkingHours } from './working-hours';
+import { inlineWebhookRow, type InlineWebhookBody } from './webhooks/inline';
 
 export interface SubmitRequest {
   image: string;
@@ -21,6 +22,8 @@ export interface SubmitRequest {
   memoryLimitMb: number | null;
   name: string | null;
   tags: string[];
+  /** The inline webhook as its schema accepted it; stored with the run. */
+  webhook?: InlineWebhookBody;
 }
 
 export interface SubmitResponse {
@@ -33,9 +36,10 @@ export interface SubmitResponse {
 const toMillisIso = (ms: number): string => new Date(ms).toISOString();
 
 /**
- * Accepts a run: validates what joi cannot (image grammar, allowlist, deadlines), clamps its
- * limits to the key's maxima, counts it against the UTC day, stores it with its first event
- * and starts its workflow. Never refused for capacity: runs wait for a slot at dispatch.
+ * Accepts a run: validates what joi cannot (image grammar, allowlist, its inline webhook's url
+ * and events, deadlines), clamps its limits to the key's maxima, counts it against the UTC day,
+ * stores it with its first event and its inline webhook, and starts its workflow. Never refused
+ * for capacity: runs wait for a slot at dispatch.
  */
 export async function submitRun(
   deps: PlatformDeps,
@@ -49,6 +53,7 @@ export async function submitRun(
   if (!imageAllowed(request.image, principal.tier?.allowed_images ?? null)) {
     throw runsError('image_not_allowed', { details: { image: request.image } });
   }
+  const webhook = inlineWebhookRow(request.webhook);
   const nowMs = Date.now();
   if (request.expiresAt !== null && Date.parse(request.expiresAt) <= nowMs) {
     throw runsError('expires_at_in_past');
@@ -104,14 +109,15 @@ export async function submitRun(
     metered,
     workflowInput: input,
     workflowTaskQueue: taskQueues(deps.config.taskQueuePrefix).runs,
+    webhook,
   };
   const charge = metered ? { entryId: ulid(), seconds: clamped.timeoutSeconds } : null;
   const meteredCap =
     metered && principal.tier?.metered_seconds_per_day != null
       ? Number(principal.tier.metered_seconds_per_day)
       : null;
-  // One statement: the day's count, the row, its first event and a metered charge (see
-  // insertSubmittedRun); nothing is written when the day's limit is reached. A metered key
+  // One statement: the day's count, the row, its first event, its inline webhook and a metered
+  // charge (see insertSubmittedRun); nothing is written when the day's limit is reached. A metered key
   // with a daily cap adds a transaction around it: its lock and the seconds charged today.
   let outcome: 'stored' | 'daily_quota_exceeded' | 'metered_quota_exceeded';
   if (meteredCap === null) {

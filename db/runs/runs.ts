@@ -1,6 +1,7 @@
 import { ulid } from '../ids';
 import { sql, type DatabasePool } from '../pool';
 import { someDockerHostAlive } from './docker-hosts';
+import { inlineWebhookInsert, type InlineWebhookRow } from './webhooks';
 
 export {
   ACTIVE_STATES,
@@ -90,12 +91,15 @@ export interface NewRun {
   /** Kept until the run's workflow is confirmed started (see api/runs/workflow-starter.ts). */
   workflowInput: unknown;
   workflowTaskQueue: string;
+  /** Its inline webhook, stored in the run's statement; none: absent or null. */
+  webhook?: InlineWebhookRow | null;
 }
 
 /**
  * Stores a submitted run in ONE statement (one round trip, its own transaction): counts it
  * against the tenant's UTC day only while the count is under `dailyLimit`, and, only if it was
- * counted, inserts the run row, its first event (run.scheduled) and, for a metered key, the
+ * counted, inserts the run row, its first event (run.scheduled), its inline webhook if it has
+ * one (a CTE only then: the common submit pays nothing for it) and, for a metered key, the
  * up-front charge. Returns false when the day's limit was already reached (nothing written).
  */
 export async function insertSubmittedRun(
@@ -105,6 +109,9 @@ export async function insertSubmittedRun(
   charge: { entryId: string; seconds: number } | null,
 ): Promise<boolean> {
   const eventPayload = { eligible_start: run.eligibleStart, clamped: run.clamped };
+  const hook = run.webhook
+    ? sql.fragment`hook AS (${inlineWebhookInsert(run.tenantId, run.trackId, run.webhook)} FROM run),`
+    : sql.fragment``;
   const stored = (await db.oneFirst(sql.unsafe`
     WITH counted AS (
       INSERT INTO runs.daily_submissions AS d (tenant_id, day, count)
@@ -126,6 +133,7 @@ export async function insertSubmittedRun(
       INSERT INTO runs.run_events (event_id, track_id, tenant_id, from_state, to_state, event_type, reason, payload)
       SELECT ${ulid()}, track_id, tenant_id, NULL, 'scheduled', 'run.scheduled', NULL, ${sql.jsonb(eventPayload)}
       FROM run),
+    ${hook}
     charge AS (
       INSERT INTO runs.usage_ledger (entry_id, tenant_id, key_id, track_id, kind, seconds)
       SELECT ${charge?.entryId ?? null}, tenant_id, ${run.keyId}, track_id, 'charge', ${charge?.seconds ?? 0}

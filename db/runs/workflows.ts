@@ -1,4 +1,5 @@
 import { sql, type DatabasePool } from '../pool';
+import { inlineWebhookInsert, type InlineWebhookRow } from './webhooks';
 import type {
   EdgeCondition,
   FailurePolicy,
@@ -39,12 +40,14 @@ export interface NewWorkflow {
   workflowTaskQueue: string;
   /** The first event's id (workflow → pending). */
   eventId: string;
+  /** Its inline webhook, stored with it; none: absent or null. */
+  webhook?: InlineWebhookRow | null;
 }
 
 export type SubmitOutcome = 'stored' | 'workflow_quota_exceeded' | 'daily_quota_exceeded';
 
 /**
- * Stores a submitted workflow with its nodes, edges and first event, unless the tenant already
+ * Stores a submitted workflow with its nodes, edges, first event and inline webhook, unless the tenant already
  * has `maxConcurrent` active workflows, or its nodes do not fit in the day's `dailyLimit` of runs
  * (the spec's Limits: each workflow node counts as a run, approval gates too; all are counted
  * now, so an accepted workflow never stops on the daily limit half-way; retries are not counted
@@ -111,6 +114,8 @@ async function insertRows(tx: Queryable, w: NewWorkflow): Promise<void> {
         w.edges.map((e) => e.condition),
         'text',
       )}::text[]) WITH ORDINALITY AS e(from_ref, to_ref, condition, position)`);
+  if (w.webhook)
+    await tx.query(sql.unsafe`${inlineWebhookInsert(w.tenantId, w.workflowId, w.webhook)}`);
   await insertWorkflowEvent(tx, {
     eventId: w.eventId,
     workflowId: w.workflowId,

@@ -5,6 +5,7 @@ import { loadConfig } from '../../api/platform/config';
 import { createLogger } from '../../api/platform/logger';
 import { migrateAll } from '../../db/migrate';
 import { testNamespace, testRunPrefix } from './test-namespace';
+import { ensureWebhookTestCertificates, webhookTestEnv } from './webhook-test-env';
 
 /**
  * Once per test run: migrate, then start one Temporal worker process on task queues of this
@@ -22,6 +23,7 @@ export default async function globalSetup(): Promise<void> {
   process.env.WORKER_ID = runId;
   const config = loadConfig();
   await migrateAll(config.databaseUrl, createLogger('warn'));
+  await trustWebhookTestReceivers();
 
   const logFile = path.join(DATA_DIR, 'logs', `${runId}-worker.log`);
   const worker = await startWorkerProcess({}, logFile);
@@ -38,4 +40,15 @@ function useTestNamespace(): void {
       `TEMPORAL_TEST_NAMESPACE is the operators' ${OPERATORS_NAMESPACE}: tests need their own`,
     );
   process.env.TEMPORAL_NAMESPACE = testNamespace();
+}
+
+/**
+ * Deliveries from the worker (and from services tests boot in-process) reach the tests' HTTPS
+ * receivers through configuration only, as an operator's local receiver would: the test CA is
+ * trusted and loopback allowed. Set before the worker starts, which inherits it; test files see
+ * it too, their environment being copied from this process's.
+ */
+async function trustWebhookTestReceivers(): Promise<void> {
+  await ensureWebhookTestCertificates();
+  Object.assign(process.env, webhookTestEnv());
 }

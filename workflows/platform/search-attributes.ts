@@ -11,6 +11,11 @@ import {
 export const TENANT_ID = defineSearchAttributeKey('TenantId', SearchAttributeType.KEYWORD);
 export const SERVICE = defineSearchAttributeKey('Service', SearchAttributeType.KEYWORD);
 export const RUN_STATE = defineSearchAttributeKey('RunState', SearchAttributeType.KEYWORD);
+/** The webhook endpoint a delivery workflow delivers to. */
+export const WEBHOOK_ENDPOINT = defineSearchAttributeKey(
+  'WebhookEndpoint',
+  SearchAttributeType.KEYWORD,
+);
 /** A DAG workflow's state (pending, running, paused, succeeded, failed, cancelled). */
 export const DAG_STATE = defineSearchAttributeKey('DagState', SearchAttributeType.KEYWORD);
 

@@ -4,6 +4,7 @@ import { WORKFLOW_STATES } from '../../../db/runs/workflows';
 import { EDGE_CONDITIONS } from '../../../workflows/runs/dag-rules';
 import { runsError } from '../errors';
 import { IMAGE_REFERENCE_MAX_LENGTH, IMAGE_REFERENCE_PATTERN } from '../image-reference';
+import { InlineWebhook } from '../webhooks/inline';
 import {
   TAG_MAX_LENGTH,
   imageReference,
@@ -138,11 +139,12 @@ const WorkflowSubmitRequest = Joi.object({
     .max(WORKFLOW_EDGES_MAX)
     .default([])
     .description('One edge per pair of nodes; the graph must be acyclic (400 invalid_graph).'),
+  webhook: InlineWebhook,
 })
   .required()
   .unknown(false)
   .description(
-    'Unknown top-level and edge fields are refused (422); unknown node fields are ignored. The inline `webhook` field arrives with the webhooks issue.',
+    'Unknown top-level, edge and `webhook` fields are refused (422); unknown node fields are ignored.',
   )
   .id('WorkflowSubmitRequest');
 
@@ -242,11 +244,11 @@ export const WORKFLOW_OPERATIONS = {
     responses: { '202': ok(WorkflowSubmitResponse, 'Accepted') },
     refusals: {
       '400':
-        "Malformed JSON; `invalid_graph` (a cycle, a duplicate ref, an edge naming a missing ref, two edges between the same nodes, or inputs_from naming a missing node); `invalid_image:<ref>` (a container node's image, named as the image string, as for a run); `too_many_nodes` (more nodes than max_nodes_per_workflow, narrowed by the key's tier workflow_nodes).",
+        "Malformed JSON; `invalid_graph` (a cycle, a duplicate ref, an edge naming a missing ref, two edges between the same nodes, or inputs_from naming a missing node); `invalid_image:<ref>` (a container node's image, named as the image string, as for a run); `too_many_nodes` (more nodes than max_nodes_per_workflow, narrowed by the key's tier workflow_nodes); for the inline webhook, `invalid_webhook_url` or `unknown_event_type`.",
       '403':
         "`permission_denied`, or `image_not_allowed` when a container node's image is not on the key's tier allowlist.",
       '422':
-        'Schema mismatch (joi message): an unknown top-level or edge field, a container node without `image`, a ref over 128 characters, retries over 10, more than 1000 nodes, ...',
+        'Schema mismatch (joi message): an unknown top-level, edge or `webhook` field, a container node without `image`, a ref over 128 characters, retries over 10, more than 1000 nodes, ...',
       '429':
         "`workflow_quota_exceeded` (the tenant has max_concurrent_workflows active), `daily_quota_exceeded` (its nodes do not fit in the day's remaining runs), `metered_quota_exceeded` (a metered key: its container nodes' timeouts would pass the day's cap), or `rate_limited` (with `Retry-After`).",
       '503': WORKFLOW_REFUSALS['503'],

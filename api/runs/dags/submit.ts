@@ -14,6 +14,7 @@ import { graphProblem, type DagEdge, type FailurePolicy } from '../../../workflo
 import { runsError } from '../errors';
 import { imageAllowed, parseImageReference } from '../image-reference';
 import { clampLimits, effectiveLimits, type EffectiveLimits } from '../limits';
+import { inlineWebhookRow, type InlineWebhookBody } from '../webhooks/inline';
 import { dagWorkflowInput, type DagStarter } from './starter';
 
 /** A node as its schema (dags/operations.ts) accepted it: defaults filled, unknown keys gone. */
@@ -39,6 +40,7 @@ export interface WorkflowSubmitBody {
   failure_policy: FailurePolicy;
   nodes: NodeRequest[];
   edges: DagEdge[];
+  webhook?: InlineWebhookBody;
 }
 
 export interface WorkflowSubmitResponse {
@@ -49,9 +51,9 @@ export interface WorkflowSubmitResponse {
 
 /**
  * Accepts a DAG workflow: checks what its schema cannot (size against the key's quota, the
- * graph, each image's grammar and allowlist), clamps each container node's limits as a run's,
- * stores it pending with every node counted against the UTC day, and has its execution
- * dag/<workflow_id> started after the commit.
+ * graph, each image's grammar and allowlist, its inline webhook's url and events), clamps each
+ * container node's limits as a run's, stores it pending with every node counted against the UTC
+ * day (and its inline webhook), and has its execution dag/<workflow_id> started after the commit.
  */
 export async function submitWorkflow(
   deps: PlatformDeps,
@@ -66,6 +68,7 @@ export async function submitWorkflow(
   const problem = graphProblem(body.nodes, body.edges);
   if (problem) throw runsError('invalid_graph', { details: { problem } });
   assertImages(body.nodes, principal.tier?.allowed_images ?? null);
+  const webhook = inlineWebhookRow(body.webhook);
   const { nodes, clamped } = acceptedNodes(body.nodes, limits);
 
   const workflowId = ulid();
@@ -83,6 +86,7 @@ export async function submitWorkflow(
     workflowInput: input,
     workflowTaskQueue: taskQueues(deps.config.taskQueuePrefix).runs,
     eventId: ulid(),
+    webhook,
   };
   const outcome = await storeWorkflow(deps, principal, workflow, limits);
   if (outcome !== 'stored') throw storeRefusal(outcome, principal, limits);

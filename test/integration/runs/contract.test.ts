@@ -19,7 +19,13 @@ import {
 type Doc = {
   paths: Record<
     string,
-    Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>
+    Record<
+      string,
+      {
+        'x-permission'?: string;
+        responses: Record<string, { content?: Record<string, { schema: unknown }> }>;
+      }
+    >
   >;
 };
 
@@ -95,7 +101,18 @@ describe('the runs OpenAPI document', () => {
   });
 
   it("has no problem under Redocly's recommended rules", async () => {
-    expect(await lintOpenApi(doc)).toEqual([]);
+    // The spec's own webhook paths are ambiguous to the rule: /webhooks/deliveries/{delivery_id}
+    // and /webhooks/{endpoint_id}/<action> both match /webhooks/deliveries/<action>. No endpoint
+    // id is "deliveries" (a ULID), and the delivery routes are mounted first, so those three
+    // warnings, and only those, are the spec's.
+    const specAmbiguity = (problem: { rule: string; message: string }) =>
+      problem.rule === 'no-ambiguous-paths' &&
+      /^Paths should resolve unambiguously\. Found two ambiguous paths: `\/api\/v1\/webhooks\/deliveries\/\{delivery_id\}` and `\/api\/v1\/webhooks\/\{endpoint_id\}\/(rotate-secret|test|deliveries)`\.$/.test(
+        problem.message,
+      );
+    const problems = await lintOpenApi(doc);
+    expect(problems.filter(specAmbiguity)).toHaveLength(3);
+    expect(problems.filter((problem) => !specAmbiguity(problem))).toEqual([]);
   });
 
   it('matches the real responses of every run route, success and refusal', async () => {
@@ -224,9 +241,14 @@ describe('the runs OpenAPI document', () => {
   it('covered every documented run operation', () => {
     const operations = new Set(checked.map((c) => c.split(' ').slice(0, 2).join(' ')));
     const documented = Object.entries(doc.paths)
-      // The workflow operations are held to the document by workflows-api.test.ts.
+      // The workflow operations are held to the document by workflows-api.test.ts, the webhook
+      // operations (svc_webhook_*, /runs/{track_id}/deliveries too) by webhooks-api.test.ts.
       .filter(([p]) => p.startsWith('/api/v1') && !p.startsWith('/api/v1/workflows'))
-      .flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
+      .flatMap(([p, ops]) =>
+        Object.entries(ops)
+          .filter(([, op]) => !String(op['x-permission']).startsWith('svc_webhook_'))
+          .map(([m]) => `${m.toUpperCase()} ${p}`),
+      );
     expect(documented.filter((o) => !operations.has(o))).toEqual([]);
   });
 });

@@ -797,8 +797,9 @@ describe('runs API: DAG workflows', () => {
   });
 
   it('checked a real answer of every workflow operation against the document', () => {
+    // A workflow's deliveries are a webhook read, checked by webhooks-api.test.ts.
     const documented = Object.entries(openApiDocument.paths)
-      .filter(([path]) => path.startsWith(W))
+      .filter(([path]) => path.startsWith(W) && !path.endsWith('/deliveries'))
       .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
     expect(documented.filter((op) => !checked.has(op))).toEqual([]);
   });

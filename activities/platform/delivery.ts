@@ -1,0 +1,103 @@
+import { Context } from '@temporalio/activity';
+import type { DatabasePool } from '../../db/pool';
+import type { Config } from '../../api/platform/config';
+import { createWebhookSender } from '../../api/platform/webhooks/http-delivery';
+import { svcSignature } from '../../api/platform/webhooks/signing';
+import { NOTICE_EVENTS } from '../../api/runs/webhooks/catalogue';
+import { beginAttempt, recordAttempt, type AttemptTarget } from '../../db/runs/deliveries';
+import type {
+  AttemptVerdict,
+  DeliveringService,
+} from '../../workflows/platform/delivery-definitions';
+import packageJson from '../../package.json';
+
+export const USER_AGENT = `Svc/${packageJson.version}`;
+const HEARTBEAT_MS = 2_000;
+
+export interface AttemptInput {
+  service: DeliveringService;
+  deliveryId: string;
+  attempt: number;
+  /** Seconds until the next attempt, or null when this is the last one. */
+  retryInSeconds: number | null;
+}
+
+/**
+ * One attempt of a webhook delivery, at least once: marks it delivering, signs the body at
+ * attempt time, sends it (egress-safe, api/platform/webhooks/http-delivery.ts) and records the
+ * outcome with its consequences. A failure with no attempt left is dead. The activity itself
+ * retries only when Postgres or the worker fails; a retried attempt sends again with the same
+ * event_id (receivers dedupe on it).
+ */
+export function createDeliveryActivities(deps: { pool: DatabasePool; config: Config }) {
+  const sender = createWebhookSender({
+    egressAllow: deps.config.webhooks.egressAllow,
+    caFile: deps.config.webhooks.caFile,
+    timeoutMs: deps.config.webhooks.attemptTimeoutMs,
+  });
+  return {
+    async attemptWebhookDelivery(input: AttemptInput): Promise<AttemptVerdict> {
+      if (input.service !== 'runs') throw new Error(`no delivery store for ${input.service}`);
+      const target = await beginAttempt(deps.pool, input.deliveryId, input.attempt);
+      if (target === null) return 'ended';
+      if (target === 'wait') return 'wait';
+      const startedAt = new Date().toISOString();
+      // A worker that dies mid-attempt is noticed within the heartbeat timeout, not the attempt's.
+      const beat = setInterval(() => Context.current().heartbeat(), HEARTBEAT_MS);
+      const sent = await sender.send(requestOf(target, input.attempt)).finally(() => {
+        clearInterval(beat);
+      });
+      const outcome =
+        sent.verdict === 'retry' && input.retryInSeconds === null ? 'dead' : sent.verdict;
+      await recordAttempt(deps.pool, {
+        deliveryId: input.deliveryId,
+        attempt: input.attempt,
+        startedAt,
+        outcome,
+        statusCode: sent.status,
+        error: sent.verdict === 'delivered' ? null : sent.error,
+        // A notice's own death raises none: a failing endpoint subscribed to notices must not feed itself.
+        raisesNotices: !(NOTICE_EVENTS as readonly string[]).includes(target.event_type),
+        nextAttemptAt:
+          outcome === 'retry'
+            ? new Date(Date.now() + input.retryInSeconds! * 1000).toISOString()
+            : null,
+      });
+      return outcome;
+    },
+  };
+}
+export type DeliveryActivities = ReturnType<typeof createDeliveryActivities>;
+
+/** The envelope with this attempt's `delivery` block, and the spec's headers, signed now. */
+export function requestOf(target: AttemptTarget, attempt: number) {
+  const { truncated, ...rest } = target.envelope;
+  const body = JSON.stringify({
+    ...rest,
+    delivery: {
+      delivery_id: Number(target.delivery_id),
+      attempt,
+      endpoint_id: target.inline ? null : target.endpoint_id,
+    },
+    truncated,
+  });
+  const timestamp = Math.floor(Date.now() / 1000);
+  const signature =
+    target.secret === null || target.secret_origin === 'none'
+      ? 'none'
+      : svcSignature(target.secret, target.secret_origin, timestamp, body);
+  return {
+    url: target.url,
+    body,
+    headers: {
+      'Content-Type': 'application/json',
+      'X-Svc-Event': target.event_type,
+      'X-Svc-Event-Id': target.event_id,
+      'X-Svc-Delivery': target.delivery_id,
+      'X-Svc-Attempt': String(attempt),
+      'X-Svc-Timestamp': String(timestamp),
+      'X-Svc-Signature': signature,
+      'User-Agent': USER_AGENT,
+    },
+  };
+}

@@ -1,0 +1,306 @@
+import Joi from 'joi';
+import { DELIVERY_STATES } from '../../../db/runs/webhooks';
+import { boundedText } from '../../platform/http/text';
+import { jsonSchemaOf } from '../../platform/http/json-schema';
+import { runsError } from '../errors';
+import {
+  offset,
+  ok,
+  done,
+  pageLimit,
+  runsOperation,
+  stateFilter,
+  ulidParam,
+  type RunsOperation,
+} from '../operations';
+import { NODE_EVENTS, NOTICE_EVENTS, RUN_EVENTS, TEST_EVENT, WORKFLOW_EVENTS } from './catalogue';
+import { HELD_DELIVERY_KEPT_HOURS } from './endpoints';
+import { suppliedSecret, webhookEvents, webhookUrl } from './inline';
+import {
+  CreatedWebhookEndpoint,
+  RotatedWebhookSecret,
+  UpdatedWebhookEndpoint,
+  WebhookDeliveryDetail,
+  WebhookDeliveryList,
+  WebhookEndpoint,
+  WebhookEndpointList,
+  WebhookRedeliveryAccepted,
+  WebhookTestAccepted,
+} from './models';
+
+export const WEBHOOK_DESCRIPTION_MAX_LENGTH = 1024;
+export const ENDPOINTS_LIST_LIMIT_DEFAULT = 100;
+export const ENDPOINTS_LIST_LIMIT_MAX = 1000;
+export const DELIVERIES_LIMIT_DEFAULT = 100;
+export const DELIVERIES_LIMIT_MAX = 1000;
+
+/** The concrete event types a test may carry: every one an event can be, and webhook.test. */
+export const TESTABLE_EVENTS = [
+  TEST_EVENT,
+  ...RUN_EVENTS,
+  ...WORKFLOW_EVENTS,
+  ...NODE_EVENTS,
+  ...NOTICE_EVENTS,
+];
+
+const description = () => boundedText(WEBHOOK_DESCRIPTION_MAX_LENGTH).allow('', null);
+
+const EndpointCreateRequest = Joi.object({
+  url: webhookUrl().required(),
+  events: webhookEvents().required(),
+  secret: suppliedSecret().description(
+    'Optional: without it a 32-byte secret is generated (64 hex characters, secret_origin generated); with it the key is this string verbatim (secret_origin supplied). Either is answered once.',
+  ),
+  description: description().default(null),
+})
+  .required()
+  .unknown(false)
+  .id('WebhookEndpointCreateRequest');
+
+const EndpointPatchRequest = Joi.object({
+  url: webhookUrl(),
+  events: webhookEvents().description('Replaces the list.'),
+  description: description(),
+  active: Joi.boolean().description(
+    `true re-enables: disabled_reason null, consecutive_failures 0, and the deliveries held while it was disabled are released in order (those held over ${HELD_DELIVERY_KEPT_HOURS} hours end dead, last_error held_expired). false disables (disabled_reason disabled_by_tenant; an endpoint already disabled keeps its reason).`,
+  ),
+  secret: suppliedSecret().description(
+    'A supplied secret (secret_origin supplied), answered once in this response. A generated one: POST .../rotate-secret.',
+  ),
+})
+  .min(1)
+  .required()
+  .unknown(false)
+  .id('WebhookEndpointPatchRequest');
+
+/** The test's body is optional: absent is `{}` (routes.ts validates it). */
+export const TestRequest = Joi.object({
+  event_type: Joi.string()
+    .valid(...TESTABLE_EVENTS)
+    .default(TEST_EVENT)
+    .description(
+      'webhook.test, or a concrete event type the endpoint subscribes to (an entry, alias or wildcard of its events matches it), else 422 event_type_not_subscribed.',
+    ),
+}).unknown(false);
+
+const endpointParams = Joi.object({
+  endpoint_id: ulidParam(() => runsError('webhook_not_found')),
+});
+/** A delivery id in a path; one of any other shape is not found, as an id that is no ULID. */
+const deliveryParams = Joi.object({
+  delivery_id: Joi.number()
+    .integer()
+    .min(1)
+    .max(Number.MAX_SAFE_INTEGER)
+    .required()
+    .error(() => runsError('delivery_not_found')),
+});
+const trackParams = Joi.object({ track_id: ulidParam(() => runsError('run_not_found')) });
+const workflowParams = Joi.object({
+  workflow_id: ulidParam(() => runsError('workflow_not_found')),
+});
+
+const deliveriesQuery = Joi.object({
+  state_filter: stateFilter(DELIVERY_STATES),
+  since: offset()
+    .default(0)
+    .description('A delivery_id: only later ones (exclusive); 0 from the first.'),
+  limit: pageLimit(DELIVERIES_LIMIT_MAX, DELIVERIES_LIMIT_DEFAULT).description(
+    'Ascending order, so the newest are the ones cut off: page forward with since.',
+  ),
+});
+
+/** What each refusal means for a webhook operation (not a run's wording). */
+const WEBHOOK_REFUSALS = {
+  '400': 'Malformed JSON, or an unknown query parameter (the detail names the supported set).',
+  '403':
+    "`permission_denied`: the key lacks the operation's svc_webhook_* permission (run and workflow permissions grant no webhook route).",
+  '429': '`rate_limited` (with `Retry-After`).',
+  '503': 'A backend is briefly unreachable (Postgres or Redis restarting); with Retry-After.',
+} as const;
+const SUBSCRIPTION_400 =
+  'Malformed JSON; `invalid_webhook_url` (not absolute https, userinfo, or not a parseable url); `unknown_event_type` (an events entry that is no event type, alias, wildcard or notice).';
+const ENDPOINT_NOT_FOUND =
+  "`webhook_not_found`: no such endpoint, deleted, an inline webhook, or not this tenant's (whatever the id's shape).";
+const DELIVERY_NOT_FOUND =
+  "`delivery_not_found`: no such delivery, or not this tenant's (whatever the id's shape).";
+
+type WebhookOperation = Omit<RunsOperation, 'permission'>;
+
+const webhookOperation =
+  (permission: 'svc_webhook_admin' | 'svc_webhook_read') => (op: WebhookOperation) =>
+    runsOperation({ ...op, permission, refusals: { ...WEBHOOK_REFUSALS, ...op.refusals } });
+const admin = webhookOperation('svc_webhook_admin');
+const read = webhookOperation('svc_webhook_read');
+
+/** The webhook operations of the runs service (the spec's Webhooks table and the two reads). */
+export const WEBHOOK_OPERATIONS = {
+  // First: their paths would also match /webhooks/{endpoint_id}/... (the spec's own paths are
+  // ambiguous for an endpoint id "deliveries", which is no ULID), and routes are mounted in order.
+  deliveryGet: read({
+    method: 'get',
+    path: '/api/v1/webhooks/deliveries/{delivery_id}',
+    operationId: 'getWebhookDelivery',
+    routeName: 'webhook.delivery.get',
+    summary: 'One delivery with its attempts',
+    request: { params: deliveryParams },
+    responses: { '200': ok(WebhookDeliveryDetail) },
+    refusals: { '404': DELIVERY_NOT_FOUND },
+  }),
+  deliveryRedeliver: admin({
+    method: 'post',
+    path: '/api/v1/webhooks/deliveries/{delivery_id}/redeliver',
+    operationId: 'redeliverWebhookDelivery',
+    routeName: 'webhook.delivery.redeliver',
+    summary: 'Deliver a finished delivery again, as a new delivery',
+    description:
+      "A new delivery (its own id, attempts and budget) of the same event (same event_id and body) to the same subscription, redelivery_of the original. Pending, started at once; held instead while the endpoint is disabled (delivered when it is re-enabled). An inline webhook's delivery can be redelivered too.",
+    request: { params: deliveryParams },
+    responses: { '202': ok(WebhookRedeliveryAccepted, 'Accepted') },
+    refusals: {
+      '404': DELIVERY_NOT_FOUND,
+      '409':
+        '`delivery_not_terminal` (the delivery is not delivered, dead or cancelled), or `endpoint_deleted` (its endpoint was deleted).',
+    },
+  }),
+  endpointCreate: admin({
+    method: 'post',
+    path: '/api/v1/webhooks',
+    operationId: 'createWebhookEndpoint',
+    routeName: 'webhook.create',
+    summary: 'Register a webhook endpoint',
+    description:
+      "Answers the secret this once. Counted against max_webhook_endpoints (the tenant's endpoints not deleted; inline webhooks are not counted).",
+    request: { body: EndpointCreateRequest },
+    responses: { '201': ok(CreatedWebhookEndpoint, 'Created') },
+    refusals: {
+      '400': SUBSCRIPTION_400,
+      '422':
+        'Schema mismatch (joi message): an unknown field, a url over 2048 characters, no events or over 64, a repeated entry, a secret over 256 characters, ...',
+      '429':
+        '`webhook_quota_exceeded` (the tenant has max_webhook_endpoints endpoints), or `rate_limited` (with `Retry-After`).',
+    },
+  }),
+  endpointList: read({
+    method: 'get',
+    path: '/api/v1/webhooks',
+    operationId: 'listWebhookEndpoints',
+    routeName: 'webhook.list',
+    summary: "The tenant's webhook endpoints, oldest first (never a secret)",
+    request: {
+      query: Joi.object({
+        limit: pageLimit(ENDPOINTS_LIST_LIMIT_MAX, ENDPOINTS_LIST_LIMIT_DEFAULT),
+        offset: offset().default(0),
+      }),
+    },
+    responses: { '200': ok(WebhookEndpointList) },
+  }),
+  endpointGet: read({
+    method: 'get',
+    path: '/api/v1/webhooks/{endpoint_id}',
+    operationId: 'getWebhookEndpoint',
+    routeName: 'webhook.get',
+    summary: 'A webhook endpoint (never its secret)',
+    request: { params: endpointParams },
+    responses: { '200': ok(WebhookEndpoint) },
+    refusals: { '404': ENDPOINT_NOT_FOUND },
+  }),
+  endpointPatch: admin({
+    method: 'patch',
+    path: '/api/v1/webhooks/{endpoint_id}',
+    operationId: 'updateWebhookEndpoint',
+    routeName: 'webhook.update',
+    summary: 'Change a webhook endpoint (partial merge)',
+    request: { params: endpointParams, body: EndpointPatchRequest },
+    responses: { '200': ok(UpdatedWebhookEndpoint) },
+    refusals: {
+      '400': SUBSCRIPTION_400,
+      '404': ENDPOINT_NOT_FOUND,
+      '422':
+        'Schema mismatch (joi message): an empty body, an unknown field, a field out of its bounds.',
+    },
+  }),
+  endpointDelete: admin({
+    method: 'delete',
+    path: '/api/v1/webhooks/{endpoint_id}',
+    operationId: 'deleteWebhookEndpoint',
+    routeName: 'webhook.delete',
+    summary: 'Delete a webhook endpoint',
+    description:
+      'It lists and matches no more, and frees its max_webhook_endpoints slot; its held, pending and retrying deliveries are cancelled (state cancelled); one in flight finds it deleted before its next attempt. Its deliveries stay readable by id.',
+    request: { params: endpointParams },
+    responses: { '204': done('Deleted') },
+    refusals: { '404': ENDPOINT_NOT_FOUND },
+  }),
+  endpointRotateSecret: admin({
+    method: 'post',
+    path: '/api/v1/webhooks/{endpoint_id}/rotate-secret',
+    operationId: 'rotateWebhookSecret',
+    routeName: 'webhook.rotate_secret',
+    summary: 'Replace the secret with a generated one, answered once',
+    description:
+      'Always generated (a supplied-secret endpoint becomes generated). Attempts made from now on are signed with the new secret.',
+    request: { params: endpointParams },
+    responses: { '200': ok(RotatedWebhookSecret) },
+    refusals: { '404': ENDPOINT_NOT_FOUND },
+  }),
+  endpointTest: admin({
+    method: 'post',
+    path: '/api/v1/webhooks/{endpoint_id}/test',
+    operationId: 'testWebhookEndpoint',
+    routeName: 'webhook.test',
+    summary: 'Send a test delivery',
+    description:
+      'A pending delivery of a fresh event (envelope `test: true`, `data: {}`, resource `{type: webhook, id: <endpoint_id>}`), attempted as any delivery.',
+    request: { params: endpointParams },
+    responses: { '202': ok(WebhookTestAccepted, 'Accepted') },
+    refusals: {
+      '404': ENDPOINT_NOT_FOUND,
+      '409': '`endpoint_disabled`: the endpoint is not active (PATCH active: true first).',
+      '422':
+        '`event_type_not_subscribed` (the endpoint does not subscribe to that type), or a schema mismatch (joi message: an unknown field, a type that is no concrete event type).',
+    },
+    extensions: {
+      requestBody: {
+        required: false,
+        content: { 'application/json': { schema: jsonSchemaOf(TestRequest) } },
+      },
+    },
+  }),
+  endpointDeliveries: read({
+    method: 'get',
+    path: '/api/v1/webhooks/{endpoint_id}/deliveries',
+    operationId: 'listWebhookEndpointDeliveries',
+    routeName: 'webhook.deliveries',
+    summary: "An endpoint's deliveries, ascending delivery_id",
+    request: { params: endpointParams, query: deliveriesQuery },
+    responses: { '200': ok(WebhookDeliveryList) },
+    refusals: { '404': ENDPOINT_NOT_FOUND },
+  }),
+  runDeliveries: read({
+    method: 'get',
+    path: '/api/v1/runs/{track_id}/deliveries',
+    operationId: 'listRunDeliveries',
+    routeName: 'run.deliveries',
+    summary: "Deliveries of the run's events, ascending delivery_id",
+    description: "To the tenant's endpoints and to the run's inline webhook (endpoint_id null).",
+    request: { params: trackParams, query: deliveriesQuery },
+    responses: { '200': ok(WebhookDeliveryList) },
+    refusals: { '404': "`run_not_found`: no such run, or not this tenant's." },
+  }),
+  workflowDeliveries: read({
+    method: 'get',
+    path: '/api/v1/workflows/{workflow_id}/deliveries',
+    operationId: 'listWorkflowDeliveries',
+    routeName: 'workflow.deliveries',
+    summary: "Deliveries of the workflow's events, ascending delivery_id",
+    description:
+      "Its own, its nodes' and their runs' events, to the tenant's endpoints and to inline webhooks (endpoint_id null).",
+    request: { params: workflowParams, query: deliveriesQuery },
+    responses: { '200': ok(WebhookDeliveryList) },
+    refusals: {
+      '404':
+        "`workflow_not_found`: no such workflow, or not this tenant's (whatever the id's shape).",
+    },
+  }),
+} satisfies Record<string, RunsOperation>;

@@ -1,0 +1,387 @@
+import { ulid } from '../ids';
+import { sql, type DatabasePool } from '../pool';
+
+/**
+ * The delivery engine's Postgres side for the runs service (migration runs/0008): the events to
+ * publish, the subscriptions they match, the deliveries they make, and each attempt's record
+ * with what it means for its endpoint (failures, auto-disable, notices).
+ */
+type Tx = Parameters<Parameters<DatabasePool['transaction']>[0]>[0];
+
+/** What a run event's envelope says of its run (api/runs/webhooks/envelopes.ts). */
+export interface RunSnapshot {
+  track_id: string;
+  name: string | null;
+  tags: string[];
+  image: string;
+  env: Record<string, string>;
+  submitted_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  workflow_id: string | null;
+  node_ref: string | null;
+  exit_code: number | null;
+  stdout_bytes: string;
+  stderr_bytes: string;
+  result_summary: string | null;
+}
+
+/** A committed event not yet published, from any of the three outboxes. */
+export interface UnpublishedEvent {
+  source: 'run' | 'workflow' | 'notice';
+  /** run_events.event_id and webhook_notices.event_id; workflow_events.id for a workflow's. */
+  key: string;
+  event_id: string;
+  tenant_id: string;
+  occurred_at: string;
+  event_type: string | null;
+  kind: 'workflow' | 'node' | null;
+  from_state: string | null;
+  to_state: string | null;
+  track_id: string | null;
+  workflow_id: string | null;
+  node_ref: string | null;
+  resource_type: string | null;
+  resource_id: string | null;
+  data: Record<string, unknown> | null;
+}
+
+/**
+ * Claims up to `limit` unpublished events of each outbox, oldest first, locked so that two
+ * publishers never take the same event (SKIP LOCKED).
+ */
+export async function claimUnpublished(tx: Tx, limit: number): Promise<UnpublishedEvent[]> {
+  const runs = await tx.any(sql.unsafe`
+    SELECT 'run' AS source, e.event_id AS key, e.event_id, e.tenant_id, e.ts AS occurred_at,
+           e.event_type, NULL AS kind, e.from_state, e.to_state, e.track_id, r.workflow_id,
+           r.node_ref, NULL AS resource_type, NULL AS resource_id, NULL::jsonb AS data
+    FROM runs.run_events e JOIN runs.runs r USING (track_id)
+    WHERE e.published_at IS NULL
+    ORDER BY e.event_id LIMIT ${limit} FOR UPDATE OF e SKIP LOCKED`);
+  const workflows = await tx.any(sql.unsafe`
+    SELECT 'workflow' AS source, id::text AS key, event_id, tenant_id, created_at AS occurred_at,
+           NULL AS event_type, kind, from_state, to_state, NULL AS track_id, workflow_id, node_ref,
+           NULL AS resource_type, NULL AS resource_id, NULL::jsonb AS data
+    FROM runs.workflow_events WHERE published_at IS NULL
+    ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`);
+  const notices = await tx.any(sql.unsafe`
+    SELECT 'notice' AS source, event_id AS key, event_id, tenant_id, created_at AS occurred_at,
+           event_type, NULL AS kind, NULL AS from_state, NULL AS to_state, NULL AS track_id,
+           NULL AS workflow_id, NULL AS node_ref, resource_type, resource_id, data
+    FROM runs.webhook_notices WHERE published_at IS NULL
+    ORDER BY event_id LIMIT ${limit} FOR UPDATE SKIP LOCKED`);
+  return [runs, workflows, notices].flat() as UnpublishedEvent[];
+}
+
+export async function markPublished(tx: Tx, events: UnpublishedEvent[]): Promise<void> {
+  const keys = (source: UnpublishedEvent['source']) =>
+    sql.array(
+      events.filter((e) => e.source === source).map((e) => e.key),
+      'text',
+    );
+  await tx.query(sql.unsafe`
+    UPDATE runs.run_events SET published_at = now() WHERE event_id = ANY(${keys('run')})`);
+  await tx.query(sql.unsafe`
+    UPDATE runs.workflow_events SET published_at = now() WHERE id::text = ANY(${keys('workflow')})`);
+  await tx.query(sql.unsafe`
+    UPDATE runs.webhook_notices SET published_at = now() WHERE event_id = ANY(${keys('notice')})`);
+}
+
+export interface Subscription {
+  endpoint_id: string;
+  tenant_id: string;
+  inline_for: string | null;
+  events: string[];
+  active: boolean;
+}
+
+/**
+ * The live subscriptions of these tenants, and the inline ones of these runs and workflows;
+ * locked until the publish commits, so an endpoint re-enabled meanwhile releases every delivery
+ * held for it (its PATCH waits for them).
+ */
+export async function subscriptionsFor(
+  tx: Tx,
+  tenantIds: string[],
+  resourceIds: string[],
+): Promise<Subscription[]> {
+  return (await tx.any(sql.unsafe`
+    SELECT endpoint_id, tenant_id, inline_for, events, active FROM runs.webhook_endpoints
+    WHERE deleted_at IS NULL
+      AND ((inline_for IS NULL AND tenant_id = ANY(${sql.array(tenantIds, 'text')}))
+        OR inline_for = ANY(${sql.array(resourceIds, 'text')}))
+    FOR SHARE`)) as Subscription[];
+}
+
+/** Each tenant's max_webhook_payload_bytes. */
+export async function payloadLimits(tx: Tx, tenantIds: string[]): Promise<Map<string, number>> {
+  const rows = (await tx.any(sql.unsafe`
+    SELECT tenant_id, max_webhook_payload_bytes AS max FROM runs.tenant_quotas
+    WHERE tenant_id = ANY(${sql.array(tenantIds, 'text')})`)) as {
+    tenant_id: string;
+    max: number;
+  }[];
+  return new Map(rows.map((r) => [r.tenant_id, r.max]));
+}
+
+export async function runSnapshots(tx: Tx, trackIds: string[]): Promise<Map<string, RunSnapshot>> {
+  const rows = (await tx.any(sql.unsafe`
+    SELECT track_id, name, tags, image, env, submitted_at, started_at, finished_at, workflow_id,
+           node_ref, exit_code, stdout_bytes, stderr_bytes, result_summary
+    FROM runs.runs WHERE track_id = ANY(${sql.array(trackIds, 'text')})`)) as RunSnapshot[];
+  return new Map(rows.map((r) => [r.track_id, r]));
+}
+
+export interface WorkflowSnapshot {
+  workflow_id: string;
+  name: string | null;
+  failure_policy: string;
+  tags: string[];
+  nodes: {
+    ref: string;
+    type: string;
+    state: string;
+    attempt: number;
+    current_track_id: string | null;
+    exit_code: number | null;
+    output: unknown;
+  }[];
+}
+
+export async function workflowSnapshots(
+  tx: Tx,
+  workflowIds: string[],
+): Promise<Map<string, WorkflowSnapshot>> {
+  const rows = (await tx.any(sql.unsafe`
+    SELECT w.workflow_id, w.name, w.failure_policy, w.tags,
+           coalesce(jsonb_agg(jsonb_build_object('ref', n.ref, 'type', n.type, 'state', n.state,
+             'attempt', n.attempt, 'current_track_id', n.current_track_id,
+             'exit_code', n.exit_code, 'output', n.output) ORDER BY n.position), '[]') AS nodes
+    FROM runs.workflows w JOIN runs.workflow_nodes n USING (workflow_id)
+    WHERE w.workflow_id = ANY(${sql.array(workflowIds, 'text')})
+    GROUP BY w.workflow_id`)) as WorkflowSnapshot[];
+  return new Map(rows.map((r) => [r.workflow_id, r]));
+}
+
+export interface NewDelivery {
+  tenant_id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  track_id: string | null;
+  workflow_id: string | null;
+  envelope: unknown;
+  truncated: boolean;
+  held: boolean;
+  /** The runs queue its delivery workflow starts on (the publishing deployment's). */
+  workflow_task_queue: string;
+}
+
+/**
+ * Inserts deliveries, one per (subscription, event): a second publish of the same event (a
+ * publisher that died after inserting, before its commit) adds none. Answers the pending ones.
+ */
+export async function insertDeliveries(
+  tx: Tx,
+  deliveries: NewDelivery[],
+): Promise<{ deliveryId: string; tenantId: string; endpointId: string }[]> {
+  if (deliveries.length === 0) return [];
+  const column = <K extends keyof NewDelivery>(key: K) => deliveries.map((d) => d[key]);
+  const inserted = (await tx.any(sql.unsafe`
+    INSERT INTO runs.webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, track_id,
+                                        workflow_id, envelope, truncated, state,
+                                        workflow_task_queue)
+    SELECT * FROM unnest(${sql.array(column('tenant_id'), 'text')}::text[],
+                         ${sql.array(column('endpoint_id'), 'text')}::text[],
+                         ${sql.array(column('event_id'), 'text')}::text[],
+                         ${sql.array(column('event_type'), 'text')}::text[],
+                         ${sql.array(column('track_id') as string[], 'text')}::text[],
+                         ${sql.array(column('workflow_id') as string[], 'text')}::text[],
+                         ${sql.array(
+                           deliveries.map((d) => JSON.stringify(d.envelope)),
+                           'jsonb',
+                         )}::jsonb[],
+                         ${sql.array(column('truncated'), 'bool')}::bool[],
+                         ${sql.array(
+                           deliveries.map((d) => (d.held ? 'held' : 'pending')),
+                           'text',
+                         )}::text[],
+                         ${sql.array(column('workflow_task_queue'), 'text')}::text[])
+    ON CONFLICT (endpoint_id, event_id) WHERE redelivery_of IS NULL DO NOTHING
+    RETURNING delivery_id::text AS "deliveryId", tenant_id AS "tenantId",
+              endpoint_id AS "endpointId", state`)) as {
+    deliveryId: string;
+    tenantId: string;
+    endpointId: string;
+    state: string;
+  }[];
+  return inserted.filter((d) => d.state === 'pending');
+}
+
+/** What an attempt sends: the delivery, its envelope and where it goes, signed how. */
+export interface AttemptTarget {
+  delivery_id: string;
+  tenant_id: string;
+  endpoint_id: string;
+  inline: boolean;
+  event_id: string;
+  event_type: string;
+  envelope: Record<string, unknown>;
+  url: string;
+  secret: string | null;
+  secret_origin: 'generated' | 'supplied' | 'unknown' | 'none';
+}
+
+/**
+ * Marks the delivery `delivering` for this attempt and answers what to send; null when there
+ * is nothing to attempt (cancelled, already ended, its endpoint deleted or disabled since);
+ * 'wait' for the first attempt of a released delivery while an earlier released one of its
+ * endpoint has not finished its first attempt (held events go out in order). A retried
+ * activity finds its own attempt in flight and sends again (at least once).
+ */
+export async function beginAttempt(
+  pool: DatabasePool,
+  deliveryId: string,
+  attempt: number,
+): Promise<AttemptTarget | 'wait' | null> {
+  if (attempt === 1 && (await earlierReleasedInFlight(pool, deliveryId))) return 'wait';
+  return (await pool.maybeOne(sql.unsafe`
+    WITH begun AS (
+      UPDATE runs.webhook_deliveries d SET state = 'delivering', attempts = ${attempt},
+        next_attempt_at = NULL, updated_at = date_trunc('milliseconds', now())
+      FROM runs.webhook_endpoints e
+      WHERE d.delivery_id = ${deliveryId}::bigint AND e.endpoint_id = d.endpoint_id
+        AND e.deleted_at IS NULL
+        AND (d.state IN ('pending', 'retrying') OR (d.state = 'delivering' AND d.attempts = ${attempt}))
+      RETURNING d.*)
+    SELECT b.delivery_id::text, b.tenant_id, b.endpoint_id, e.inline_for IS NOT NULL AS inline,
+           b.event_id, b.event_type, b.envelope, e.url, e.secret, e.secret_origin
+    FROM begun b JOIN runs.webhook_endpoints e USING (endpoint_id)`)) as AttemptTarget | null;
+}
+
+async function earlierReleasedInFlight(pool: DatabasePool, deliveryId: string): Promise<boolean> {
+  return (
+    (await pool.maybeOne(sql.unsafe`
+      SELECT 1 FROM runs.webhook_deliveries d JOIN runs.webhook_deliveries p
+        ON p.endpoint_id = d.endpoint_id AND p.delivery_id < d.delivery_id
+      WHERE d.delivery_id = ${deliveryId}::bigint AND d.released_at IS NOT NULL
+        AND p.released_at IS NOT NULL AND p.state IN ('pending', 'delivering')
+      LIMIT 1`)) !== null
+  );
+}
+
+export interface AttemptRecord {
+  deliveryId: string;
+  attempt: number;
+  startedAt: string;
+  outcome: 'delivered' | 'retry' | 'dead';
+  statusCode: number | null;
+  error: string | null;
+  /** When the next attempt is due (a retry); null otherwise. */
+  nextAttemptAt: string | null;
+  /** Whether its death raises tenant notices (a notice's own does not: no feeding loop). */
+  raisesNotices: boolean;
+}
+
+/** Auto-disable: this many dead deliveries in 24 hours, with no success in them. */
+export const AUTO_DISABLE_DEAD_24H = 20;
+/** webhook.endpoint_degraded when the 24-hour dead count reaches this. */
+export const DEGRADED_DEAD_24H = 5;
+
+/**
+ * Records an attempt and its delivery's new state in one transaction, with what it means for the
+ * endpoint: a success resets consecutive_failures; a failure counts one; a dead delivery counts
+ * in dead_deliveries_total, may disable the endpoint (AUTO_DISABLE_DEAD_24H with no success in
+ * 24 hours) and raises the notices (tenant.delivery_dead; webhook.endpoint_degraded at the 5th).
+ */
+export async function recordAttempt(pool: DatabasePool, a: AttemptRecord): Promise<void> {
+  await pool.transaction(async (tx) => {
+    const delivery = (await tx.maybeOne(sql.unsafe`
+      UPDATE runs.webhook_deliveries SET
+        state = ${a.outcome === 'retry' ? 'retrying' : a.outcome},
+        last_status_code = ${a.statusCode}, last_error = ${a.error},
+        next_attempt_at = ${a.nextAttemptAt}::timestamptz,
+        finished_at = CASE WHEN ${a.outcome !== 'retry'} THEN date_trunc('milliseconds', now()) END,
+        updated_at = date_trunc('milliseconds', now())
+      WHERE delivery_id = ${a.deliveryId}::bigint AND state = 'delivering'
+      RETURNING delivery_id::text, tenant_id, endpoint_id, event_id, event_type, test`)) as {
+      delivery_id: string;
+      tenant_id: string;
+      endpoint_id: string;
+      event_id: string;
+      event_type: string;
+      test: boolean;
+    } | null;
+    if (!delivery) return; // cancelled meanwhile, or this attempt already recorded
+    await tx.query(sql.unsafe`
+      INSERT INTO runs.webhook_attempts (delivery_id, attempt, started_at, finished_at,
+                                         status_code, error, outcome)
+      VALUES (${a.deliveryId}::bigint, ${a.attempt}, ${a.startedAt}::timestamptz,
+              date_trunc('milliseconds', clock_timestamp()), ${a.statusCode}, ${a.error}, ${a.outcome})
+      ON CONFLICT (delivery_id, attempt) DO NOTHING`);
+    await tx.query(sql.unsafe`
+      UPDATE runs.webhook_endpoints SET
+        consecutive_failures = CASE WHEN ${a.outcome === 'delivered'} THEN 0
+                                    ELSE consecutive_failures + 1 END,
+        dead_deliveries_total = dead_deliveries_total + ${a.outcome === 'dead' ? 1 : 0},
+        last_dead_delivery_at = CASE WHEN ${a.outcome === 'dead'}
+                                     THEN date_trunc('milliseconds', now()) ELSE last_dead_delivery_at END
+      WHERE endpoint_id = ${delivery.endpoint_id}`);
+    if (a.outcome === 'dead') await afterDead(tx, delivery, a);
+  });
+}
+
+async function afterDead(
+  tx: Tx,
+  delivery: {
+    delivery_id: string;
+    tenant_id: string;
+    endpoint_id: string;
+    event_id: string;
+    event_type: string;
+    test: boolean;
+  },
+  a: AttemptRecord,
+): Promise<void> {
+  const window = (await tx.one(sql.unsafe`
+    SELECT count(*) FILTER (WHERE state = 'dead')::int AS dead,
+           count(*) FILTER (WHERE state = 'delivered')::int AS delivered
+    FROM runs.webhook_deliveries
+    WHERE endpoint_id = ${delivery.endpoint_id} AND state IN ('dead', 'delivered')
+      AND finished_at > now() - interval '24 hours'
+      -- Kept while the endpoint was disabled and never attempted: not the endpoint's failures.
+      AND last_error IS DISTINCT FROM 'held_expired'`)) as { dead: number; delivered: number };
+  if (window.dead >= AUTO_DISABLE_DEAD_24H && window.delivered === 0)
+    await tx.query(sql.unsafe`
+      UPDATE runs.webhook_endpoints SET active = false,
+        disabled_reason = 'dead_without_success_24h', updated_at = date_trunc('milliseconds', now())
+      WHERE endpoint_id = ${delivery.endpoint_id} AND active`);
+  if (!a.raisesNotices) return;
+  const endpoint = { type: 'webhook_endpoint', id: delivery.endpoint_id };
+  await insertNotice(tx, delivery.tenant_id, 'tenant.delivery_dead', endpoint, {
+    delivery_id: Number(delivery.delivery_id),
+    endpoint_id: delivery.endpoint_id,
+    event_id: delivery.event_id,
+    event_type: delivery.event_type,
+    attempts: a.attempt,
+    last_status_code: a.statusCode,
+    last_error: a.error,
+  });
+  if (window.dead === DEGRADED_DEAD_24H)
+    await insertNotice(tx, delivery.tenant_id, 'webhook.endpoint_degraded', endpoint, {
+      endpoint_id: delivery.endpoint_id,
+      dead_deliveries_24h: window.dead,
+    });
+}
+
+async function insertNotice(
+  tx: Tx,
+  tenantId: string,
+  eventType: string,
+  resource: { type: string; id: string },
+  data: Record<string, unknown>,
+): Promise<void> {
+  await tx.query(sql.unsafe`
+    INSERT INTO runs.webhook_notices (event_id, tenant_id, event_type, resource_type, resource_id, data)
+    VALUES (${ulid()}, ${tenantId}, ${eventType}, ${resource.type}, ${resource.id}, ${sql.jsonb(data as never)})`);
+}

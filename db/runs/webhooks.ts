@@ -1,0 +1,412 @@
+import { sql, type DatabasePool } from '../pool';
+
+/**
+ * Webhook subscriptions and deliveries as the REST API reads and changes them (migration
+ * runs/0008). The delivery engine (db/runs/deliveries.ts) makes and attempts deliveries; here are
+ * the tenant's endpoints, its inline webhooks, the reads, and the rows a request makes (a test
+ * delivery, a redelivery, deliveries released or cancelled with their endpoint).
+ */
+
+type Queryable = Pick<DatabasePool, 'query' | 'one' | 'maybeOne' | 'any' | 'oneFirst'>;
+
+/** The states of the table's CHECK, in the order a delivery moves through them. */
+export const DELIVERY_STATES = [
+  'held',
+  'pending',
+  'delivering',
+  'retrying',
+  'delivered',
+  'dead',
+  'cancelled',
+] as const;
+export type DeliveryState = (typeof DELIVERY_STATES)[number];
+export const TERMINAL_DELIVERY_STATES: readonly DeliveryState[] = [
+  'delivered',
+  'dead',
+  'cancelled',
+];
+/** Deliveries still owed an attempt and none in flight: what deleting their endpoint cancels. */
+const CANCELLABLE_STATES: readonly DeliveryState[] = ['held', 'pending', 'retrying'];
+
+export type SecretOrigin = 'generated' | 'supplied' | 'unknown';
+
+/** A tenant endpoint as the API shows it: never its secret. */
+export interface EndpointRow {
+  endpoint_id: string;
+  tenant_id: string;
+  url: string;
+  events: string[];
+  secret_origin: SecretOrigin;
+  description: string | null;
+  active: boolean;
+  disabled_reason: string | null;
+  consecutive_failures: number;
+  /** int8, as a string. */
+  dead_deliveries_total: string;
+  last_dead_delivery_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+const ENDPOINT_COLUMNS = sql.fragment`
+  endpoint_id, tenant_id, url, events, secret_origin, description, active, disabled_reason,
+  consecutive_failures, dead_deliveries_total, last_dead_delivery_at, created_at, updated_at`;
+
+/** An endpoint the tenant registered and has not deleted (an inline webhook is none). */
+const LIVE_ENDPOINT = sql.fragment`inline_for IS NULL AND deleted_at IS NULL`;
+
+const NOW = sql.fragment`date_trunc('milliseconds', now())`;
+
+export interface NewEndpoint {
+  endpointId: string;
+  tenantId: string;
+  url: string;
+  events: string[];
+  secret: string;
+  secretOrigin: 'generated' | 'supplied';
+  description: string | null;
+}
+
+/**
+ * Takes the tenant's quota row FOR UPDATE, so its endpoint creations are serialized (as its
+ * workflow submits), and answers its max_webhook_endpoints and live endpoints. Call it in the
+ * transaction that then inserts.
+ */
+export async function lockLiveEndpointCount(
+  tx: Queryable,
+  tenantId: string,
+): Promise<{ max: number; live: number }> {
+  const max = (await tx.oneFirst(sql.unsafe`
+    SELECT max_webhook_endpoints FROM runs.tenant_quotas
+    WHERE tenant_id = ${tenantId} FOR UPDATE`)) as number;
+  // A statement of its own: its snapshot is taken after the lock, so it sees the endpoint the
+  // creation that held the lock before committed (one statement would count as of its start).
+  const live = (await tx.oneFirst(sql.unsafe`
+    SELECT count(*)::int FROM runs.webhook_endpoints
+    WHERE tenant_id = ${tenantId} AND ${LIVE_ENDPOINT}`)) as number;
+  return { max, live };
+}
+
+export async function insertEndpoint(tx: Queryable, e: NewEndpoint): Promise<EndpointRow> {
+  return (await tx.one(sql.unsafe`
+    INSERT INTO runs.webhook_endpoints (endpoint_id, tenant_id, url, events, secret, secret_origin,
+                                        description)
+    VALUES (${e.endpointId}, ${e.tenantId}, ${e.url}, ${sql.array(e.events, 'text')}, ${e.secret},
+            ${e.secretOrigin}, ${e.description})
+    RETURNING ${ENDPOINT_COLUMNS}`)) as EndpointRow;
+}
+
+/**
+ * The tenant's live endpoint, else null (deleted, inline, another tenant's). `share` locks it
+ * against a concurrent DELETE until the caller's transaction ends (a row made for it then is
+ * cancelled by that DELETE, not left pending).
+ */
+export async function findEndpoint(
+  db: Queryable,
+  tenantId: string,
+  endpointId: string,
+  lock: 'share' | null = null,
+): Promise<EndpointRow | null> {
+  return (await db.maybeOne(sql.unsafe`
+    SELECT ${ENDPOINT_COLUMNS} FROM runs.webhook_endpoints
+    WHERE endpoint_id = ${endpointId} AND tenant_id = ${tenantId} AND ${LIVE_ENDPOINT}
+    ${lock === 'share' ? sql.fragment`FOR SHARE` : sql.fragment``}`)) as EndpointRow | null;
+}
+
+/** The tenant's live endpoints, oldest first. */
+export async function listEndpoints(
+  db: Queryable,
+  tenantId: string,
+  page: { limit: number; offset: number },
+): Promise<EndpointRow[]> {
+  return (await db.any(sql.unsafe`
+    SELECT ${ENDPOINT_COLUMNS} FROM runs.webhook_endpoints
+    WHERE tenant_id = ${tenantId} AND ${LIVE_ENDPOINT}
+    ORDER BY endpoint_id LIMIT ${page.limit} OFFSET ${page.offset}`)) as EndpointRow[];
+}
+
+/** What a PATCH or a rotation changes; absent fields are left as they are. */
+export interface EndpointChanges {
+  url?: string;
+  events?: string[];
+  description?: string | null;
+  secret?: { value: string; origin: 'generated' | 'supplied' };
+  /**
+   * true: active, its disabled_reason cleared and consecutive_failures reset; false: inactive,
+   * `disabled_by_tenant` unless it was already inactive (its reason is kept).
+   */
+  active?: boolean;
+}
+
+/** Applies `changes` to the tenant's live endpoint; null when it has none of that id. */
+export async function updateEndpoint(
+  tx: Queryable,
+  tenantId: string,
+  endpointId: string,
+  changes: EndpointChanges,
+): Promise<EndpointRow | null> {
+  const sets = [sql.fragment`updated_at = ${NOW}`];
+  if (changes.url !== undefined) sets.push(sql.fragment`url = ${changes.url}`);
+  if (changes.events !== undefined)
+    sets.push(sql.fragment`events = ${sql.array(changes.events, 'text')}`);
+  if (changes.description !== undefined)
+    sets.push(sql.fragment`description = ${changes.description}`);
+  if (changes.secret !== undefined)
+    sets.push(
+      sql.fragment`secret = ${changes.secret.value}`,
+      sql.fragment`secret_origin = ${changes.secret.origin}`,
+    );
+  if (changes.active === true)
+    sets.push(
+      sql.fragment`active = true`,
+      sql.fragment`disabled_reason = NULL`,
+      sql.fragment`consecutive_failures = 0`,
+    );
+  if (changes.active === false)
+    sets.push(
+      sql.fragment`active = false`,
+      sql.fragment`disabled_reason = CASE WHEN active THEN 'disabled_by_tenant' ELSE disabled_reason END`,
+    );
+  return (await tx.maybeOne(sql.unsafe`
+    UPDATE runs.webhook_endpoints SET ${sql.join(sets, sql.fragment`, `)}
+    WHERE endpoint_id = ${endpointId} AND tenant_id = ${tenantId} AND ${LIVE_ENDPOINT}
+    RETURNING ${ENDPOINT_COLUMNS}`)) as EndpointRow | null;
+}
+
+/** A delivery to hand to the delivery starter. */
+export interface DeliveryStart {
+  deliveryId: string;
+  tenantId: string;
+  endpointId: string;
+}
+
+/**
+ * Releases an endpoint's held deliveries (kept while it was disabled), in one statement: those
+ * made within `keptHours` become pending (their start is owed again: workflow_started false),
+ * older ones dead with last_error `held_expired`. Answers the pending ones in ascending
+ * delivery_id order, the order they are to be started in, and how many expired.
+ */
+export async function releaseHeldDeliveries(
+  tx: Queryable,
+  endpointId: string,
+  keptHours: number,
+  taskQueue: string,
+): Promise<{ released: DeliveryStart[]; expired: number }> {
+  const fresh = sql.fragment`created_at >= now() - make_interval(hours => ${keptHours})`;
+  const rows = (await tx.any(sql.unsafe`
+    UPDATE runs.webhook_deliveries SET
+      state = CASE WHEN ${fresh} THEN 'pending' ELSE 'dead' END,
+      last_error = CASE WHEN ${fresh} THEN last_error ELSE 'held_expired' END,
+      finished_at = CASE WHEN ${fresh} THEN NULL ELSE ${NOW} END,
+      workflow_started = CASE WHEN ${fresh} THEN false ELSE workflow_started END,
+      workflow_task_queue = ${taskQueue},
+      released_at = CASE WHEN ${fresh} THEN ${NOW} END,
+      next_attempt_at = NULL,
+      updated_at = ${NOW}
+    WHERE endpoint_id = ${endpointId} AND state = 'held'
+    RETURNING delivery_id::text AS "deliveryId", tenant_id AS "tenantId",
+              endpoint_id AS "endpointId", state`)) as (DeliveryStart & { state: string })[];
+  const released = rows
+    .filter((row) => row.state === 'pending')
+    .map(({ state: _state, ...start }) => start)
+    .sort((a, b) => compareIds(a.deliveryId, b.deliveryId));
+  return { released, expired: rows.length - released.length };
+}
+
+/** Two int8 ids (as text) in numeric order. */
+const compareIds = (a: string, b: string): number => (BigInt(a) < BigInt(b) ? -1 : a === b ? 0 : 1);
+
+/** Marks the tenant's live endpoint deleted; false when it has none of that id. */
+export async function markEndpointDeleted(
+  tx: Queryable,
+  tenantId: string,
+  endpointId: string,
+): Promise<boolean> {
+  const result = await tx.query(sql.unsafe`
+    UPDATE runs.webhook_endpoints SET deleted_at = ${NOW}, updated_at = ${NOW}
+    WHERE endpoint_id = ${endpointId} AND tenant_id = ${tenantId} AND ${LIVE_ENDPOINT}`);
+  return result.rowCount === 1;
+}
+
+/**
+ * Cancels an endpoint's deliveries that are waiting (held, pending, retrying); one in flight
+ * (delivering) is left to its attempt, whose next one finds the endpoint deleted. Answers how
+ * many were cancelled.
+ */
+export async function cancelWaitingDeliveries(tx: Queryable, endpointId: string): Promise<number> {
+  const result = await tx.query(sql.unsafe`
+    UPDATE runs.webhook_deliveries
+    SET state = 'cancelled', finished_at = ${NOW}, updated_at = ${NOW}, next_attempt_at = NULL
+    WHERE endpoint_id = ${endpointId}
+      AND state = ANY(${sql.array([...CANCELLABLE_STATES], 'text')})`);
+  return result.rowCount;
+}
+
+export interface NewDelivery {
+  tenantId: string;
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  envelope: Record<string, unknown>;
+  test: boolean;
+  /** The runs queue its delivery workflow starts on (this deployment's). */
+  taskQueue: string;
+}
+
+/** A pending delivery of no run or workflow (a test); answers its delivery_id. */
+export async function insertDelivery(tx: Queryable, d: NewDelivery): Promise<string> {
+  return (await tx.oneFirst(sql.unsafe`
+    INSERT INTO runs.webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, envelope,
+                                         test, state, workflow_task_queue)
+    VALUES (${d.tenantId}, ${d.endpointId}, ${d.eventId}, ${d.eventType},
+            ${sql.jsonb(d.envelope as never)}, ${d.test}, 'pending', ${d.taskQueue})
+    RETURNING delivery_id::text`)) as string;
+}
+
+/**
+ * A new delivery of the same event to the same subscription (same event_id, envelope, run and
+ * workflow), `redelivery_of` the original; answers its delivery_id.
+ */
+export async function insertRedelivery(
+  tx: Queryable,
+  originalId: string,
+  state: 'pending' | 'held',
+  taskQueue: string,
+): Promise<string> {
+  return (await tx.oneFirst(sql.unsafe`
+    INSERT INTO runs.webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, track_id,
+                                         workflow_id, envelope, truncated, test, state, redelivery_of,
+                                         workflow_task_queue)
+    SELECT tenant_id, endpoint_id, event_id, event_type, track_id, workflow_id, envelope, truncated,
+           test, ${state}, delivery_id, ${taskQueue}
+    FROM runs.webhook_deliveries WHERE delivery_id = ${originalId}::bigint
+    RETURNING delivery_id::text`)) as string;
+}
+
+/** A delivery as the API shows it, with what its subscription is. */
+export interface DeliveryRow {
+  /** int8, as text. */
+  delivery_id: string;
+  tenant_id: string;
+  endpoint_id: string;
+  /** Its subscription is an inline webhook of a run or workflow. */
+  inline: boolean;
+  endpoint_active: boolean;
+  endpoint_deleted: boolean;
+  event_id: string;
+  event_type: string;
+  track_id: string | null;
+  workflow_id: string | null;
+  state: DeliveryState;
+  attempts: number;
+  next_attempt_at: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  test: boolean;
+  truncated: boolean;
+  redelivery_of: string | null;
+  created_at: string;
+  updated_at: string;
+  finished_at: string | null;
+}
+
+const DELIVERY_COLUMNS = sql.fragment`
+  d.delivery_id::text, d.tenant_id, d.endpoint_id, e.inline_for IS NOT NULL AS inline,
+  e.active AS endpoint_active, e.deleted_at IS NOT NULL AS endpoint_deleted, d.event_id,
+  d.event_type, d.track_id, d.workflow_id, d.state, d.attempts, d.next_attempt_at,
+  d.last_status_code, d.last_error, d.test, d.truncated, d.redelivery_of::text, d.created_at,
+  d.updated_at, d.finished_at`;
+
+/**
+ * The tenant's delivery, else null. `lockEndpoint` takes its endpoint FOR SHARE (as findEndpoint
+ * does), for a redelivery made in the same transaction.
+ */
+export async function findDelivery(
+  db: Queryable,
+  tenantId: string,
+  deliveryId: string,
+  lockEndpoint = false,
+): Promise<DeliveryRow | null> {
+  return (await db.maybeOne(sql.unsafe`
+    SELECT ${DELIVERY_COLUMNS}
+    FROM runs.webhook_deliveries d JOIN runs.webhook_endpoints e USING (endpoint_id)
+    WHERE d.delivery_id = ${deliveryId}::bigint AND d.tenant_id = ${tenantId}
+    ${lockEndpoint ? sql.fragment`FOR SHARE OF e` : sql.fragment``}`)) as DeliveryRow | null;
+}
+
+/** Whose deliveries a list reads: one endpoint's, one run's, one workflow's. */
+export type DeliveryScope = { endpointId: string } | { trackId: string } | { workflowId: string };
+
+export interface DeliveryFilter {
+  states: DeliveryState[] | null;
+  /** A delivery_id: only later ones (exclusive); '0' from the first. */
+  since: string;
+  limit: number;
+}
+
+const scopeCondition = (scope: DeliveryScope) =>
+  'endpointId' in scope
+    ? sql.fragment`d.endpoint_id = ${scope.endpointId}`
+    : 'trackId' in scope
+      ? sql.fragment`d.track_id = ${scope.trackId}`
+      : sql.fragment`d.workflow_id = ${scope.workflowId}`;
+
+/** The tenant's deliveries of one scope after `since`, ascending delivery_id. */
+export async function listDeliveries(
+  db: Queryable,
+  tenantId: string,
+  scope: DeliveryScope,
+  filter: DeliveryFilter,
+): Promise<DeliveryRow[]> {
+  const conditions = [
+    scopeCondition(scope),
+    sql.fragment`d.tenant_id = ${tenantId}`,
+    sql.fragment`d.delivery_id > ${filter.since}::bigint`,
+  ];
+  if (filter.states)
+    conditions.push(sql.fragment`d.state = ANY(${sql.array(filter.states, 'text')})`);
+  return (await db.any(sql.unsafe`
+    SELECT ${DELIVERY_COLUMNS}
+    FROM runs.webhook_deliveries d JOIN runs.webhook_endpoints e USING (endpoint_id)
+    WHERE ${sql.join(conditions, sql.fragment` AND `)}
+    ORDER BY d.delivery_id LIMIT ${filter.limit}`)) as DeliveryRow[];
+}
+
+export interface AttemptRow {
+  attempt: number;
+  started_at: string;
+  finished_at: string;
+  status_code: number | null;
+  error: string | null;
+  outcome: 'delivered' | 'retry' | 'dead';
+}
+
+/** A delivery's attempts, first first. */
+export async function listAttempts(db: Queryable, deliveryId: string): Promise<AttemptRow[]> {
+  return (await db.any(sql.unsafe`
+    SELECT attempt, started_at, finished_at, status_code, error, outcome
+    FROM runs.webhook_attempts WHERE delivery_id = ${deliveryId}::bigint
+    ORDER BY attempt`)) as AttemptRow[];
+}
+
+/** The inline webhook of one run or workflow: a subscription scoped to it alone. */
+export interface InlineWebhookRow {
+  endpointId: string;
+  url: string;
+  events: string[];
+  /** null: deliveries go unsigned (signature header `none`). */
+  secret: string | null;
+}
+
+/**
+ * The INSERT of an inline webhook's row as a SELECT without FROM: a statement that stores it with
+ * its run appends `FROM run` (inserted only if the run was); alone it inserts one row.
+ */
+export function inlineWebhookInsert(tenantId: string, inlineFor: string, hook: InlineWebhookRow) {
+  return sql.fragment`
+    INSERT INTO runs.webhook_endpoints (endpoint_id, tenant_id, inline_for, url, events, secret,
+                                        secret_origin)
+    SELECT ${hook.endpointId}, ${tenantId}, ${inlineFor}, ${hook.url},
+           ${sql.array(hook.events, 'text')}, ${hook.secret},
+           ${hook.secret === null ? 'none' : 'supplied'}`;
+}

@@ -1,0 +1,48 @@
+/**
+ * The delivery workflow delivery/<service>/<delivery_id>: one webhook delivery, from its first
+ * attempt to delivered or dead. Each attempt is one activity (mark delivering, sign, send,
+ * record); between attempts it sleeps the configured waits (about 10 s, 60 s, 5 min, 30 min:
+ * five attempts at most). The row is the truth: an attempt that finds the delivery cancelled
+ * (its endpoint deleted) or already ended answers `ended`, and the workflow stops.
+ *
+ * An operator finds a stuck delivery by TenantId, Service and WebhookEndpoint in the Web UI and
+ * resets it like any execution: the attempt it re-runs sends again with the same event_id.
+ *
+ * PATCHES: none yet. RECORDED HISTORIES: test/histories/platform/delivery-*.json.
+ */
+import { proxyActivities, sleep } from '@temporalio/workflow';
+import type { DeliveryActivities } from '../../activities/platform/delivery';
+import type { AttemptVerdict, DeliveryWorkflowInput } from './delivery-definitions';
+
+/**
+ * An attempt's HTTP call is bounded by WEBHOOK_ATTEMPT_TIMEOUT_MS (at most 120 s); the activity
+ * is retried only for the worker (its heartbeat stops) or Postgres failing, and sends again.
+ */
+const attempts = proxyActivities<DeliveryActivities>({
+  startToCloseTimeout: '3 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '2 seconds', maximumInterval: '1 minute' },
+});
+
+/** How often a released delivery looks whether the one before it has had its first attempt. */
+const RELEASED_ORDER_POLL_MS = 500;
+
+export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<AttemptVerdict> {
+  const waits = input.retryDelaysSeconds;
+  for (let attempt = 1; ;) {
+    const retryInSeconds = waits[attempt - 1] ?? null;
+    const verdict = await attempts.attemptWebhookDelivery({
+      service: input.service,
+      deliveryId: input.deliveryId,
+      attempt,
+      retryInSeconds,
+    });
+    if (verdict === 'wait') {
+      await sleep(RELEASED_ORDER_POLL_MS);
+      continue;
+    }
+    if (verdict !== 'retry') return verdict;
+    await sleep(retryInSeconds! * 1000);
+    attempt++;
+  }
+}
