@@ -11,6 +11,7 @@ import { createDeliveryActivities } from '../activities/platform/delivery';
 import { createRunDockerActivities } from '../activities/runs/run-docker';
 import { createRetentionActivities } from '../activities/runs/retention';
 import { createReconcileActivities } from '../activities/runs/reconcile';
+import { createTimerActivities } from '../activities/runs/timers';
 import type { WorkerDeps } from './workers';
 import type { Logger } from '../api/platform/logger';
 import {
@@ -69,7 +70,7 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
     activities: {
       ...createSelfCheckActivities({ pool: deps.pool }),
       ...createRunActivities({ pool: deps.pool }),
-      ...createDagActivities({ pool: deps.pool }),
+      ...createDagActivities({ pool: deps.pool, secretsKey: config.runs.secretsKey }),
       ...createDeliveryActivities({ pool: deps.pool, config }),
       ...createRetentionActivities({
         pool: deps.pool,
@@ -77,6 +78,7 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
         logDir: config.runs.logDir,
       }),
       ...createReconcileActivities({ pool: deps.pool }),
+      ...createTimerActivities({ pool: deps.pool }),
     },
   };
   if (!config.runs.dockerHost) return [workflows];

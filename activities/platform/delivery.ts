@@ -3,7 +3,7 @@ import type { DatabasePool } from '../../db/pool';
 import type { Config } from '../../api/platform/config';
 import { createWebhookSender } from '../../api/platform/webhooks/http-delivery';
 import { svcSignature } from '../../api/platform/webhooks/signing';
-import { NOTICE_EVENTS } from '../../api/runs/webhooks/catalogue';
+import { DELIVERY_HEALTH_NOTICES } from '../../api/runs/webhooks/catalogue';
 import { beginAttempt, recordAttempt, type AttemptTarget } from '../../db/runs/deliveries';
 import type {
   AttemptVerdict,
@@ -57,7 +57,7 @@ export function createDeliveryActivities(deps: { pool: DatabasePool; config: Con
         statusCode: sent.status,
         error: sent.verdict === 'delivered' ? null : sent.error,
         // A notice's own death raises none: a failing endpoint subscribed to notices must not feed itself.
-        raisesNotices: !(NOTICE_EVENTS as readonly string[]).includes(target.event_type),
+        raisesNotices: !DELIVERY_HEALTH_NOTICES.includes(target.event_type),
         nextAttemptAt:
           outcome === 'retry'
             ? new Date(Date.now() + input.retryInSeconds! * 1000).toISOString()

@@ -19,6 +19,9 @@ import {
   type DagRunTerms,
 } from '../../workflows/runs/dag-definitions';
 import { inputVariable } from '../../workflows/runs/dag-rules';
+import { decryptWorkflowSecret } from '../../api/platform/secrets';
+import { workflowSecrets } from '../../db/runs/workflows';
+import { substituteSecrets } from '../../api/runs/templates/substitution';
 
 /** One attempt of a container node, as the DAG workflow asks for it. */
 export interface NodeAttempt {
@@ -31,13 +34,31 @@ export interface NodeAttempt {
   terms: DagRunTerms;
 }
 
-export type LaunchedAttempt = { run: RunWorkflowInput } | { failed: 'inputs_too_large' };
+/** Why a node fails without a run: its inputs, or its secrets that cannot be read here. */
+export type LaunchRefusal = 'inputs_too_large' | 'secrets_unavailable';
+export type LaunchedAttempt = { run: RunWorkflowInput } | { failed: LaunchRefusal };
 
 /**
  * The Postgres activities of the DAG workflow (run as local activities). Each write is keyed by
  * an event id the workflow made, so a retried activity writes once.
  */
-export function createDagActivities(deps: { pool: DatabasePool }) {
+export function createDagActivities(deps: { pool: DatabasePool; secretsKey: Buffer | null }) {
+  /** The node fails with output {error: <why>}, without a run. */
+  const refuse = async (attempt: NodeAttempt, why: LaunchRefusal): Promise<LaunchedAttempt> => {
+    await recordDagChanges(deps.pool, {
+      workflowId: attempt.workflowId,
+      tenantId: attempt.tenantId,
+      nodes: [
+        {
+          ...attempt.change,
+          to: 'failed',
+          detail: { ...attempt.change.detail, error: why },
+          fields: { output: { error: why }, exit_code: null },
+        },
+      ],
+    });
+    return { failed: why };
+  };
   return {
     async loadDag(input: { workflowId: string }): Promise<LoadedDag | null> {
       return loadDag(deps.pool, input.workflowId);
@@ -48,29 +69,19 @@ export function createDagActivities(deps: { pool: DatabasePool }) {
     },
 
     /**
-     * A node attempt: its run row (with the upstream outputs injected as SVC_INPUT_* variables)
-     * and the node's change to running; or, when the injected inputs pass INPUTS_MAX_BYTES, the
-     * node failed with output {error: inputs_too_large} and no run.
+     * A node attempt: its run row and the node's change to running. The run's env is the
+     * node's, with the upstream outputs injected as SVC_INPUT_* variables and a template run's
+     * secret parameters decrypted into the values that name them; the row keeps the secrets'
+     * placeholders, so no read shows them. Injected inputs past INPUTS_MAX_BYTES, or secrets
+     * this worker cannot decrypt, fail the node without a run.
      */
     async launchNodeAttempt(attempt: NodeAttempt): Promise<LaunchedAttempt> {
       const source = await attemptSource(deps.pool, attempt.workflowId, attempt.ref);
       const injected = injectedInputs(source);
-      const changes = { workflowId: attempt.workflowId, tenantId: attempt.tenantId };
-      if (injected === null) {
-        await recordDagChanges(deps.pool, {
-          ...changes,
-          nodes: [
-            {
-              ...attempt.change,
-              to: 'failed',
-              detail: { ...attempt.change.detail, error: 'inputs_too_large' },
-              fields: { output: { error: 'inputs_too_large' }, exit_code: null },
-            },
-          ],
-        });
-        return { failed: 'inputs_too_large' };
-      }
-      const run = runInput(attempt, source, injected);
+      if (injected === null) return refuse(attempt, 'inputs_too_large');
+      const secrets = await secretsOf(deps, attempt.workflowId);
+      if (secrets === null) return refuse(attempt, 'secrets_unavailable');
+      const run = runInput(attempt, source, injected, secrets);
       await insertNodeRun(
         deps.pool,
         {
@@ -81,7 +92,7 @@ export function createDagActivities(deps: { pool: DatabasePool }) {
           nodeRef: attempt.ref,
           image: run.image,
           command: run.command,
-          env: run.env,
+          env: { ...source.spec.env, ...injected },
           name: source.name,
           tags: source.tags,
           eligibleStart: run.eligibleStart,
@@ -92,7 +103,11 @@ export function createDagActivities(deps: { pool: DatabasePool }) {
           timeoutSeconds: run.timeoutSeconds,
           metered: run.metered,
         },
-        { ...changes, nodes: [{ ...attempt.change, to: 'running' }] },
+        {
+          workflowId: attempt.workflowId,
+          tenantId: attempt.tenantId,
+          nodes: [{ ...attempt.change, to: 'running' }],
+        },
       );
       return { run };
     },
@@ -134,10 +149,25 @@ function oversizedBytes(output: unknown): number | null {
   return o?.error === 'output_too_large' && typeof o.bytes === 'number' ? o.bytes : null;
 }
 
+/** A template run's secret parameters in clear, by name; null when this worker has no key. */
+async function secretsOf(
+  deps: { pool: DatabasePool; secretsKey: Buffer | null },
+  workflowId: string,
+): Promise<Map<string, string> | null> {
+  const rows = await workflowSecrets(deps.pool, workflowId);
+  if (rows.length === 0) return new Map();
+  if (deps.secretsKey === null) return null;
+  const key = deps.secretsKey;
+  return new Map(
+    rows.map((r) => [r.name, decryptWorkflowSecret(key, workflowId, r.name, r.ciphertext)]),
+  );
+}
+
 function runInput(
   attempt: NodeAttempt,
   source: AttemptSource,
   injected: Record<string, string>,
+  secrets: ReadonlyMap<string, string>,
 ): RunWorkflowInput {
   const { spec } = source;
   const { terms } = attempt;
@@ -147,7 +177,12 @@ function runInput(
     tenantId: attempt.tenantId,
     image: spec.image!,
     command: spec.command,
-    env: { ...spec.env, ...injected },
+    env: {
+      ...Object.fromEntries(
+        Object.entries(spec.env).map(([name, value]) => [name, substituteSecrets(value, secrets)]),
+      ),
+      ...injected,
+    },
     cpuLimit: spec.cpu_limit!,
     memoryLimitMb: spec.memory_limit_mb!,
     timeoutSeconds: spec.timeout_seconds!,

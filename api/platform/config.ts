@@ -1,5 +1,6 @@
 import os from 'node:os';
 import Joi from 'joi';
+import { parseSecretsKey } from './secrets';
 
 /**
  * The whole configuration of every process, read once from the environment at start-up.
@@ -85,6 +86,17 @@ const schema = Joi.object({
   RUNS_RETENTION_SCHEDULE: Joi.boolean()
     .default(true)
     .description('runs: create the retention purge schedule at API start (tests turn it off)'),
+  RUNS_SECRETS_KEY: Joi.string()
+    .allow('')
+    .default('')
+    .custom((value: string, helpers) =>
+      value === '' || parseSecretsKey(value) !== null
+        ? value
+        : helpers.message({ custom: '{{#label}} must be the base64 of exactly 32 bytes' }),
+    )
+    .description(
+      "runs: base64 of 32 bytes, the AES-256-GCM key of template runs' secret parameters (workflow_secrets); empty: a template with secret params can be registered but not run (503 secrets_unavailable). scripts/stack env makes one per data dir",
+    ),
   // --- end runs service ---
   // --- webhook delivery (platform) ---
   WEBHOOK_RETRY_DELAYS_SECONDS: Joi.string()
@@ -180,6 +192,8 @@ export interface Config {
     rateLimitRequests: number;
     rateLimitWindowSeconds: number;
     retentionSchedule: boolean;
+    /** RUNS_SECRETS_KEY, 32 bytes; null: none configured. */
+    secretsKey: Buffer | null;
   };
   // --- end runs service ---
   webhooks: {
@@ -236,6 +250,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     RUNS_RATE_LIMIT_REQUESTS: number;
     RUNS_RATE_LIMIT_WINDOW_SECONDS: number;
     RUNS_RETENTION_SCHEDULE: boolean;
+    RUNS_SECRETS_KEY: string;
     WEBHOOK_RETRY_DELAYS_SECONDS: string;
     WEBHOOK_EGRESS_ALLOW: string;
     WEBHOOK_CA_FILE: string;
@@ -271,6 +286,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       rateLimitRequests: v.RUNS_RATE_LIMIT_REQUESTS,
       rateLimitWindowSeconds: v.RUNS_RATE_LIMIT_WINDOW_SECONDS,
       retentionSchedule: v.RUNS_RETENTION_SCHEDULE,
+      secretsKey: v.RUNS_SECRETS_KEY === '' ? null : parseSecretsKey(v.RUNS_SECRETS_KEY),
     },
     // --- end runs service ---
     webhooks: {

@@ -24,6 +24,7 @@ import { createWorkflowStarter } from './workflow-starter';
 import { createDagStarter } from './dags/starter';
 import { createDeliveryStarter } from './webhooks/starter';
 import { createEventPublisher } from './webhooks/publisher';
+import { createTimerStarter } from './timers/starter';
 import { getSelfCheck, startSelfCheck, type SelfCheckRequest } from './self-checks';
 import { selfCheckWorkflowId } from '../../workflows/runs/self-check';
 
@@ -93,6 +94,7 @@ export function createRunsApi(deps: PlatformDeps): ServiceInstance {
     runs: createWorkflowStarter(deps),
     dags: createDagStarter(deps),
     deliveries: createDeliveryStarter(deps),
+    timers: createTimerStarter(deps),
   };
   const publisher = createEventPublisher(deps, starters.deliveries);
   const { app, metrics } = createApp({
@@ -119,12 +121,18 @@ export function createRunsApi(deps: PlatformDeps): ServiceInstance {
       starters.runs.start();
       starters.dags.start();
       starters.deliveries.start();
+      starters.timers.start();
       publisher.start();
       return Promise.resolve();
     },
     stop: async () => {
       await publisher.stop();
-      await Promise.all([starters.runs.stop(), starters.dags.stop(), starters.deliveries.stop()]);
+      await Promise.all([
+        starters.runs.stop(),
+        starters.dags.stop(),
+        starters.deliveries.stop(),
+        starters.timers.stop(),
+      ]);
     },
   };
 }

@@ -65,6 +65,28 @@ export const RUNS_ERRORS = {
   endpoint_disabled: refusal(409, 'endpoint_disabled'),
   delivery_not_terminal: refusal(409, 'delivery_not_terminal'),
   endpoint_deleted: refusal(409, 'endpoint_deleted'),
+  // Timers (their codes are the spec's "not shown": decided in x-decisions timers).
+  timer_not_found: refusal(404, 'timer_not_found'),
+  timer_already_fired: refusal(409, 'timer_already_fired'),
+  // Not retryable as such: a slot is freed when a timer fires or is deleted, or by the quota.
+  timer_quota_exceeded: refusal(429, 'timer_quota_exceeded'),
+  payload_too_large: refusal(422, 'payload_too_large'),
+  // Templates (the spec leaves their codes "not shown": decided in x-decisions templates_*). A
+  // parameter's code carries its name (`unknown_template_param:<name>`), never its value.
+  template_not_found: refusal(404, 'template_not_found'),
+  template_version_not_found: refusal(404, 'template_version_not_found'),
+  template_name_taken: refusal(409, 'template_name_taken'),
+  template_version_limit: refusal(409, 'template_version_limit'),
+  // Not retryable as such: a slot is freed by deleting a template or raising the quota.
+  template_quota_exceeded: refusal(429, 'template_quota_exceeded'),
+  template_too_large: refusal(422, 'template_too_large'),
+  invalid_template_definition: refusal(422, 'invalid_template_definition'),
+  unknown_template_param: refusal(422, 'unknown_template_param'),
+  missing_template_param: refusal(422, 'missing_template_param'),
+  invalid_template_param: refusal(422, 'invalid_template_param'),
+  secret_param_outside_env: refusal(422, 'secret_param_outside_env'),
+  // RUNS_SECRETS_KEY is not configured: a run with secret parameters cannot keep them.
+  secrets_unavailable: refusal(503, 'secrets_unavailable'),
 } as const satisfies ErrorCatalogue;
 
 export type RunsErrorCode = keyof typeof RUNS_ERRORS;

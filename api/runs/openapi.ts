@@ -3,6 +3,18 @@ import { openApiPaths, type JsonSchema } from '../platform/http/contract';
 import { RUNS_OPERATIONS } from './operations';
 import { WORKFLOW_OPERATIONS } from './dags/operations';
 import { WEBHOOK_OPERATIONS } from './webhooks/operations';
+import { TEMPLATE_OPERATIONS } from './templates/operations';
+import { TEMPLATE_DECISIONS } from './templates/decisions';
+import {
+  TIMER_HORIZON_DAYS,
+  TIMER_LABEL_KEY_PATTERN,
+  TIMER_LABEL_VALUE_MAX_LENGTH,
+  TIMER_LABELS_MAX,
+  TIMER_OPERATIONS,
+  TIMER_PAYLOAD_MAX_BYTES,
+  TIMERS_LIST_LIMIT_DEFAULT,
+  TIMERS_LIST_LIMIT_MAX,
+} from './timers/operations';
 import { HELD_DELIVERY_KEPT_HOURS } from './webhooks/endpoints';
 
 /**
@@ -14,6 +26,8 @@ export const SERVICE_OPERATIONS = [
   ...Object.values(RUNS_OPERATIONS),
   ...Object.values(WORKFLOW_OPERATIONS),
   ...Object.values(WEBHOOK_OPERATIONS),
+  ...Object.values(TEMPLATE_OPERATIONS),
+  ...Object.values(TIMER_OPERATIONS),
 ];
 
 /** What the spec leaves "not shown" of the webhook routes, as decided. */
@@ -23,7 +37,7 @@ const WEBHOOK_DECISIONS = {
   webhook_url:
     'Absolute https (the scheme in any case) with a host, no userinfo, no whitespace or control character, parseable by the WHATWG URL parser (a port in range), else 400 invalid_webhook_url; at most 2048 characters (422 past it). Stored and answered as given. Private and loopback targets are judged by the delivery engine at attempt time (egress rules), not here.',
   webhook_events:
-    'events: 1 to 64 distinct entries (422 otherwise), each an event type, an alias (run.terminal, workflow.terminal), a wildcard (run.*, workflow.*, node.*, *) or a notice (webhook.endpoint_degraded, tenant.delivery_dead), else 400 unknown_event_type. url is checked before events.',
+    'events: 1 to 64 distinct entries (422 otherwise), each an event type, an alias (run.terminal, workflow.terminal), a wildcard (run.*, workflow.*, node.*, *) or a notice (webhook.endpoint_degraded, tenant.delivery_dead, timer.fired), else 400 unknown_event_type. url is checked before events.',
   webhook_secret:
     'Without a secret one is generated: 32 random bytes as 64 hex characters, secret_origin generated (the key is the 32 bytes). A supplied secret is 1 to 256 characters of any kind but U+0000, kept verbatim (secret_origin supplied; the key is its UTF-8 bytes). PATCH may supply a new one (answered once, in that response); rotate-secret always generates one.',
   webhook_patch: `A partial merge of url, events, description, active and secret; at least one field (422 for {}). active true re-enables: disabled_reason null, consecutive_failures 0 (dead_deliveries_total and last_dead_delivery_at are never cleared), and the deliveries held while it was disabled are released in the same transaction: those created within the last ${HELD_DELIVERY_KEPT_HOURS} hours become pending and are started in ascending delivery_id order; older ones end dead with last_error held_expired. active false disables it with disabled_reason disabled_by_tenant (one already disabled keeps its reason).`,
@@ -39,6 +53,20 @@ const WEBHOOK_DECISIONS = {
     "The webhook field of POST /api/v1/runs and POST /api/v1/workflows: {url, events, secret?} under the same rules as an endpoint's (400 invalid_webhook_url, 400 unknown_event_type, checked after the images), unknown keys 422. Stored with the run or workflow in the same statement or transaction (nothing half-written), as a subscription scoped to it (secret_origin supplied, or none with a null secret: deliveries unsigned). It is not counted against max_webhook_endpoints, not listed as an endpoint, and cannot be changed; its deliveries show endpoint_id null and inline true.",
   webhook_audit:
     'Each change is in the audit log as webhook.create, webhook.update, webhook.delete, webhook.rotate_secret, webhook.test, webhook.redeliver (target the endpoint), never with a secret.',
+};
+
+/** What the spec leaves "not shown" of timers, as decided. */
+const TIMER_DECISIONS = {
+  timers: `POST /api/v1/timers {fire_at, payload?, labels?, webhook?} answers 201 the timer {timer_id, state: pending, fire_at, payload, labels, created_at, fired_at: null, cancelled_at: null, fire_delay_seconds: null}. fire_at: a UTC instant with Z (422 otherwise), kept to the millisecond, at most ${TIMER_HORIZON_DAYS} days (ten years) ahead (422); a past one fires at once and its fire_delay_seconds counts from fire_at (so it tells how late it was asked for). payload: any JSON value (default null), at most ${TIMER_PAYLOAD_MAX_BYTES} bytes as compact UTF-8 JSON (422 payload_too_large), no U+0000 (422); stored as jsonb, so object keys come back in jsonb order. labels: an object of at most ${TIMER_LABELS_MAX} entries, keys ${TIMER_LABEL_KEY_PATTERN}, string values of at most ${TIMER_LABEL_VALUE_MAX_LENGTH} characters (422). One Temporal workflow timer/<timer_id> per timer (search attributes TenantId, Service=runs), started after the commit through an outbox (a sweeper starts what a process could not); it sleeps on Temporal's durable timer and runs no container.`,
+  timer_fired:
+    "At fire_at the timer's workflow marks it fired (fired_at, fire_delay_seconds = fired_at − fire_at in seconds to the millisecond, never below 0) and writes its timer.fired notice in the same statement; the publisher delivers it like any event, signed, to the tenant's endpoints whose events name timer.fired (no wildcard covers a notice) and to the timer's inline webhook if its events name it. Envelope: resource {type: timer, id: timer_id}, data {timer_id, fire_at, fired_at, fire_delay_seconds, labels, payload}. Written once: a retried or replayed fire finds the timer fired and writes nothing.",
+  timer_list: `GET /api/v1/timers: newest first, {timers, limit, offset}, each timer without its payload (GET /api/v1/timers/{timer_id} has it); limit default ${TIMERS_LIST_LIMIT_DEFAULT}, max ${TIMERS_LIST_LIMIT_MAX}; offset; state_filter a comma-separated list of pending, fired, cancelled; label_filter key=value, repeatable (label_filter=a=1&label_filter=b=2), every pair must be among the timer's labels, the value being everything after the first '=' (commas included); unknown parameters 400.`,
+  timer_delete:
+    "DELETE on a pending timer: one conditional UPDATE pending → cancelled decides against a concurrent fire, then the workflow is cancelled, best effort (one that misses it finds the row cancelled when it wakes and fires nothing); 204. On a fired timer 409 timer_already_fired; on a cancelled one 204 again (nothing changes). Another tenant's timer, or an id of any shape, is 404 timer_not_found on every route. Fired and cancelled timers are kept and listed.",
+  timer_quota:
+    'max_pending_timers (tenant quota, default 1000, GET/PUT /api/v1/tenant/quotas) counts pending timers only: one that fires or is cancelled frees its slot. At it POST is 429 timer_quota_exceeded; counted and inserted under a lock on the tenant quota row, so two creations never both take the last slot.',
+  timer_audit:
+    'timer.create and timer.cancel are in the audit log, target the timer, in the transaction of the change.',
 };
 
 /**
@@ -114,6 +142,8 @@ function buildDocument() {
       run_of_workflow:
         'A run made for a workflow node carries workflow_id and node_ref (null for a plain run); the run routes (svc_run_*) work on it as on any run, while the workflow routes need svc_workflow_submit, svc_workflow_read or svc_workflow_control.',
       ...WEBHOOK_DECISIONS,
+      ...TEMPLATE_DECISIONS,
+      ...TIMER_DECISIONS,
       permissions: PERMISSIONS,
     },
     servers: [{ url: '/' }],

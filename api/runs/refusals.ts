@@ -45,6 +45,15 @@ function isAudited(error: DomainError): boolean {
   return AUDITED_STATUSES.has(statusOf(error)) && detail?.audit !== false;
 }
 
+/**
+ * A refusal's detail as jsonb can hold it: a NUL or a lone surrogate (a fuzzer's query parameter
+ * name, echoed in the message) is kept as its escape text instead of failing the audit write.
+ */
+const storable = (detail: Record<string, unknown>): Record<string, unknown> =>
+  JSON.parse(
+    JSON.stringify(detail).replace(/\\u(0000|d[89a-f][0-9a-f]{2})/gi, '\\\\u$1'),
+  ) as Record<string, unknown>;
+
 /** The resource in the path (ids in either case; stored as ULIDs are, upper case). */
 const targetOf = (params: Record<string, string> | undefined): string | null =>
   (
@@ -64,7 +73,12 @@ async function record(pool: DatabasePool, ctx: Context, error: DomainError): Pro
     action: named ?? `${ctx.method} ${ctx.path}`,
     outcome: 'refused',
     target: targetOf(ctx.params as Record<string, string> | undefined),
-    detail: { reason: error.code, status: statusOf(error), message: error.message, ...details },
+    detail: storable({
+      reason: error.code,
+      status: statusOf(error),
+      message: error.message,
+      ...details,
+    }),
   }).catch((auditError: unknown) =>
     (ctx.state.log as Logger).error({ err: auditError }, 'audit of a refusal failed'),
   );

@@ -6,6 +6,7 @@ import { mount } from '../platform/http/contract';
 import type { ValidatedState } from '../platform/http/validate';
 import type { PlatformDeps } from '../platform/service';
 import type { RunState } from '../../db/runs/runs';
+import type { Permission } from '../../db/runs/permissions';
 import { authenticate, principalOf, requirePermission, tenantRateLimit } from './auth';
 import { getRunResult, getRunStatus, getUtilization, listTenantRuns } from './reads';
 import { readRunLogs } from './logs';
@@ -33,6 +34,18 @@ import { RequestValidationError } from '../platform/errors';
 import type { InlineWebhookBody } from './webhooks/inline';
 import type { DeliveryStarter } from './webhooks/starter';
 import { TestRequest, WEBHOOK_OPERATIONS } from './webhooks/operations';
+import { TEMPLATE_OPERATIONS } from './templates/operations';
+import {
+  deleteTemplate,
+  getTemplate,
+  listTenantTemplates,
+  patchTemplate,
+  registerTemplate,
+  runTemplate,
+  type TemplateCreate,
+  type TemplatePatch,
+  type TemplateRunBody,
+} from './templates/service';
 import {
   createEndpoint,
   deleteEndpoint,
@@ -50,6 +63,16 @@ import {
   listWorkflowDeliveries,
   redeliver,
 } from './webhooks/deliveries';
+import { TIMER_OPERATIONS } from './timers/operations';
+import type { TimerStarter } from './timers/starter';
+import {
+  createTimer,
+  deleteTimer,
+  getTimer,
+  listTenantTimers,
+  type TimerCreateBody,
+} from './timers/timers';
+import type { TimerState } from '../../db/runs/timers';
 
 /** Refuses query parameters a route does not support: 400 naming the supported set. */
 export function onlyQuery(...supported: string[]) {
@@ -80,9 +103,11 @@ export interface Starters {
   runs: WorkflowStarter;
   dags: DagStarter;
   deliveries: DeliveryStarter;
+  timers: TimerStarter;
 }
 
-type Route = (op: RunsOperation, handler: Middleware) => void;
+/** Mounts an operation behind its permission and, for a route that needs more, those `also` named. */
+type Route = (op: RunsOperation, handler: Middleware, also?: Permission[]) => void;
 
 /** Every /api/v1 route of the runs half: bearer key, per-tenant rate limit, permission. */
 export function runsRouter(deps: PlatformDeps, starters: Starters): Router {
@@ -96,8 +121,13 @@ export function runsRouter(deps: PlatformDeps, starters: Starters): Router {
     }),
   );
   /** An operation behind its permission; unknown query parameters refused before validation. */
-  const route: Route = (op, handler) =>
-    mount(router, op, [requirePermission(op.permission!), onlyQuery(...queryKeysOf(op))], handler);
+  const route: Route = (op, handler, also = []) =>
+    mount(
+      router,
+      op,
+      [requirePermission(op.permission!, ...also), onlyQuery(...queryKeysOf(op))],
+      handler,
+    );
   const ops = RUNS_OPERATIONS;
 
   route(ops.submit, async (ctx) => {
@@ -180,6 +210,8 @@ export function runsRouter(deps: PlatformDeps, starters: Starters): Router {
   });
   workflowRoutes(route, deps, starters);
   webhookRoutes(route, deps, starters.deliveries);
+  templateRoutes(route, deps, starters.dags);
+  timerRoutes(route, deps, starters.timers);
   return router;
 }
 
@@ -328,4 +360,77 @@ function webhookRoutes(route: Route, deps: PlatformDeps, starter: DeliveryStarte
     const filter = deliveryFilterOf(ctx);
     ctx.body = await listWorkflowDeliveries(deps, tenantOf(ctx), workflowIdOf(ctx), filter);
   });
+}
+
+/** The timer routes (timers/): create, list, read, cancel. */
+function timerRoutes(route: Route, deps: PlatformDeps, starter: TimerStarter): void {
+  const ops = TIMER_OPERATIONS;
+  const timerIdOf = (ctx: Context) => validated<{ timer_id: string }>(ctx, 'params').timer_id;
+  route(ops.timerCreate, async (ctx) => {
+    const body = validated<TimerCreateBody>(ctx, 'body');
+    ctx.status = 201;
+    ctx.body = await createTimer(deps, starter, principalOf(ctx), body);
+  });
+  route(ops.timerList, async (ctx) => {
+    const q = validated<{
+      state_filter?: string;
+      label_filter?: string[];
+      limit: number;
+      offset: number;
+    }>(ctx, 'query');
+    ctx.body = await listTenantTimers(deps, principalOf(ctx).tenantId, {
+      states: q.state_filter ? (q.state_filter.split(',') as TimerState[]) : null,
+      // The value is everything after the first '=' (its schema: a key, '=', a value).
+      labels: (q.label_filter ?? []).map((selector) => {
+        const at = selector.indexOf('=');
+        return [selector.slice(0, at), selector.slice(at + 1)];
+      }),
+      limit: q.limit,
+      offset: q.offset,
+    });
+  });
+  route(ops.timerGet, async (ctx) => {
+    ctx.body = await getTimer(deps, principalOf(ctx).tenantId, timerIdOf(ctx));
+  });
+  route(ops.timerDelete, async (ctx) => {
+    await deleteTimer(deps, principalOf(ctx), timerIdOf(ctx));
+    ctx.status = 204;
+  });
+}
+
+/** The template routes (templates/): register, reads, PATCH, DELETE, run. */
+function templateRoutes(route: Route, deps: PlatformDeps, dags: DagStarter): void {
+  const ops = TEMPLATE_OPERATIONS;
+  const tenantOf = (ctx: Context) => principalOf(ctx).tenantId;
+  const refOf = (ctx: Context) => validated<{ ref: string }>(ctx, 'params').ref;
+  route(ops.templateCreate, async (ctx) => {
+    const body = validated<TemplateCreate>(ctx, 'body');
+    ctx.status = 201;
+    ctx.body = await registerTemplate(deps, principalOf(ctx), body);
+  });
+  route(ops.templateList, async (ctx) => {
+    ctx.body = await listTenantTemplates(deps, tenantOf(ctx), validated(ctx, 'query'));
+  });
+  route(ops.templateGet, async (ctx) => {
+    const { version } = validated<{ version?: number }>(ctx, 'query');
+    ctx.body = await getTemplate(deps, tenantOf(ctx), refOf(ctx), version);
+  });
+  route(ops.templatePatch, async (ctx) => {
+    const patch = validated<TemplatePatch>(ctx, 'body');
+    ctx.body = await patchTemplate(deps, principalOf(ctx), refOf(ctx), patch);
+  });
+  route(ops.templateDelete, async (ctx) => {
+    await deleteTemplate(deps, principalOf(ctx), refOf(ctx));
+    ctx.status = 204;
+  });
+  route(
+    ops.templateRun,
+    async (ctx) => {
+      const body = validated<TemplateRunBody>(ctx, 'body');
+      ctx.status = 202;
+      ctx.body = await runTemplate(deps, dags, principalOf(ctx), refOf(ctx), body);
+    },
+    // The spec: a run needs svc_workflow_submit too (it is a workflow submit).
+    ['svc_workflow_submit'],
+  );
 }

@@ -79,6 +79,12 @@ const QUOTA_RULES = {
     .min(1024)
     .max(INT_MAX)
     .description('a new tenant starts at 262144'),
+  max_pending_timers: count(0, 1000).description(
+    'timers the tenant may hold pending (fired and cancelled ones are not counted); past it 429 timer_quota_exceeded; a new tenant starts at 1000',
+  ),
+  max_templates: count(0, 100).description(
+    'templates the tenant may hold (not deleted); past it 429 template_quota_exceeded; a new tenant starts at 100',
+  ),
 } satisfies Record<(typeof QUOTA_FIELDS)[number], Joi.Schema>;
 
 /** PUT /tenant/quotas: a partial body; at least one field; unknown fields are refused (422). */

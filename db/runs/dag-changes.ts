@@ -29,6 +29,8 @@ export interface LoadedNode {
 export interface LoadedDag {
   state: WorkflowState;
   failurePolicy: FailurePolicy;
+  /** A template run's deferred start (the whole graph waits for it); null: at once. */
+  scheduledStart: string | null;
   nodes: LoadedNode[];
   edges: DagEdge[];
 }
@@ -36,9 +38,11 @@ export interface LoadedDag {
 /** What the workflow needs to drive a DAG: states and rules, not what each node runs. */
 export async function loadDag(pool: DatabasePool, workflowId: string): Promise<LoadedDag | null> {
   const workflow = (await pool.maybeOne(sql.unsafe`
-    SELECT state, failure_policy FROM runs.workflows WHERE workflow_id = ${workflowId}`)) as {
+    SELECT state, failure_policy, scheduled_start FROM runs.workflows
+    WHERE workflow_id = ${workflowId}`)) as {
     state: WorkflowState;
     failure_policy: FailurePolicy;
+    scheduled_start: string | null;
   } | null;
   if (!workflow) return null;
   const nodes = (await pool.any(sql.unsafe`
@@ -48,7 +52,13 @@ export async function loadDag(pool: DatabasePool, workflowId: string): Promise<L
   const edges = (await pool.any(sql.unsafe`
     SELECT from_ref AS "from", to_ref AS "to", condition FROM runs.workflow_edges
     WHERE workflow_id = ${workflowId} ORDER BY position`)) as DagEdge[];
-  return { state: workflow.state, failurePolicy: workflow.failure_policy, nodes, edges };
+  return {
+    state: workflow.state,
+    failurePolicy: workflow.failure_policy,
+    scheduledStart: workflow.scheduled_start,
+    nodes,
+    edges,
+  };
 }
 
 /** Columns a node's change may set beside its state. */

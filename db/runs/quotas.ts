@@ -16,6 +16,8 @@ export interface TenantQuotasRow {
   max_concurrent_workflows: number;
   max_webhook_endpoints: number;
   max_webhook_payload_bytes: number;
+  max_pending_timers: number;
+  max_templates: number;
 }
 
 export const QUOTA_FIELDS = [
@@ -31,6 +33,8 @@ export const QUOTA_FIELDS = [
   'max_concurrent_workflows',
   'max_webhook_endpoints',
   'max_webhook_payload_bytes',
+  'max_pending_timers',
+  'max_templates',
 ] as const satisfies readonly (keyof TenantQuotasRow)[];
 
 const COLUMNS = sql.join(

@@ -1,4 +1,5 @@
 import { sql, type DatabasePool } from '../pool';
+import { insertAudit, type AuditRecordInput } from './audit';
 import { inlineWebhookInsert, type InlineWebhookRow } from './webhooks';
 import type {
   EdgeCondition,
@@ -34,6 +35,11 @@ export interface NewWorkflow {
   tags: string[];
   failurePolicy: FailurePolicy;
   templateId: string | null;
+  /**
+   * A template run's deferred start (already clamped to now when past): the engine launches no
+   * node before it. None: as soon as possible.
+   */
+  scheduledStart?: string | null;
   nodes: NewWorkflowNode[];
   edges: { from: string; to: string; condition: EdgeCondition }[];
   workflowInput: unknown;
@@ -42,6 +48,16 @@ export interface NewWorkflow {
   eventId: string;
   /** Its inline webhook, stored with it; none: absent or null. */
   webhook?: InlineWebhookRow | null;
+  /** A template run's secret parameters, each encrypted (never in clear), stored with it. */
+  secrets?: WorkflowSecretRow[];
+  /** The audit record of the change that made it (a template run), written with it. */
+  audit?: AuditRecordInput;
+}
+
+/** One secret parameter of a template run: its name and its ciphertext (api/platform/secrets.ts). */
+export interface WorkflowSecretRow {
+  name: string;
+  ciphertext: string;
 }
 
 export type SubmitOutcome = 'stored' | 'workflow_quota_exceeded' | 'daily_quota_exceeded';
@@ -83,10 +99,10 @@ export async function insertSubmittedWorkflow(
 async function insertRows(tx: Queryable, w: NewWorkflow): Promise<void> {
   await tx.query(sql.unsafe`
     INSERT INTO runs.workflows (workflow_id, tenant_id, key_id, name, tags, failure_policy,
-                                template_id, workflow_input, workflow_task_queue)
+                                template_id, scheduled_start, workflow_input, workflow_task_queue)
     VALUES (${w.workflowId}, ${w.tenantId}, ${w.keyId}, ${w.name}, ${sql.array(w.tags, 'text')},
-            ${w.failurePolicy}, ${w.templateId}, ${sql.jsonb(w.workflowInput as never)},
-            ${w.workflowTaskQueue})`);
+            ${w.failurePolicy}, ${w.templateId}, ${w.scheduledStart ?? null}::timestamptz,
+            ${sql.jsonb(w.workflowInput as never)}, ${w.workflowTaskQueue})`);
   await tx.query(sql.unsafe`
     INSERT INTO runs.workflow_nodes (workflow_id, ref, position, type, spec)
     SELECT ${w.workflowId}, ref, position, type, spec
@@ -116,6 +132,18 @@ async function insertRows(tx: Queryable, w: NewWorkflow): Promise<void> {
       )}::text[]) WITH ORDINALITY AS e(from_ref, to_ref, condition, position)`);
   if (w.webhook)
     await tx.query(sql.unsafe`${inlineWebhookInsert(w.tenantId, w.workflowId, w.webhook)}`);
+  if (w.secrets && w.secrets.length > 0)
+    await tx.query(sql.unsafe`
+      INSERT INTO runs.workflow_secrets (workflow_id, name, ciphertext)
+      SELECT ${w.workflowId}, name, ciphertext
+      FROM unnest(${sql.array(
+        w.secrets.map((s) => s.name),
+        'text',
+      )}::text[], ${sql.array(
+        w.secrets.map((s) => s.ciphertext),
+        'text',
+      )}::text[]) AS s(name, ciphertext)`);
+  if (w.audit) await insertAudit(tx, w.audit);
   await insertWorkflowEvent(tx, {
     eventId: w.eventId,
     workflowId: w.workflowId,
@@ -262,4 +290,17 @@ export async function workflowEvents(
     FROM runs.workflow_events
     WHERE workflow_id = ${workflowId} AND id > ${since}::bigint
     ORDER BY workflow_events.id LIMIT ${limit}`)) as WorkflowEventRow[];
+}
+
+/**
+ * A workflow's secret parameters as stored (ciphertexts; the engine decrypts each with
+ * decryptWorkflowSecret at node launch and substitutes its `${{ name }}` placeholders).
+ */
+export async function workflowSecrets(
+  db: Queryable,
+  workflowId: string,
+): Promise<WorkflowSecretRow[]> {
+  return (await db.any(sql.unsafe`
+    SELECT name, ciphertext FROM runs.workflow_secrets
+    WHERE workflow_id = ${workflowId} ORDER BY name`)) as WorkflowSecretRow[];
 }

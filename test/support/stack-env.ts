@@ -18,4 +18,15 @@ export function loadStackEnv(): void {
     const value = raw.replace(/^(['"])(.*)\1$/, '$2');
     if (process.env[key] === undefined) process.env[key] = value;
   }
+  useStackSecretsKey();
+}
+
+/**
+ * The data dir's own RUNS_SECRETS_KEY (scripts/stack makes it once), when stack.env predates it:
+ * the in-process services and the test worker (which inherits this environment) decrypt alike.
+ */
+function useStackSecretsKey(): void {
+  const file = path.join(DATA_DIR, 'runs-secrets.key');
+  if (process.env.RUNS_SECRETS_KEY || !fs.existsSync(file)) return;
+  process.env.RUNS_SECRETS_KEY = fs.readFileSync(file, 'utf8').trim();
 }

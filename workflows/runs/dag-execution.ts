@@ -57,6 +57,8 @@ export class DagExecution {
   readonly db = proxyLocalActivities<DagActivities>(localPostgresProfile);
   state: WorkflowState = 'pending';
   failurePolicy: FailurePolicy = 'fail_fast';
+  /** A template run's deferred start: the graph waits for it (ISO instant; null: none). */
+  scheduledStart: string | null = null;
   edges: DagEdge[] = [];
   readonly nodes = new Map<string, DagNode>();
   loaded = false;
@@ -77,6 +79,8 @@ export class DagExecution {
       );
     this.state = dag.state;
     this.failurePolicy = dag.failurePolicy;
+    // Absent from a load recorded before templates: no deferred start.
+    this.scheduledStart = dag.scheduledStart ?? null;
     this.edges = dag.edges;
     for (const node of dag.nodes)
       this.nodes.set(node.ref, { ...node, retriesUsed: 0, child: null });

@@ -5,6 +5,7 @@ import type { DagExecution, DagNode } from './dag-execution';
 import type { NodeState } from './dag-rules';
 import { runWorkflow } from './run';
 import type { RunEnded } from './run-execution';
+import type { LaunchRefusal } from '../../activities/runs/dag';
 
 /**
  * Starts a node whose incoming edges are all satisfied: an approval gate parks in
@@ -29,7 +30,8 @@ async function runContainerNode(dag: DagExecution, node: DagNode): Promise<void>
     node.attempt += 1;
     const trackId = dag.newTrackId();
     const ended = await runAttempt(dag, node, from, trackId);
-    if (ended === 'inputs_too_large') {
+    if (typeof ended === 'string') {
+      // Failed without a run (its inputs, or its secrets): recorded by the launch itself.
       node.state = 'failed';
       dag.wake();
       return;
@@ -64,7 +66,7 @@ async function runAttempt(
   node: DagNode,
   from: NodeState,
   trackId: string,
-): Promise<RunEnded | 'inputs_too_large'> {
+): Promise<RunEnded | LaunchRefusal> {
   const { workflowId, tenantId, terms } = dag.input;
   const change = {
     eventId: dag.nextEventId(),

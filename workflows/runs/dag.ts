@@ -16,9 +16,10 @@
  * 50-node DAG with every node retried 10 times is ~6,000 events, under Temporal's limits, so
  * there is no continue-as-new.
  *
- * PATCHES: none yet. RECORDED HISTORIES (test/histories/runs/dag-*.json) prove its shape.
+ * PATCHES: dag-scheduled-start (step 2: patched(); see untilScheduledStart). RECORDED HISTORIES
+ * (test/histories/runs/dag-*.json) prove each shape; dag-scheduled.json the deferred one.
  */
-import { CancellationScope, allHandlersFinished, condition } from '@temporalio/workflow';
+import { CancellationScope, allHandlersFinished, condition, patched } from '@temporalio/workflow';
 import { handleDagControls } from './dag-controls';
 import type { DagWorkflowInput } from './dag-definitions';
 import { DagExecution } from './dag-execution';
@@ -37,12 +38,26 @@ export async function dagWorkflow(input: DagWorkflowInput): Promise<DagEnded> {
   // An operator's cancel becomes the DAG's own cancel (dag-controls.ts): nothing is cut short.
   return CancellationScope.nonCancellable(async () => {
     await dag.load();
+    await untilScheduledStart(dag);
     do {
       await drive(dag);
       await condition(allHandlersFinished);
     } while (!dag.settled());
     return { state: dag.state };
   });
+}
+
+/**
+ * A template run's scheduled_start defers the whole graph: the workflow stays pending (a durable
+ * timer; a cancel ends the wait). Patch `dag-scheduled-start` (step 2, landed 2026-11-25): only
+ * an execution with a start still ahead takes the wait, and records the marker.
+ */
+const SCHEDULED_START_PATCH = 'dag-scheduled-start';
+
+async function untilScheduledStart(dag: DagExecution): Promise<void> {
+  const waitMs = dag.scheduledStart === null ? 0 : Date.parse(dag.scheduledStart) - Date.now();
+  if (dag.state !== 'pending' || waitMs <= 0 || !patched(SCHEDULED_START_PATCH)) return;
+  await condition(() => dag.cancelling, waitMs);
 }
 
 /**

@@ -4,3 +4,4 @@ export { runWorkflow } from './run';
 export { dagWorkflow } from './dag';
 export { runsRetentionPurgeWorkflow } from './retention';
 export { runsReconcileWorkflow } from './reconcile';
+export { timerWorkflow } from './timer';

@@ -3,11 +3,13 @@ import type { PlatformDeps } from '../../platform/service';
 import { taskQueues } from '../../platform/temporal';
 import { lockMeteredSecondsToday } from '../../../db/runs/runs';
 import type { KeyPrincipal } from '../../../db/runs/tenants';
+import type { AuditRecordInput } from '../../../db/runs/audit';
 import {
   insertSubmittedWorkflow,
   type NewWorkflow,
   type NewWorkflowNode,
   type SubmitOutcome,
+  type WorkflowSecretRow,
 } from '../../../db/runs/workflows';
 import type { NodeSpec } from '../../../workflows/runs/dag-definitions';
 import { graphProblem, type DagEdge, type FailurePolicy } from '../../../workflows/runs/dag-rules';
@@ -43,6 +45,17 @@ export interface WorkflowSubmitBody {
   webhook?: InlineWebhookBody;
 }
 
+/** What a template run adds to a submit: all stored with the workflow, in its transaction. */
+export interface TemplateLaunch {
+  templateId: string;
+  /** Deferred start of the whole graph (a UTC instant, past ones already clamped); null: none. */
+  scheduledStart: string | null;
+  /** Its secret parameters, encrypted for the workflow id this submit makes. */
+  sealSecrets: (workflowId: string) => WorkflowSecretRow[];
+  /** Its audit record (template.run), given the workflow id. */
+  audit: (workflowId: string) => AuditRecordInput;
+}
+
 export interface WorkflowSubmitResponse {
   workflow_id: string;
   status: 'pending';
@@ -54,12 +67,14 @@ export interface WorkflowSubmitResponse {
  * graph, each image's grammar and allowlist, its inline webhook's url and events), clamps each
  * container node's limits as a run's, stores it pending with every node counted against the UTC
  * day (and its inline webhook), and has its execution dag/<workflow_id> started after the commit.
+ * A template run (`launch`) goes the same way, its template, start and secrets stored with it.
  */
 export async function submitWorkflow(
   deps: PlatformDeps,
   starter: DagStarter,
   principal: KeyPrincipal,
   body: WorkflowSubmitBody,
+  launch: TemplateLaunch | null = null,
 ): Promise<WorkflowSubmitResponse> {
   // max_nodes_per_workflow narrowed by the tier's workflow_nodes; checked first, as the cheapest.
   const limits = effectiveLimits(principal.quotas, principal.tier);
@@ -80,13 +95,16 @@ export async function submitWorkflow(
     name: body.name ?? null,
     tags: body.tags,
     failurePolicy: body.failure_policy,
-    templateId: null,
+    templateId: launch?.templateId ?? null,
+    scheduledStart: launch?.scheduledStart ?? null,
     nodes,
     edges: body.edges,
     workflowInput: input,
     workflowTaskQueue: taskQueues(deps.config.taskQueuePrefix).runs,
     eventId: ulid(),
     webhook,
+    secrets: launch?.sealSecrets(workflowId) ?? [],
+    audit: launch?.audit(workflowId),
   };
   const outcome = await storeWorkflow(deps, principal, workflow, limits);
   if (outcome !== 'stored') throw storeRefusal(outcome, principal, limits);

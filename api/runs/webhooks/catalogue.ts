@@ -36,7 +36,16 @@ export const NODE_EVENTS = [
 const LIFECYCLE_EVENTS: readonly string[] = [...RUN_EVENTS, ...WORKFLOW_EVENTS, ...NODE_EVENTS];
 
 /** Notices of no run or workflow; matched only by their own name (no wildcard covers them). */
-export const NOTICE_EVENTS = ['webhook.endpoint_degraded', 'tenant.delivery_dead'] as const;
+/** Notices about deliveries themselves: a delivery of one that dies raises no further notice. */
+export const DELIVERY_HEALTH_NOTICES: readonly string[] = [
+  'webhook.endpoint_degraded',
+  'tenant.delivery_dead',
+];
+export const NOTICE_EVENTS = [
+  'webhook.endpoint_degraded',
+  'tenant.delivery_dead',
+  'timer.fired',
+] as const;
 /** Sent only by POST /webhooks/{id}/test, to any endpoint. */
 export const TEST_EVENT = 'webhook.test';
 

@@ -69,7 +69,7 @@ export function fitted(envelope: Envelope, maxBytes: number): Envelope {
     (data) => (data.result ? { ...data, result: { ...data.result, result_summary: '' } } : data),
     (data) => ('nodes' in data ? { ...data, nodes: [] } : data),
     (data) => ('output' in data ? { ...data, output: null } : data),
-    (data) => pick(data, ['track_id', 'workflow_id', 'ref', 'state']),
+    (data) => pick(data, ['track_id', 'workflow_id', 'ref', 'state', 'timer_id', 'endpoint_id']),
   ];
   let trimmed: Envelope = { ...envelope, truncated: true };
   for (const trim of trims) {

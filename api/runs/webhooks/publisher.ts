@@ -85,7 +85,8 @@ async function deliveriesOf(
   const tenants = [...new Set(events.map((e) => e.tenant_id))];
   const trackIds = [...new Set(events.flatMap((e) => (e.track_id ? [e.track_id] : [])))];
   const workflowIds = [...new Set(events.flatMap((e) => (e.workflow_id ? [e.workflow_id] : [])))];
-  const subscriptions = await subscriptionsFor(tx, tenants, [...trackIds, ...workflowIds]);
+  const inlineOwners = [...new Set(events.flatMap(inlineOwnersOf))];
+  const subscriptions = await subscriptionsFor(tx, tenants, inlineOwners);
   if (subscriptions.length === 0) return [];
   const context: Context = {
     subscriptions,
@@ -105,18 +106,27 @@ interface Context {
   workflows: Map<string, WorkflowSnapshot>;
 }
 
+/**
+ * The resources whose inline webhook an event reaches: its run and the workflow that run or
+ * event belongs to; for a timer's notice (timer.fired), that timer.
+ */
+function inlineOwnersOf(event: UnpublishedEvent): string[] {
+  const timer = event.source === 'notice' && event.resource_type === 'timer';
+  return [event.track_id, event.workflow_id, timer ? event.resource_id : null].filter(
+    (id): id is string => id !== null,
+  );
+}
+
 function deliveriesOfEvent(
   event: UnpublishedEvent,
   context: Context,
 ): Omit<NewDelivery, 'workflow_task_queue'>[] {
   const built = envelopeOf(event, context);
   if (built === null) return [];
-  // A tenant's endpoints, and the inline webhook of the run or of the workflow it belongs to.
+  // A tenant's endpoints, and the inline webhook of the event's run, workflow or timer.
+  const owners = inlineOwnersOf(event);
   const scoped = (s: Subscription) =>
-    s.tenant_id === event.tenant_id &&
-    (s.inline_for === null ||
-      s.inline_for === event.track_id ||
-      s.inline_for === event.workflow_id);
+    s.tenant_id === event.tenant_id && (s.inline_for === null || owners.includes(s.inline_for));
   const limit = context.limits.get(event.tenant_id) ?? Infinity;
   const envelope = fitted(built, limit);
   return context.subscriptions

@@ -205,9 +205,9 @@ describe('the runs service under schemathesis', () => {
   beforeAll(async () => {
     // The per-tenant request limit is configuration: wide, or the fuzzer meets 429 throughout.
     h = await startHarness({ RUNS_RATE_LIMIT_REQUESTS: '1000000' });
-    // Every run, workflow and webhook permission; and every read.
-    const all = `${ALL_WORKFLOW_PERMISSIONS},svc_webhook_admin,svc_webhook_read`;
-    const read = 'svc_run_read,svc_workflow_read,svc_webhook_read';
+    // Every run, workflow, webhook, template and timer permission; and every read.
+    const all = `${ALL_WORKFLOW_PERMISSIONS},svc_webhook_admin,svc_webhook_read,svc_template_write,svc_template_read,svc_template_run,svc_timer_write,svc_timer_read`;
+    const read = 'svc_run_read,svc_workflow_read,svc_webhook_read,svc_template_read,svc_timer_read';
     keys = {
       all: (await newTenant(h.pool, { permissions: all })).key,
       read: (await newTenant(h.pool, { permissions: read })).key,

@@ -536,6 +536,8 @@ describe('runs API: authentication, submit rules, quotas, usage, audit', () => {
         max_concurrent_workflows: 10,
         max_webhook_endpoints: 10,
         max_webhook_payload_bytes: 262144,
+        max_pending_timers: 1000,
+        max_templates: 100,
       });
     });
 

@@ -1,36 +1,17 @@
-import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
-import { ulid } from 'ulid';
 import { createDocker } from '../../../api/platform/docker';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
-import { DATA_DIR } from '../../support/stack-env';
-import { WORKER_READY_TIMEOUT_MS, startWorkerProcess } from '../../support/worker-process';
+import { WORKER_READY_TIMEOUT_MS, ownWorker } from './own-worker';
 import { eventually } from '../../support/services';
-import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
-
-function killHard(worker: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    worker.once('exit', () => resolve());
-    process.kill(-worker.pid!, 'SIGKILL');
-  });
-}
+import { IMAGE, client, config, newTenant, type Harness } from './support';
 
 describe('a worker killed while its run is running', () => {
-  const id = `crash-${ulid().toLowerCase().slice(-10)}`;
-  // Under the run's prefix, so the global teardown knows what its worker left as this run's.
-  const env = { TASK_QUEUE_PREFIX: `${config.taskQueuePrefix}${id}-`, WORKER_ID: id };
-  const logFile = path.join(DATA_DIR, 'logs', `${id}-worker.log`);
+  const own = ownWorker('crash');
   let h: Harness;
-  let worker: ChildProcess | undefined;
   beforeAll(async () => {
-    worker = await startWorkerProcess(env, logFile, { detached: true });
-    h = await startHarness(env);
+    h = await own.start();
   }, WORKER_READY_TIMEOUT_MS);
-  afterAll(async () => {
-    if (worker && worker.exitCode === null) await killHard(worker);
-    await h?.close();
-  });
+  afterAll(() => own.stop());
 
   it('when the worker is killed -9 and started again, then the run ends right with one container, its exit code and all its logs', async () => {
     const api = client(h.service.url, (await newTenant(h.pool)).key);
@@ -42,7 +23,7 @@ describe('a worker killed while its run is running', () => {
       timeout_seconds: 300,
     });
     const running = await api.waitFor(body.track_id, ['running'], 120_000);
-    expect(running.worker_id).toBe(id);
+    expect(running.worker_id).toBe(own.id);
     const docker = createDocker(config);
     const containers = () =>
       docker.listContainers({
@@ -59,8 +40,7 @@ describe('a worker killed while its run is running', () => {
       );
       return page.body.lines.length >= 2 ? true : undefined;
     });
-    await killHard(worker!);
-    worker = await startWorkerProcess(env, logFile, { detached: true });
+    await own.restart();
     expect((await containers()).map((c) => c.Id)).toEqual([container!.Id]);
 
     const run = await api.waitFor(

@@ -1,33 +1,14 @@
-import type { ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { ulid } from 'ulid';
-import { DATA_DIR } from '../../support/stack-env';
-import { WORKER_READY_TIMEOUT_MS, startWorkerProcess } from '../../support/worker-process';
-import { config, containersCreated, newTenant, startHarness, type Harness } from './support';
+import { WORKER_READY_TIMEOUT_MS, ownWorker } from './own-worker';
+import { containersCreated, newTenant, type Harness } from './support';
 import { ALL_WORKFLOW_PERMISSIONS, dagClient, edge, shNode } from './dag-support';
 
-function killHard(worker: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    worker.once('exit', () => resolve());
-    process.kill(-worker.pid!, 'SIGKILL');
-  });
-}
-
 describe('a worker killed while a DAG has nodes running', () => {
-  const id = `dagcrash-${ulid().toLowerCase().slice(-10)}`;
-  // Under the run's prefix, so the global teardown knows what its worker left as this run's.
-  const env = { TASK_QUEUE_PREFIX: `${config.taskQueuePrefix}${id}-`, WORKER_ID: id };
-  const logFile = path.join(DATA_DIR, 'logs', `${id}-worker.log`);
+  const own = ownWorker('dagcrash');
   let h: Harness;
-  let worker: ChildProcess | undefined;
   beforeAll(async () => {
-    worker = await startWorkerProcess(env, logFile, { detached: true });
-    h = await startHarness(env);
+    h = await own.start();
   }, WORKER_READY_TIMEOUT_MS);
-  afterAll(async () => {
-    if (worker && worker.exitCode === null) await killHard(worker);
-    await h?.close();
-  });
+  afterAll(() => own.stop());
 
   it('ends with the right states, its outputs, and one container per attempt', async () => {
     const { key } = await newTenant(h.pool, { permissions: ALL_WORKFLOW_PERMISSIONS });
@@ -60,8 +41,7 @@ describe('a worker killed while a DAG has nodes running', () => {
       await dag.api.waitFor(node.current_track_id!, ['running'], 120_000);
     }
 
-    await killHard(worker!);
-    worker = await startWorkerProcess(env, logFile, { detached: true });
+    await own.restart();
 
     const done = await dag.waitForState(workflowId, undefined, 180_000);
     expect(done.state).toBe('failed');

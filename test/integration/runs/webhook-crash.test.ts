@@ -1,40 +1,19 @@
-import type { ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { ulid } from 'ulid';
-import { DATA_DIR } from '../../support/stack-env';
-import { WORKER_READY_TIMEOUT_MS, startWorkerProcess } from '../../support/worker-process';
+import { WORKER_READY_TIMEOUT_MS, ownWorker } from './own-worker';
 import { eventually } from '../../support/services';
 import { startHttpsReceiver } from '../../support/https-receiver';
 import { webhookTestEnv } from '../../support/webhook-test-env';
-import { client, config, newTenant, startHarness, type Harness } from './support';
-
-function killHard(worker: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    worker.once('exit', () => resolve());
-    process.kill(-worker.pid!, 'SIGKILL');
-  });
-}
+import { client, newTenant, type Harness } from './support';
 
 describe('a worker killed mid-delivery', () => {
-  const id = `hookcrash-${ulid().toLowerCase().slice(-10)}`;
-  // Under the run's prefix, so the global teardown knows what its worker left as this run's.
-  const env = {
+  const own = ownWorker('hookcrash', {
     ...webhookTestEnv(),
-    TASK_QUEUE_PREFIX: `${config.taskQueuePrefix}${id}-`,
-    WORKER_ID: id,
     WEBHOOK_RETRY_DELAYS_SECONDS: '1,1,1,1',
-  };
-  const logFile = path.join(DATA_DIR, 'logs', `${id}-worker.log`);
-  let h: Harness;
-  let worker: ChildProcess | undefined;
-  beforeAll(async () => {
-    worker = await startWorkerProcess(env, logFile, { detached: true });
-    h = await startHarness(env);
-  }, WORKER_READY_TIMEOUT_MS);
-  afterAll(async () => {
-    if (worker && worker.exitCode === null) await killHard(worker);
-    await h?.close();
   });
+  let h: Harness;
+  beforeAll(async () => {
+    h = await own.start();
+  }, WORKER_READY_TIMEOUT_MS);
+  afterAll(() => own.stop());
 
   it('still delivers, at least once, with the same event_id', async () => {
     const receiver = await startHttpsReceiver();
@@ -54,8 +33,7 @@ describe('a worker killed mid-delivery', () => {
         `/api/v1/webhooks/${endpoint.body.endpoint_id}/test`,
       );
       await receiver.waitForRequests(1, 60_000);
-      await killHard(worker!);
-      worker = await startWorkerProcess(env, logFile, { detached: true });
+      await own.restart();
 
       const delivered = await eventually(async () => {
         const d = await api.call<{ state: string; event_id: string }>(

@@ -1,5 +1,3 @@
-import Ajv2020 from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
 import { ulid } from 'ulid';
 import type { Client } from '@temporalio/client';
 import { sql } from '../../../db/pool';
@@ -11,6 +9,7 @@ import { patchEndpoint } from '../../../api/runs/webhooks/endpoints';
 import type { DeliveryStarter } from '../../../api/runs/webhooks/starter';
 import { runWorkflowId } from '../../../workflows/runs/definitions';
 import { dagWorkflowId } from '../../../workflows/runs/dag-definitions';
+import { runsConformance } from './conformance';
 import {
   IMAGE,
   client,
@@ -72,10 +71,7 @@ describe('runs API: webhooks', () => {
   let temporal: Client;
   /** Executions a test started (deferred runs, gated workflows), ended after the file. */
   const executions: string[] = [];
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
-  addFormats(ajv);
-  ajv.addSchema(openApiDocument, 'runs');
-  const checked = new Set<string>();
+  const { conforms, checked } = runsConformance();
 
   beforeAll(async () => {
     h = await startHarness();
@@ -93,36 +89,6 @@ describe('runs API: webhooks', () => {
     );
     await temporal?.connection.close();
   });
-
-  /** The reply's status is documented for the operation, and its body matches the document. */
-  function conforms(method: string, template: string, reply: Reply<unknown>): void {
-    const responses = (
-      openApiDocument.paths as Record<
-        string,
-        Record<string, { responses: Record<string, { content?: unknown }> }>
-      >
-    )[template]?.[method.toLowerCase()]?.responses;
-    const response = responses?.[String(reply.status)];
-    expect([method, template, reply.status, response !== undefined]).toEqual([
-      method,
-      template,
-      reply.status,
-      true,
-    ]);
-    if (response!.content === undefined) expect(reply.body).toBeNull();
-    else {
-      const pointer = ['paths', template, method.toLowerCase(), 'responses', String(reply.status)]
-        .map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1'))
-        .join('/');
-      const validate = ajv.getSchema(`runs#/${pointer}/content/application~1json/schema`)!;
-      expect([template, reply.status, validate(reply.body) ? null : validate.errors]).toEqual([
-        template,
-        reply.status,
-        null,
-      ]);
-    }
-    checked.add(`${method} ${template}`);
-  }
 
   /** Calls the API and checks the answer against the document of `template`. */
   async function call<T = Body>(

@@ -1,6 +1,5 @@
-import Ajv2020 from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
 import { ulid } from 'ulid';
+import { runsConformance } from './conformance';
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { sql } from '../../../db/pool';
@@ -27,7 +26,6 @@ import {
   newTenant,
   startHarness,
   type Harness,
-  type Reply,
 } from './support';
 
 const WORKFLOW_PERMISSIONS =
@@ -65,10 +63,7 @@ describe('runs API: DAG workflows', () => {
   const accepted: string[] = [];
   /** Other executions a test started (a run/<track_id>), ended likewise. */
   const runExecutions: string[] = [];
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
-  addFormats(ajv);
-  ajv.addSchema(openApiDocument, 'runs');
-  const checked = new Set<string>();
+  const { conforms, checked } = runsConformance();
 
   beforeAll(async () => {
     h = await startHarness();
@@ -87,32 +82,6 @@ describe('runs API: DAG workflows', () => {
     );
     await temporal?.connection.close();
   });
-
-  /** The reply's status is documented for the operation, and its body matches the document. */
-  function conforms(method: string, template: string, reply: Reply<unknown>): void {
-    const responses = (
-      openApiDocument.paths as Record<
-        string,
-        Record<string, { responses: Record<string, unknown> }>
-      >
-    )[template]?.[method.toLowerCase()]?.responses;
-    expect([
-      method,
-      template,
-      reply.status,
-      responses?.[String(reply.status)] !== undefined,
-    ]).toEqual([method, template, reply.status, true]);
-    const pointer = ['paths', template, method.toLowerCase(), 'responses', String(reply.status)]
-      .map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1'))
-      .join('/');
-    const validate = ajv.getSchema(`runs#/${pointer}/content/application~1json/schema`)!;
-    expect([template, reply.status, validate(reply.body) ? null : validate.errors]).toEqual([
-      template,
-      reply.status,
-      null,
-    ]);
-    checked.add(`${method} ${template}`);
-  }
 
   const tenant = async (permissions = WORKFLOW_PERMISSIONS, tier?: string) => {
     const made = await newTenant(h.pool, { permissions, tier });

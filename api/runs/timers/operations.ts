@@ -1,0 +1,205 @@
+import Joi from 'joi';
+import { TIMER_STATES } from '../../../db/runs/timers';
+import { boundedText } from '../../platform/http/text';
+import { isUtcInstant, parseInstantWithOffset } from '../../platform/instant';
+import { runsError } from '../errors';
+import {
+  done,
+  offset,
+  ok,
+  pageLimit,
+  runsOperation,
+  stateFilter,
+  ulidParam,
+  utcInstant,
+  type RunsOperation,
+} from '../operations';
+import { InlineWebhook } from '../webhooks/inline';
+import { Timer, TimerList } from './models';
+
+/** A payload's size, serialized compactly (JSON.stringify) in UTF-8: past it 422 payload_too_large. */
+export const TIMER_PAYLOAD_MAX_BYTES = 64 * 1024;
+export const TIMER_LABELS_MAX = 16;
+export const TIMER_LABEL_KEY_PATTERN = '^[a-z0-9_.-]{1,63}$';
+export const TIMER_LABEL_VALUE_MAX_LENGTH = 256;
+/** How far ahead fire_at may be: ten years of days, leap days included. */
+export const TIMER_HORIZON_DAYS = 3653;
+const DAY_MS = 86_400_000;
+export const TIMERS_LIST_LIMIT_DEFAULT = 100;
+export const TIMERS_LIST_LIMIT_MAX = 1000;
+/** label_filter occurrences one list may carry (as many as a timer's labels). */
+export const LABEL_FILTER_MAX = TIMER_LABELS_MAX;
+/** `key=value`: a label key, '=', then the value (anything but U+0000; the rest after the first '='). */
+const LABEL_SELECTOR_PATTERN = '^[a-z0-9_.-]{1,63}=[^\\u0000]*$';
+const LABEL_SELECTOR = new RegExp(LABEL_SELECTOR_PATTERN, 'u');
+const LABEL_SELECTOR_MAX_LENGTH = 63 + 1 + TIMER_LABEL_VALUE_MAX_LENGTH;
+
+/** Half of a surrogate pair alone: JSON may escape one (`"\ud800"`), which jsonb refuses. */
+const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+/** Text jsonb cannot store: U+0000, or an unpaired surrogate. */
+const unstorable = (text: string) => text.includes('\u0000') || UNPAIRED_SURROGATE.test(text);
+
+/** Whether a JSON value holds, in a string or a key, text that jsonb cannot store. */
+function holdsUnstorableText(value: unknown): boolean {
+  if (typeof value === 'string') return unstorable(value);
+  if (Array.isArray(value)) return value.some(holdsUnstorableText);
+  if (value !== null && typeof value === 'object')
+    return Object.entries(value).some(
+      ([key, item]) => unstorable(key) || holdsUnstorableText(item),
+    );
+  return false;
+}
+const UNSTORABLE_MESSAGE = '{{#label}} must not contain U+0000 or an unpaired surrogate';
+
+const fireAt = () =>
+  utcInstant()
+    .custom((value: string, helpers) => {
+      if (!isUtcInstant(value)) return value; // utcInstant's own message says why
+      // null: before year 0001, which Postgres does not hold.
+      const ms = parseInstantWithOffset(value);
+      if (ms === null)
+        return helpers.message({ custom: '{{#label}} must be in year 0001 or later' });
+      if (ms - Date.now() > TIMER_HORIZON_DAYS * DAY_MS)
+        return helpers.message({
+          custom: `{{#label}} must be at most ${TIMER_HORIZON_DAYS} days (ten years) ahead`,
+        });
+      return value;
+    })
+    .description(
+      `ISO-8601 UTC instant with the Z suffix, kept to the millisecond; from year 0001 to at most ${TIMER_HORIZON_DAYS} days (ten years) ahead (422). A past instant fires at once (its fire_delay_seconds counts from fire_at).`,
+    );
+
+const payload = () =>
+  Joi.any()
+    .custom((value: unknown, helpers) =>
+      holdsUnstorableText(value) ? helpers.message({ custom: UNSTORABLE_MESSAGE }) : value,
+    )
+    .description(
+      `Any JSON value, opaque: delivered as given in timer.fired's data.payload (object keys in jsonb order). At most ${TIMER_PAYLOAD_MAX_BYTES} bytes as compact UTF-8 JSON, else 422 payload_too_large; no U+0000 or unpaired surrogate in a string or key (422). Default null.`,
+    );
+
+const labels = () =>
+  Joi.object()
+    .pattern(
+      new RegExp(TIMER_LABEL_KEY_PATTERN),
+      boundedText(TIMER_LABEL_VALUE_MAX_LENGTH).allow(''),
+    )
+    .max(TIMER_LABELS_MAX)
+    .custom((value: Record<string, string>, helpers) =>
+      holdsUnstorableText(value) ? helpers.message({ custom: UNSTORABLE_MESSAGE }) : value,
+    )
+    .description(
+      `At most ${TIMER_LABELS_MAX} entries; keys ${TIMER_LABEL_KEY_PATTERN}, values strings of at most ${TIMER_LABEL_VALUE_MAX_LENGTH} characters (422). Filter with label_filter; delivered in timer.fired's data.labels.`,
+    );
+
+const TimerCreateRequest = Joi.object({
+  fire_at: fireAt().required(),
+  payload: payload().default(null),
+  labels: labels().default({}),
+  // Only the timer's own timer.fired reaches it: its events must name timer.fired (operation text).
+  webhook: InlineWebhook,
+})
+  .required()
+  .unknown(false)
+  .id('TimerCreateRequest');
+
+const labelSelector = () =>
+  Joi.string()
+    .custom((value: string, helpers) =>
+      LABEL_SELECTOR.test(value) && [...value].length <= LABEL_SELECTOR_MAX_LENGTH
+        ? value
+        : helpers.message({
+            custom: `{{#label}} must be key=value: a label key (${TIMER_LABEL_KEY_PATTERN}), '=', and a value, ${LABEL_SELECTOR_MAX_LENGTH} characters at most`,
+          }),
+    )
+    .meta({
+      'x-schema': { pattern: LABEL_SELECTOR_PATTERN, maxLength: LABEL_SELECTOR_MAX_LENGTH },
+    });
+
+const timersQuery = Joi.object({
+  state_filter: stateFilter(TIMER_STATES),
+  label_filter: Joi.array()
+    .items(labelSelector())
+    .single()
+    .max(LABEL_FILTER_MAX)
+    .description(
+      `key=value, repeatable (label_filter=a=1&label_filter=b=2): timers whose labels hold every pair (the value is everything after the first '=', exact, commas included). At most ${LABEL_FILTER_MAX}.`,
+    ),
+  limit: pageLimit(TIMERS_LIST_LIMIT_MAX, TIMERS_LIST_LIMIT_DEFAULT),
+  offset: offset().default(0),
+});
+
+const timerParams = Joi.object({ timer_id: ulidParam(() => runsError('timer_not_found')) });
+
+/** What each refusal means for a timer operation. */
+const TIMER_REFUSALS = {
+  '400': 'Malformed JSON, or an unknown query parameter (the detail names the supported set).',
+  '403':
+    "`permission_denied`: the key lacks the operation's svc_timer_* permission (run, workflow and webhook permissions grant no timer route).",
+  '429': '`rate_limited` (with `Retry-After`).',
+  '503': 'A backend is briefly unreachable (Postgres or Redis restarting); with Retry-After.',
+} as const;
+const TIMER_NOT_FOUND =
+  "`timer_not_found`: no such timer, or not this tenant's (whatever the id's shape).";
+
+type TimerOperation = Omit<RunsOperation, 'permission'>;
+const timerOperation = (permission: 'svc_timer_write' | 'svc_timer_read') => (op: TimerOperation) =>
+  runsOperation({ ...op, permission, refusals: { ...TIMER_REFUSALS, ...op.refusals } });
+const write = timerOperation('svc_timer_write');
+const read = timerOperation('svc_timer_read');
+
+/** The timer operations of the runs service (the spec's Timers table, and a read by id). */
+export const TIMER_OPERATIONS = {
+  timerCreate: write({
+    method: 'post',
+    path: '/api/v1/timers',
+    operationId: 'createTimer',
+    routeName: 'timer.create',
+    summary: 'Create a timer: timer.fired is delivered at fire_at',
+    description:
+      "One Temporal workflow timer/<timer_id> sleeps until fire_at, then marks the timer fired and publishes timer.fired (data: timer_id, fire_at, fired_at, fire_delay_seconds, labels, payload) to the tenant's endpoints that name it and to the timer's inline webhook. Runs no container. Counted against max_pending_timers while pending. An inline `webhook` ({url, events, secret?}, a run's rules) receives only this timer's timer.fired, so its events must name timer.fired.",
+    request: { body: TimerCreateRequest },
+    responses: { '201': ok(Timer, 'Created') },
+    refusals: {
+      '400': 'Malformed JSON; for an inline webhook `invalid_webhook_url` or `unknown_event_type`.',
+      '422':
+        'Schema mismatch (joi message): an unknown field, fire_at not a UTC instant with Z or over ten years ahead, a label out of its bounds, U+0000 in the payload; or `payload_too_large` (over 65536 bytes as JSON).',
+      '429':
+        '`timer_quota_exceeded` (the tenant has max_pending_timers pending timers), or `rate_limited` (with `Retry-After`).',
+    },
+  }),
+  timerList: read({
+    method: 'get',
+    path: '/api/v1/timers',
+    operationId: 'listTimers',
+    routeName: 'timer.list',
+    summary: "The tenant's timers, newest first (without their payloads)",
+    request: { query: timersQuery },
+    responses: { '200': ok(TimerList) },
+  }),
+  timerGet: read({
+    method: 'get',
+    path: '/api/v1/timers/{timer_id}',
+    operationId: 'getTimer',
+    routeName: 'timer.get',
+    summary: 'A timer with its payload',
+    request: { params: timerParams },
+    responses: { '200': ok(Timer) },
+    refusals: { '404': TIMER_NOT_FOUND },
+  }),
+  timerDelete: write({
+    method: 'delete',
+    path: '/api/v1/timers/{timer_id}',
+    operationId: 'deleteTimer',
+    routeName: 'timer.delete',
+    summary: 'Cancel a pending timer',
+    description:
+      'A pending timer becomes cancelled (kept, readable; it frees its max_pending_timers slot) and its workflow is cancelled, best effort: one conditional UPDATE decides, so a timer that fires meanwhile is 409 and a cancelled one never fires. A cancelled timer answers 204 again (nothing changes).',
+    request: { params: timerParams },
+    responses: { '204': done('Cancelled') },
+    refusals: {
+      '404': TIMER_NOT_FOUND,
+      '409': '`timer_already_fired`: the timer has fired.',
+    },
+  }),
+} satisfies Record<string, RunsOperation>;
