@@ -12,6 +12,7 @@ import { createRunDockerActivities } from '../activities/runs/run-docker';
 import { createRetentionActivities } from '../activities/runs/retention';
 import { createReconcileActivities } from '../activities/runs/reconcile';
 import { createTimerActivities } from '../activities/runs/timers';
+import { createScheduleActivities } from '../activities/runs/schedules';
 import type { WorkerDeps } from './workers';
 import type { Logger } from '../api/platform/logger';
 import {
@@ -79,6 +80,7 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
       }),
       ...createReconcileActivities({ pool: deps.pool }),
       ...createTimerActivities({ pool: deps.pool }),
+      ...createScheduleActivities({ pool: deps.pool }),
     },
   };
   if (!config.runs.dockerHost) return [workflows];

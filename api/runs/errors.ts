@@ -71,6 +71,14 @@ export const RUNS_ERRORS = {
   // Not retryable as such: a slot is freed when a timer fires or is deleted, or by the quota.
   timer_quota_exceeded: refusal(429, 'timer_quota_exceeded'),
   payload_too_large: refusal(422, 'payload_too_large'),
+  // Schedules (codes decided in x-decisions schedules).
+  schedule_not_found: refusal(404, 'schedule_not_found'),
+  invalid_cron: refusal(422, 'invalid_cron'),
+  invalid_timezone: refusal(422, 'invalid_timezone'),
+  // Not retryable as such: a slot is freed by disabling or deleting a schedule, or by the quota.
+  schedule_quota_exceeded: refusal(429, 'schedule_quota_exceeded'),
+  // Temporal refused or was unreachable: nothing was kept (create) or changed (PATCH).
+  schedule_unavailable: refusal(503, 'schedule_unavailable', true),
   // Templates (the spec leaves their codes "not shown": decided in x-decisions templates_*). A
   // parameter's code carries its name (`unknown_template_param:<name>`), never its value.
   template_not_found: refusal(404, 'template_not_found'),

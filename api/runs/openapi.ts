@@ -16,6 +16,8 @@ import {
   TIMERS_LIST_LIMIT_MAX,
 } from './timers/operations';
 import { HELD_DELIVERY_KEPT_HOURS } from './webhooks/endpoints';
+import { SCHEDULE_OPERATIONS } from './schedules/operations';
+import { SCHEDULE_DECISIONS } from './schedules/decisions';
 
 /**
  * Every operation of the service: runs (operations.ts), DAG workflows (dags/operations.ts) and
@@ -28,6 +30,7 @@ export const SERVICE_OPERATIONS = [
   ...Object.values(WEBHOOK_OPERATIONS),
   ...Object.values(TEMPLATE_OPERATIONS),
   ...Object.values(TIMER_OPERATIONS),
+  ...Object.values(SCHEDULE_OPERATIONS),
 ];
 
 /** What the spec leaves "not shown" of the webhook routes, as decided. */
@@ -37,7 +40,7 @@ const WEBHOOK_DECISIONS = {
   webhook_url:
     'Absolute https (the scheme in any case) with a host, no userinfo, no whitespace or control character, parseable by the WHATWG URL parser (a port in range), else 400 invalid_webhook_url; at most 2048 characters (422 past it). Stored and answered as given. Private and loopback targets are judged by the delivery engine at attempt time (egress rules), not here.',
   webhook_events:
-    'events: 1 to 64 distinct entries (422 otherwise), each an event type, an alias (run.terminal, workflow.terminal), a wildcard (run.*, workflow.*, node.*, *) or a notice (webhook.endpoint_degraded, tenant.delivery_dead, timer.fired), else 400 unknown_event_type. url is checked before events.',
+    'events: 1 to 64 distinct entries (422 otherwise), each an event type, an alias (run.terminal, workflow.terminal), a wildcard (run.*, workflow.*, node.*, *) or a notice (webhook.endpoint_degraded, tenant.delivery_dead, timer.fired, schedule.fired), else 400 unknown_event_type. url is checked before events.',
   webhook_secret:
     'Without a secret one is generated: 32 random bytes as 64 hex characters, secret_origin generated (the key is the 32 bytes). A supplied secret is 1 to 256 characters of any kind but U+0000, kept verbatim (secret_origin supplied; the key is its UTF-8 bytes). PATCH may supply a new one (answered once, in that response); rotate-secret always generates one.',
   webhook_patch: `A partial merge of url, events, description, active and secret; at least one field (422 for {}). active true re-enables: disabled_reason null, consecutive_failures 0 (dead_deliveries_total and last_dead_delivery_at are never cleared), and the deliveries held while it was disabled are released in the same transaction: those created within the last ${HELD_DELIVERY_KEPT_HOURS} hours become pending and are started in ascending delivery_id order; older ones end dead with last_error held_expired. active false disables it with disabled_reason disabled_by_tenant (one already disabled keeps its reason).`,
@@ -144,6 +147,7 @@ function buildDocument() {
       ...WEBHOOK_DECISIONS,
       ...TEMPLATE_DECISIONS,
       ...TIMER_DECISIONS,
+      ...SCHEDULE_DECISIONS,
       permissions: PERMISSIONS,
     },
     servers: [{ url: '/' }],

@@ -73,6 +73,17 @@ import {
   type TimerCreateBody,
 } from './timers/timers';
 import type { TimerState } from '../../db/runs/timers';
+import { SCHEDULE_OPERATIONS } from './schedules/operations';
+import {
+  createSchedule,
+  deleteSchedule,
+  getSchedule,
+  listFires,
+  listTenantSchedules,
+  patchSchedule,
+  type ScheduleCreateBody,
+  type SchedulePatchBody,
+} from './schedules/schedules';
 
 /** Refuses query parameters a route does not support: 400 naming the supported set. */
 export function onlyQuery(...supported: string[]) {
@@ -212,6 +223,7 @@ export function runsRouter(deps: PlatformDeps, starters: Starters): Router {
   webhookRoutes(route, deps, starters.deliveries);
   templateRoutes(route, deps, starters.dags);
   timerRoutes(route, deps, starters.timers);
+  scheduleRoutes(route, deps);
   return router;
 }
 
@@ -433,4 +445,43 @@ function templateRoutes(route: Route, deps: PlatformDeps, dags: DagStarter): voi
     // The spec: a run needs svc_workflow_submit too (it is a workflow submit).
     ['svc_workflow_submit'],
   );
+}
+
+/** The schedule routes (schedules/): create, list, read, change, delete, the fire ledger. */
+function scheduleRoutes(route: Route, deps: PlatformDeps): void {
+  const ops = SCHEDULE_OPERATIONS;
+  const scheduleIdOf = (ctx: Context) =>
+    validated<{ schedule_id: string }>(ctx, 'params').schedule_id;
+  route(ops.scheduleCreate, async (ctx) => {
+    const body = validated<ScheduleCreateBody>(ctx, 'body');
+    ctx.status = 201;
+    ctx.body = await createSchedule(deps, principalOf(ctx), body);
+  });
+  route(ops.scheduleList, async (ctx) => {
+    const q = validated<{ label_filter?: string[]; limit: number; offset: number }>(ctx, 'query');
+    ctx.body = await listTenantSchedules(deps, principalOf(ctx).tenantId, {
+      // The value is everything after the first '=' (its schema: a key, '=', a value).
+      labels: (q.label_filter ?? []).map((selector) => {
+        const at = selector.indexOf('=');
+        return [selector.slice(0, at), selector.slice(at + 1)];
+      }),
+      limit: q.limit,
+      offset: q.offset,
+    });
+  });
+  route(ops.scheduleGet, async (ctx) => {
+    ctx.body = await getSchedule(deps, principalOf(ctx).tenantId, scheduleIdOf(ctx));
+  });
+  route(ops.schedulePatch, async (ctx) => {
+    const body = validated<SchedulePatchBody>(ctx, 'body');
+    ctx.body = await patchSchedule(deps, principalOf(ctx), scheduleIdOf(ctx), body);
+  });
+  route(ops.scheduleDelete, async (ctx) => {
+    await deleteSchedule(deps, principalOf(ctx), scheduleIdOf(ctx));
+    ctx.status = 204;
+  });
+  route(ops.scheduleFires, async (ctx) => {
+    const page = validated<{ limit: number; offset: number }>(ctx, 'query');
+    ctx.body = await listFires(deps, principalOf(ctx).tenantId, scheduleIdOf(ctx), page);
+  });
 }

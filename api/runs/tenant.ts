@@ -82,6 +82,9 @@ const QUOTA_RULES = {
   max_pending_timers: count(0, 1000).description(
     'timers the tenant may hold pending (fired and cancelled ones are not counted); past it 429 timer_quota_exceeded; a new tenant starts at 1000',
   ),
+  max_schedules: count(0, 100).description(
+    'schedules the tenant may hold enabled (disabled ones are not counted); past it 429 schedule_quota_exceeded; a new tenant starts at 100',
+  ),
   max_templates: count(0, 100).description(
     'templates the tenant may hold (not deleted); past it 429 template_quota_exceeded; a new tenant starts at 100',
   ),

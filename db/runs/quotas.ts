@@ -17,6 +17,7 @@ export interface TenantQuotasRow {
   max_webhook_endpoints: number;
   max_webhook_payload_bytes: number;
   max_pending_timers: number;
+  max_schedules: number;
   max_templates: number;
 }
 
@@ -34,6 +35,7 @@ export const QUOTA_FIELDS = [
   'max_webhook_endpoints',
   'max_webhook_payload_bytes',
   'max_pending_timers',
+  'max_schedules',
   'max_templates',
 ] as const satisfies readonly (keyof TenantQuotasRow)[];
 

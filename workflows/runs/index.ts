@@ -5,3 +5,4 @@ export { dagWorkflow } from './dag';
 export { runsRetentionPurgeWorkflow } from './retention';
 export { runsReconcileWorkflow } from './reconcile';
 export { timerWorkflow } from './timer';
+export { scheduleFireWorkflow } from './schedule-fire';

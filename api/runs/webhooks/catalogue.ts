@@ -45,6 +45,7 @@ export const NOTICE_EVENTS = [
   'webhook.endpoint_degraded',
   'tenant.delivery_dead',
   'timer.fired',
+  'schedule.fired',
 ] as const;
 /** Sent only by POST /webhooks/{id}/test, to any endpoint. */
 export const TEST_EVENT = 'webhook.test';

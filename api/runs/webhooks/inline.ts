@@ -59,7 +59,7 @@ export const webhookEvents = () =>
     .max(WEBHOOK_EVENTS_MAX)
     .unique()
     .description(
-      'A union of event types, aliases (run.terminal, workflow.terminal), wildcards (run.*, workflow.*, node.*, *) and notices (webhook.endpoint_degraded, tenant.delivery_dead, timer.fired: by name only); 1 to 64 distinct entries (422). An entry that is none of them: 400 unknown_event_type.',
+      'A union of event types, aliases (run.terminal, workflow.terminal), wildcards (run.*, workflow.*, node.*, *) and notices (webhook.endpoint_degraded, tenant.delivery_dead, timer.fired, schedule.fired: by name only); 1 to 64 distinct entries (422). An entry that is none of them: 400 unknown_event_type.',
     );
 
 export const suppliedSecret = () =>

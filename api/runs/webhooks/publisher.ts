@@ -108,11 +108,14 @@ interface Context {
 
 /**
  * The resources whose inline webhook an event reaches: its run and the workflow that run or
- * event belongs to; for a timer's notice (timer.fired), that timer.
+ * event belongs to; for a timer's or a schedule's notice (timer.fired, schedule.fired), that
+ * timer or schedule.
  */
 function inlineOwnersOf(event: UnpublishedEvent): string[] {
-  const timer = event.source === 'notice' && event.resource_type === 'timer';
-  return [event.track_id, event.workflow_id, timer ? event.resource_id : null].filter(
+  const owned =
+    event.source === 'notice' &&
+    (event.resource_type === 'timer' || event.resource_type === 'schedule');
+  return [event.track_id, event.workflow_id, owned ? event.resource_id : null].filter(
     (id): id is string => id !== null,
   );
 }
@@ -123,7 +126,7 @@ function deliveriesOfEvent(
 ): Omit<NewDelivery, 'workflow_task_queue'>[] {
   const built = envelopeOf(event, context);
   if (built === null) return [];
-  // A tenant's endpoints, and the inline webhook of the event's run, workflow or timer.
+  // A tenant's endpoints, and the inline webhook of the event's run, workflow, timer or schedule.
   const owners = inlineOwnersOf(event);
   const scoped = (s: Subscription) =>
     s.tenant_id === event.tenant_id && (s.inline_for === null || owners.includes(s.inline_for));

@@ -4,7 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { DATA_DIR, REPO_ROOT } from '../../support/stack-env';
 import { LedgerHarness } from '../ledger/support';
-import { newTenant, startHarness, type Harness } from '../runs/support';
+import { config, newTenant, startHarness, type Harness } from '../runs/support';
+import { createTemporalClient } from '../../../api/platform/temporal';
+import { sql } from '../../../db/pool';
+import { scheduleTemporalId } from '../../../workflows/runs/schedule-fire';
 import { ALL_WORKFLOW_PERMISSIONS } from '../runs/dag-support';
 import { flushLedgerStream } from '../../../api/quota/consumption/ledger-flush';
 import { startQuota, type QuotaHarness } from '../quota/support';
@@ -201,19 +204,38 @@ describe('the ledger under schemathesis', () => {
 describe('the runs service under schemathesis', () => {
   let h: Harness;
   let keys: Record<string, string>;
+  let tenantIds: string[] = [];
 
   beforeAll(async () => {
     // The per-tenant request limit is configuration: wide, or the fuzzer meets 429 throughout.
     h = await startHarness({ RUNS_RATE_LIMIT_REQUESTS: '1000000' });
-    // Every run, workflow, webhook, template and timer permission; and every read.
+    // Every run, workflow, webhook, template and timer (and schedule) permission; and every read.
     const all = `${ALL_WORKFLOW_PERMISSIONS},svc_webhook_admin,svc_webhook_read,svc_template_write,svc_template_read,svc_template_run,svc_timer_write,svc_timer_read`;
     const read = 'svc_run_read,svc_workflow_read,svc_webhook_read,svc_template_read,svc_timer_read';
-    keys = {
-      all: (await newTenant(h.pool, { permissions: all })).key,
-      read: (await newTenant(h.pool, { permissions: read })).key,
+    const tenants = {
+      all: await newTenant(h.pool, { permissions: all }),
+      read: await newTenant(h.pool, { permissions: read }),
     };
+    tenantIds = Object.values(tenants).map((t) => t.tenantId);
+    keys = { all: tenants.all.key, read: tenants.read.key };
   });
-  afterAll(() => h?.close());
+  afterAll(async () => {
+    // The schedules the fuzzer made each have a Temporal Schedule: deleted here (tests share a
+    // namespace; the global teardown would otherwise count them as left behind).
+    if (h) {
+      const ids = (await h.pool.anyFirst(sql.unsafe`
+        SELECT schedule_id FROM runs.schedules
+        WHERE tenant_id = ANY(${sql.array(tenantIds, 'text')})`)) as string[];
+      const temporal = createTemporalClient(config);
+      for (const id of ids)
+        await temporal.schedule
+          .getHandle(scheduleTemporalId(id))
+          .delete()
+          .catch(() => undefined);
+      await temporal.connection.close();
+    }
+    await h?.close();
+  });
 
   it.each(['all', 'read'])(
     'with a key of %s permissions, finds nothing the document does not declare',

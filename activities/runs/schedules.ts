@@ -1,0 +1,29 @@
+import type { DatabasePool } from '../../db/pool';
+import { ulid } from '../../db/ids';
+import { recordScheduleFire, type ScheduleFireRow } from '../../db/runs/schedules';
+
+/** What recordScheduleFire did for one occurrence. */
+export type ScheduleFireResult =
+  | { outcome: 'recorded'; fire: ScheduleFireRow }
+  | { outcome: 'already_recorded' }
+  | { outcome: 'schedule_deleted' };
+
+export function createScheduleActivities(deps: { pool: DatabasePool }) {
+  return {
+    /**
+     * Records one occurrence's fire: its ledger row (`enqueued` with the subscriptions its
+     * `schedule.fired` notice matches now, or `skipped_disabled`) and the notice, in one
+     * statement keyed by (schedule_id, occurrence). Idempotent: a retry, a replayed or a
+     * duplicated action finds the occurrence recorded and writes nothing; a deleted schedule
+     * writes nothing.
+     */
+    async recordScheduleFire(input: {
+      scheduleId: string;
+      tenantId: string;
+      occurrence: string;
+    }): Promise<ScheduleFireResult> {
+      return recordScheduleFire(deps.pool, input.scheduleId, input.occurrence, ulid());
+    },
+  };
+}
+export type ScheduleActivities = ReturnType<typeof createScheduleActivities>;

@@ -1,0 +1,215 @@
+import Joi from 'joi';
+import { boundedText } from '../../platform/http/text';
+import { runsError } from '../errors';
+import {
+  done,
+  offset,
+  ok,
+  pageLimit,
+  runsOperation,
+  ulidParam,
+  type RunsOperation,
+} from '../operations';
+import {
+  LABEL_FILTER_MAX,
+  TIMER_LABEL_KEY_PATTERN,
+  TIMER_LABEL_VALUE_MAX_LENGTH,
+  TIMER_LABELS_MAX,
+  TIMER_PAYLOAD_MAX_BYTES,
+} from '../timers/operations';
+import { InlineWebhook } from '../webhooks/inline';
+import { CRON_MAX_LENGTH } from './cron';
+import { Schedule, ScheduleFireList, ScheduleList } from './models';
+
+/** A payload's size as compact UTF-8 JSON, as a timer's: past it 422 payload_too_large. */
+export const SCHEDULE_PAYLOAD_MAX_BYTES = TIMER_PAYLOAD_MAX_BYTES;
+/** A list asks Temporal for each schedule's next_fire_at: its page is kept small. */
+export const SCHEDULES_LIST_LIMIT_DEFAULT = 50;
+export const SCHEDULES_LIST_LIMIT_MAX = 100;
+export const SCHEDULE_FIRES_LIMIT_DEFAULT = 100;
+export const SCHEDULE_FIRES_LIMIT_MAX = 1000;
+export const TIMEZONE_MAX_LENGTH = 64;
+/**
+ * Occurrences missed longer ago than this (the worker or Temporal down) are not fired on recovery;
+ * those within it fire late, each with its honest fire_delay_seconds.
+ */
+export const SCHEDULE_CATCHUP_WINDOW = '24 hours';
+
+const LABEL_SELECTOR_PATTERN = '^[a-z0-9_.-]{1,63}=[^\\u0000]*$';
+
+const noNul = (value: unknown) => !JSON.stringify(value ?? null).includes('\\u0000');
+
+const payload = () =>
+  Joi.any()
+    .custom((value: unknown, helpers) =>
+      noNul(value) ? value : helpers.message({ custom: '{{#label}} must not contain U+0000' }),
+    )
+    .description(
+      `Any JSON value, opaque: delivered as given in schedule.fired's data.payload. At most ${SCHEDULE_PAYLOAD_MAX_BYTES} bytes as compact UTF-8 JSON, else 422 payload_too_large. Default null.`,
+    );
+
+const labels = () =>
+  Joi.object()
+    .pattern(
+      new RegExp(TIMER_LABEL_KEY_PATTERN),
+      boundedText(TIMER_LABEL_VALUE_MAX_LENGTH).allow(''),
+    )
+    .max(TIMER_LABELS_MAX)
+    .custom((value: unknown, helpers) =>
+      noNul(value) ? value : helpers.message({ custom: '{{#label}} must not contain U+0000' }),
+    )
+    .description(
+      `At most ${TIMER_LABELS_MAX} entries; keys ${TIMER_LABEL_KEY_PATTERN}, values strings of at most ${TIMER_LABEL_VALUE_MAX_LENGTH} characters (422), as a timer's.`,
+    );
+
+const cron = () =>
+  Joi.string()
+    .max(CRON_MAX_LENGTH)
+    .description(
+      'Five fields: minute hour day-of-month month day-of-week; each a comma list of *, */step, n, a-b, a-b/step; names JAN-DEC, SUN-SAT. A sixth field, @ macros, CRON_TZ= and ?/L/W/# are 422 invalid_cron.',
+    );
+const timezone = () =>
+  Joi.string()
+    .max(TIMEZONE_MAX_LENGTH)
+    .description(
+      'An IANA time zone name (America/New_York, Europe/London, UTC); else 422 invalid_timezone.',
+    );
+
+const ScheduleCreateRequest = Joi.object({
+  cron: cron().required(),
+  timezone: timezone().required(),
+  payload: payload().default(null),
+  labels: labels().default({}),
+  enabled: Joi.boolean().default(true),
+  // Only the schedule's own schedule.fired reaches it.
+  webhook: InlineWebhook,
+})
+  .required()
+  .unknown(false)
+  .id('ScheduleCreateRequest');
+
+const SchedulePatchRequest = Joi.object({
+  cron: cron(),
+  timezone: timezone(),
+  payload: payload(),
+  labels: labels(),
+  enabled: Joi.boolean(),
+})
+  .min(1)
+  .required()
+  .unknown(false)
+  .id('SchedulePatchRequest');
+
+const schedulesQuery = Joi.object({
+  label_filter: Joi.array()
+    .items(Joi.string().pattern(new RegExp(LABEL_SELECTOR_PATTERN)).max(320))
+    .single()
+    .max(LABEL_FILTER_MAX)
+    .description(`key=value, repeatable, as GET /api/v1/timers. At most ${LABEL_FILTER_MAX}.`),
+  limit: pageLimit(SCHEDULES_LIST_LIMIT_MAX, SCHEDULES_LIST_LIMIT_DEFAULT),
+  offset: offset().default(0),
+});
+
+const firesQuery = Joi.object({
+  limit: pageLimit(SCHEDULE_FIRES_LIMIT_MAX, SCHEDULE_FIRES_LIMIT_DEFAULT),
+  offset: offset().default(0),
+});
+
+const scheduleParams = Joi.object({
+  schedule_id: ulidParam(() => runsError('schedule_not_found')),
+});
+
+const SCHEDULE_REFUSALS = {
+  '400': 'Malformed JSON, or an unknown query parameter (the detail names the supported set).',
+  '403':
+    "`permission_denied`: the key lacks the operation's svc_timer_* permission (schedules share the timer permissions).",
+  '429': '`rate_limited` (with `Retry-After`).',
+  '503':
+    'A backend is briefly unreachable (Postgres, Redis, or Temporal: `schedule_unavailable`); with Retry-After.',
+} as const;
+const SCHEDULE_NOT_FOUND =
+  "`schedule_not_found`: no such schedule, or not this tenant's (whatever the id's shape).";
+const INVALID =
+  'Schema mismatch (joi message): an unknown field, a label out of its bounds; or `invalid_cron: <why>` (not a five-field cron of the documented grammar), `invalid_timezone` (not an IANA zone), `payload_too_large` (over 65536 bytes as JSON).';
+
+type ScheduleOperation = Omit<RunsOperation, 'permission'>;
+const scheduleOperation =
+  (permission: 'svc_timer_write' | 'svc_timer_read') => (op: ScheduleOperation) =>
+    runsOperation({ ...op, permission, refusals: { ...SCHEDULE_REFUSALS, ...op.refusals } });
+const write = scheduleOperation('svc_timer_write');
+const read = scheduleOperation('svc_timer_read');
+
+/** The schedule operations of the runs service (the spec's Schedules rows, and a read by id). */
+export const SCHEDULE_OPERATIONS = {
+  scheduleCreate: write({
+    method: 'post',
+    path: '/api/v1/schedules',
+    operationId: 'createSchedule',
+    routeName: 'schedule.create',
+    summary: 'Create a schedule: schedule.fired at each cron occurrence in its time zone',
+    description: `One Temporal Schedule schedule/<schedule_id> (overlap ALLOW_ALL, catch-up window ${SCHEDULE_CATCHUP_WINDOW}, paused while disabled) starts scheduleFireWorkflow at each occurrence, which records the occurrence in the fire ledger and publishes schedule.fired (data: schedule_id, occurrence, fired_at, fire_delay_seconds, labels, payload) to the tenant's endpoints that name it and to the schedule's inline webhook. Runs no container. Counted against max_schedules while enabled. Atomic: if Temporal refuses or cannot be reached, nothing is kept (503 schedule_unavailable).`,
+    request: { body: ScheduleCreateRequest },
+    responses: { '201': ok(Schedule, 'Created') },
+    refusals: {
+      '400': 'Malformed JSON; for an inline webhook `invalid_webhook_url` or `unknown_event_type`.',
+      '422': INVALID,
+      '429':
+        '`schedule_quota_exceeded` (the tenant has max_schedules enabled schedules; only when created enabled), or `rate_limited` (with `Retry-After`).',
+    },
+  }),
+  scheduleList: read({
+    method: 'get',
+    path: '/api/v1/schedules',
+    operationId: 'listSchedules',
+    routeName: 'schedule.list',
+    summary: "The tenant's schedules, newest first, with next_fire_at (without their payloads)",
+    request: { query: schedulesQuery },
+    responses: { '200': ok(ScheduleList) },
+  }),
+  scheduleGet: read({
+    method: 'get',
+    path: '/api/v1/schedules/{schedule_id}',
+    operationId: 'getSchedule',
+    routeName: 'schedule.get',
+    summary: 'A schedule with its payload and next_fire_at',
+    request: { params: scheduleParams },
+    responses: { '200': ok(Schedule) },
+    refusals: { '404': SCHEDULE_NOT_FOUND },
+  }),
+  schedulePatch: write({
+    method: 'patch',
+    path: '/api/v1/schedules/{schedule_id}',
+    operationId: 'updateSchedule',
+    routeName: 'schedule.update',
+    summary: 'Enable or disable a schedule, or change its cron, timezone, payload or labels',
+    description:
+      "enabled false pauses its Temporal Schedule and frees its max_schedules slot (the fire ledger is kept); enabled true unpauses it and takes a slot (429 schedule_quota_exceeded at the max). cron and timezone replace the Temporal Schedule's spec (from the next occurrence on); payload and labels apply to the fires that follow. The row and the Temporal Schedule change together: if Temporal refuses, nothing changes (503 schedule_unavailable).",
+    request: { params: scheduleParams, body: SchedulePatchRequest },
+    responses: { '200': ok(Schedule) },
+    refusals: {
+      '404': SCHEDULE_NOT_FOUND,
+      '422': INVALID,
+      '429': '`schedule_quota_exceeded` (enabling at max_schedules), or `rate_limited`.',
+    },
+  }),
+  scheduleDelete: write({
+    method: 'delete',
+    path: '/api/v1/schedules/{schedule_id}',
+    operationId: 'deleteSchedule',
+    routeName: 'schedule.delete',
+    summary: 'Delete a schedule, its Temporal Schedule and its fire ledger',
+    request: { params: scheduleParams },
+    responses: { '204': done('Deleted') },
+    refusals: { '404': SCHEDULE_NOT_FOUND },
+  }),
+  scheduleFires: read({
+    method: 'get',
+    path: '/api/v1/schedules/{schedule_id}/fires',
+    operationId: 'listScheduleFires',
+    routeName: 'schedule.fires',
+    summary: "The schedule's fire ledger: one row per occurrence, newest first",
+    request: { params: scheduleParams, query: firesQuery },
+    responses: { '200': ok(ScheduleFireList) },
+    refusals: { '404': SCHEDULE_NOT_FOUND },
+  }),
+} satisfies Record<string, RunsOperation>;
