@@ -5,6 +5,7 @@ import { RUNS_ERRORS } from './errors';
 import type { Logger } from '../platform/logger';
 import type { DatabasePool } from '../../db/pool';
 import { insertAudit } from '../../db/runs/audit';
+import { jsonbSafe } from '../platform/jsonb';
 import { principalOf } from './auth';
 
 /**
@@ -45,15 +46,6 @@ function isAudited(error: DomainError): boolean {
   return AUDITED_STATUSES.has(statusOf(error)) && detail?.audit !== false;
 }
 
-/**
- * A refusal's detail as jsonb can hold it: a NUL or a lone surrogate (a fuzzer's query parameter
- * name, echoed in the message) is kept as its escape text instead of failing the audit write.
- */
-const storable = (detail: Record<string, unknown>): Record<string, unknown> =>
-  JSON.parse(
-    JSON.stringify(detail).replace(/\\u(0000|d[89a-f][0-9a-f]{2})/gi, '\\\\u$1'),
-  ) as Record<string, unknown>;
-
 /** The resource in the path (ids in either case; stored as ULIDs are, upper case). */
 const targetOf = (params: Record<string, string> | undefined): string | null =>
   (
@@ -73,7 +65,7 @@ async function record(pool: DatabasePool, ctx: Context, error: DomainError): Pro
     action: named ?? `${ctx.method} ${ctx.path}`,
     outcome: 'refused',
     target: targetOf(ctx.params as Record<string, string> | undefined),
-    detail: storable({
+    detail: jsonbSafe({
       reason: error.code,
       status: statusOf(error),
       message: error.message,
