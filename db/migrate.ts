@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
+import { repositoryRoot } from './repository';
 import fs from 'node:fs';
 import pg from 'pg';
 import { runner } from 'node-pg-migrate';
@@ -23,17 +24,6 @@ import { createLogger } from '../api/platform/logger';
  */
 export const SERVICE_SCHEMAS = ['ledger', 'runs', 'quota'] as const;
 export type ServiceSchema = (typeof SERVICE_SCHEMAS)[number];
-
-/** The repository root, found from the source tree or from the compiled one under dist/. */
-function repositoryRoot(): string {
-  let dir = __dirname;
-  while (!fs.existsSync(path.join(dir, 'package.json'))) {
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error('cannot find the repository root from ' + __dirname);
-    dir = parent;
-  }
-  return dir;
-}
 
 export const migrationsDir = (schema: ServiceSchema) =>
   path.join(repositoryRoot(), 'db', 'migrations', schema);

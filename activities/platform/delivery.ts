@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { DatabasePool } from '../../db/pool';
+import { platformVersion } from '../../db/repository';
 import type { Config } from '../../api/platform/config';
 import { createWebhookSender } from '../../api/platform/webhooks/http-delivery';
 import { svcSignature } from '../../api/platform/webhooks/signing';
@@ -9,9 +10,8 @@ import type {
   AttemptVerdict,
   DeliveringService,
 } from '../../workflows/platform/delivery-definitions';
-import packageJson from '../../package.json';
 
-export const USER_AGENT = `Svc/${packageJson.version}`;
+export const USER_AGENT = `Svc/${platformVersion()}`;
 const HEARTBEAT_MS = 2_000;
 
 export interface AttemptInput {
