@@ -1,6 +1,7 @@
 import type { DatabasePool } from '../../db/pool';
 import { ulid } from '../../db/ids';
 import { recordScheduleFire, type ScheduleFireRow } from '../../db/runs/schedules';
+import { wallTimeOf } from '../../api/runs/schedules/dst';
 
 /** What recordScheduleFire did for one occurrence. */
 export type ScheduleFireResult =
@@ -15,14 +16,23 @@ export function createScheduleActivities(deps: { pool: DatabasePool }) {
      * `schedule.fired` notice matches now, or `skipped_disabled`) and the notice, in one
      * statement keyed by (schedule_id, occurrence). Idempotent: a retry, a replayed or a
      * duplicated action finds the occurrence recorded and writes nothing; a deleted schedule
-     * writes nothing.
+     * writes nothing. Keyed by the wall time too (the daylight-saving rule): the second instant
+     * of a repeated wall time finds it recorded.
      */
     async recordScheduleFire(input: {
       scheduleId: string;
       tenantId: string;
       occurrence: string;
+      cron?: string;
+      timezone?: string;
     }): Promise<ScheduleFireResult> {
-      return recordScheduleFire(deps.pool, input.scheduleId, input.occurrence, ulid());
+      const { cron, timezone, occurrence } = input;
+      const wallTime = cron && timezone ? wallTimeOf(cron, timezone, Date.parse(occurrence)) : null;
+      return recordScheduleFire(
+        deps.pool,
+        { scheduleId: input.scheduleId, occurrence, wallTime },
+        ulid(),
+      );
     },
   };
 }

@@ -7,15 +7,17 @@ import { TEMPLATE_OPERATIONS } from './templates/operations';
 import { TEMPLATE_DECISIONS } from './templates/decisions';
 import {
   TIMER_HORIZON_DAYS,
-  TIMER_LABEL_KEY_PATTERN,
-  TIMER_LABEL_VALUE_MAX_LENGTH,
-  TIMER_LABELS_MAX,
   TIMER_OPERATIONS,
-  TIMER_PAYLOAD_MAX_BYTES,
   TIMERS_LIST_LIMIT_DEFAULT,
   TIMERS_LIST_LIMIT_MAX,
 } from './timers/operations';
 import { HELD_DELIVERY_KEPT_HOURS } from './webhooks/endpoints';
+import {
+  LABEL_KEY_PATTERN,
+  LABEL_VALUE_MAX_LENGTH,
+  LABELS_MAX,
+  PAYLOAD_MAX_BYTES,
+} from './payloads';
 import { SCHEDULE_OPERATIONS } from './schedules/operations';
 import { SCHEDULE_DECISIONS } from './schedules/decisions';
 
@@ -60,7 +62,7 @@ const WEBHOOK_DECISIONS = {
 
 /** What the spec leaves "not shown" of timers, as decided. */
 const TIMER_DECISIONS = {
-  timers: `POST /api/v1/timers {fire_at, payload?, labels?, webhook?} answers 201 the timer {timer_id, state: pending, fire_at, payload, labels, created_at, fired_at: null, cancelled_at: null, fire_delay_seconds: null}. fire_at: a UTC instant with Z (422 otherwise), kept to the millisecond, at most ${TIMER_HORIZON_DAYS} days (ten years) ahead (422); a past one fires at once and its fire_delay_seconds counts from fire_at (so it tells how late it was asked for). payload: any JSON value (default null), at most ${TIMER_PAYLOAD_MAX_BYTES} bytes as compact UTF-8 JSON (422 payload_too_large), no U+0000 (422); stored as jsonb, so object keys come back in jsonb order. labels: an object of at most ${TIMER_LABELS_MAX} entries, keys ${TIMER_LABEL_KEY_PATTERN}, string values of at most ${TIMER_LABEL_VALUE_MAX_LENGTH} characters (422). One Temporal workflow timer/<timer_id> per timer (search attributes TenantId, Service=runs), started after the commit through an outbox (a sweeper starts what a process could not); it sleeps on Temporal's durable timer and runs no container.`,
+  timers: `POST /api/v1/timers {fire_at, payload?, labels?, webhook?} answers 201 the timer {timer_id, state: pending, fire_at, payload, labels, created_at, fired_at: null, cancelled_at: null, fire_delay_seconds: null}. fire_at: a UTC instant with Z (422 otherwise), kept to the millisecond, at most ${TIMER_HORIZON_DAYS} days (ten years) ahead (422); a past one fires at once and its fire_delay_seconds counts from fire_at (so it tells how late it was asked for). payload: any JSON value (default null), at most ${PAYLOAD_MAX_BYTES} bytes as compact UTF-8 JSON (422 payload_too_large), no U+0000 (422); stored as jsonb, so object keys come back in jsonb order. labels: an object of at most ${LABELS_MAX} entries, keys ${LABEL_KEY_PATTERN}, string values of at most ${LABEL_VALUE_MAX_LENGTH} characters (422). One Temporal workflow timer/<timer_id> per timer (search attributes TenantId, Service=runs), started after the commit through an outbox (a sweeper starts what a process could not); it sleeps on Temporal's durable timer and runs no container.`,
   timer_fired:
     "At fire_at the timer's workflow marks it fired (fired_at, fire_delay_seconds = fired_at − fire_at in seconds to the millisecond, never below 0) and writes its timer.fired notice in the same statement; the publisher delivers it like any event, signed, to the tenant's endpoints whose events name timer.fired (no wildcard covers a notice) and to the timer's inline webhook if its events name it. Envelope: resource {type: timer, id: timer_id}, data {timer_id, fire_at, fired_at, fire_delay_seconds, labels, payload}. Written once: a retried or replayed fire finds the timer fired and writes nothing.",
   timer_list: `GET /api/v1/timers: newest first, {timers, limit, offset}, each timer without its payload (GET /api/v1/timers/{timer_id} has it); limit default ${TIMERS_LIST_LIMIT_DEFAULT}, max ${TIMERS_LIST_LIMIT_MAX}; offset; state_filter a comma-separated list of pending, fired, cancelled; label_filter key=value, repeatable (label_filter=a=1&label_filter=b=2), every pair must be among the timer's labels, the value being everything after the first '=' (commas included); unknown parameters 400.`,

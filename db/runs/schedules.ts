@@ -31,6 +31,8 @@ export interface ScheduleRow {
 
 export interface ScheduleFireRow {
   occurrence: string;
+  /** The local wall time fired for (`YYYY-MM-DDTHH:MM:SS`); null for fires before the rule. */
+  wall_time: string | null;
   fired_at: string;
   /** numeric: a decimal string. */
   fire_delay_seconds: string;
@@ -157,13 +159,16 @@ export async function listScheduleFires(
   page: { limit: number; offset: number },
 ): Promise<ScheduleFireRow[]> {
   return (await db.any(sql.unsafe`
-    SELECT occurrence, fired_at, fire_delay_seconds::text, outcome, deliveries_enqueued, event_id
+    SELECT occurrence, ${wallText(sql.identifier(['wall_time']))} AS wall_time, fired_at,
+           fire_delay_seconds::text, outcome, deliveries_enqueued, event_id
     FROM runs.schedule_fires WHERE schedule_id = ${scheduleId}
     ORDER BY occurrence DESC LIMIT ${page.limit} OFFSET ${page.offset}`)) as ScheduleFireRow[];
 }
 
 const isoMs = (value: ReturnType<typeof sql.identifier>) =>
   sql.fragment`to_char(${value} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const wallText = (value: ReturnType<typeof sql.identifier>) =>
+  sql.fragment`to_char(${value}, 'YYYY-MM-DD"T"HH24:MI:SS')`;
 
 export type RecordFireOutcome =
   | { outcome: 'recorded'; fire: ScheduleFireRow }
@@ -180,29 +185,31 @@ export type RecordFireOutcome =
  */
 export async function recordScheduleFire(
   db: Queryable,
-  scheduleId: string,
-  occurrence: string,
+  fire: { scheduleId: string; occurrence: string; wallTime: string | null },
   eventId: string,
 ): Promise<RecordFireOutcome> {
+  const { scheduleId, occurrence, wallTime } = fire;
   const recorded = (await db.maybeOne(sql.unsafe`
     WITH s AS (
       SELECT schedule_id, tenant_id, enabled, labels, payload,
-             ${occurrence}::timestamptz AS occurrence, ${NOW} AS fired_at
+             ${occurrence}::timestamptz AS occurrence, ${wallTime}::timestamp AS wall_time,
+             ${NOW} AS fired_at
       FROM runs.schedules WHERE schedule_id = ${scheduleId}),
     matching AS (
       SELECT count(*)::int AS n FROM runs.webhook_endpoints e, s
       WHERE e.deleted_at IS NULL AND ${SCHEDULE_FIRED_EVENT} = ANY(e.events)
         AND ((e.inline_for IS NULL AND e.tenant_id = s.tenant_id) OR e.inline_for = s.schedule_id)),
     fire AS (
-      INSERT INTO runs.schedule_fires (schedule_id, occurrence, fired_at, fire_delay_seconds,
-                                       outcome, deliveries_enqueued, event_id)
-      SELECT s.schedule_id, s.occurrence, s.fired_at,
+      INSERT INTO runs.schedule_fires (schedule_id, occurrence, wall_time, fired_at,
+                                       fire_delay_seconds, outcome, deliveries_enqueued, event_id)
+      SELECT s.schedule_id, s.occurrence, s.wall_time, s.fired_at,
              greatest(0, round(extract(epoch FROM s.fired_at - s.occurrence)::numeric, 3)),
              CASE WHEN s.enabled THEN 'enqueued' ELSE 'skipped_disabled' END,
              CASE WHEN s.enabled THEN matching.n ELSE 0 END,
              CASE WHEN s.enabled THEN ${eventId} END
       FROM s CROSS JOIN matching
-      ON CONFLICT (schedule_id, occurrence) DO NOTHING
+      -- Either key: this occurrence, or this wall time at its other instant (fall back).
+      ON CONFLICT DO NOTHING
       RETURNING *),
     notice AS (
       INSERT INTO runs.webhook_notices (event_id, tenant_id, event_type, resource_type,
@@ -210,13 +217,15 @@ export async function recordScheduleFire(
       SELECT fire.event_id, s.tenant_id, ${SCHEDULE_FIRED_EVENT}, 'schedule', s.schedule_id,
              jsonb_build_object('schedule_id', s.schedule_id,
                                 'occurrence', ${isoMs(sql.identifier(['fire', 'occurrence']))},
+                                'wall_time', ${wallText(sql.identifier(['fire', 'wall_time']))},
                                 'fired_at', ${isoMs(sql.identifier(['fire', 'fired_at']))},
                                 'fire_delay_seconds', fire.fire_delay_seconds,
                                 'labels', s.labels, 'payload', s.payload)
       FROM fire JOIN s USING (schedule_id)
       WHERE fire.event_id IS NOT NULL
       RETURNING event_id)
-    SELECT fire.occurrence, fire.fired_at, fire.fire_delay_seconds::text, fire.outcome,
+    SELECT fire.occurrence, ${wallText(sql.identifier(['fire', 'wall_time']))} AS wall_time, fire.fired_at,
+           fire.fire_delay_seconds::text, fire.outcome,
            fire.deliveries_enqueued, fire.event_id
     FROM fire LEFT JOIN notice USING (event_id)`)) as ScheduleFireRow | null;
   if (recorded) return { outcome: 'recorded', fire: recorded };

@@ -22,22 +22,31 @@ export const TEMPORAL_SCHEDULED_START_TIME = defineSearchAttributeKey(
 export interface ScheduleFireWorkflowInput {
   scheduleId: string;
   tenantId: string;
+  /** The schedule's cron and zone when the action was set (absent from fires before the DST rule). */
+  cron?: string;
+  timezone?: string;
 }
 
 const db = proxyLocalActivities<ScheduleActivities>(localPostgresProfile);
 
 /**
+ * The occurrence an execution a Temporal Schedule started stands for: its
+ * TemporalScheduledStartTime (an execution started by hand, without it, its own start time).
+ */
+export function scheduledOccurrence(): string {
+  const info = workflowInfo();
+  const scheduled = info.typedSearchAttributes.get(TEMPORAL_SCHEDULED_START_TIME);
+  return (scheduled ?? info.runStartTime).toISOString();
+}
+
+/**
  * One fire of a schedule, started by its Temporal Schedule (a due occurrence, a catch-up after
- * downtime within the catch-up window, or an operator's backfill or trigger). The occurrence is
- * the scheduler's TemporalScheduledStartTime search attribute (an execution started by hand,
- * without it, stands for its own start time); recordScheduleFire writes its ledger row and
- * `schedule.fired` notice once per occurrence, so a duplicated action records nothing twice.
+ * downtime within the catch-up window, or an operator's backfill or trigger); recordScheduleFire writes its ledger row and
+ * `schedule.fired` notice once per occurrence, so a duplicated action records nothing twice, nor a
+ * repeated wall time's second instant (the daylight-saving rule).
  */
 export async function scheduleFireWorkflow(
   input: ScheduleFireWorkflowInput,
 ): Promise<ScheduleFireResult> {
-  const info = workflowInfo();
-  const scheduled = info.typedSearchAttributes.get(TEMPORAL_SCHEDULED_START_TIME);
-  const occurrence = (scheduled ?? info.runStartTime).toISOString();
-  return db.recordScheduleFire({ ...input, occurrence });
+  return db.recordScheduleFire({ ...input, occurrence: scheduledOccurrence() });
 }

@@ -86,3 +86,42 @@ export function cronError(cron: string): string | null {
 /** Whether the zone is an IANA zone name this process knows (luxon, on the ICU of Node). */
 export const isTimeZone = (zone: string): boolean =>
   zone.length <= 64 && /^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(zone) && IANAZone.isValidZone(zone);
+
+/** A wall-clock minute, as the cron reads it (day of week 0 = Sunday). */
+export interface WallMinute {
+  minute: number;
+  hour: number;
+  day: number;
+  month: number;
+  weekday: number;
+}
+
+/** The values one field of a valid cron names. */
+function fieldValues(field: CronField, text: string): Set<number> {
+  const values = new Set<number>();
+  for (const item of text.split(',')) {
+    const [, star, start, end, step] = ITEM.exec(item)!;
+    const from = star ? field.min : valueOf(field, start!)!;
+    const to = star ? field.max : end === undefined ? from : valueOf(field, end)!;
+    for (let v = from; v <= to; v += step === undefined ? 1 : Number(step)) values.add(v);
+  }
+  return values;
+}
+
+/**
+ * Whether a wall-clock minute matches a cron that cronError accepts, as Temporal reads it: every
+ * field must match (day-of-month and day-of-week both, not either).
+ */
+export function cronMatcher(cron: string): (wall: WallMinute) => boolean {
+  const sets = cron
+    .trim()
+    .split(/\s+/)
+    .map((text, i) => fieldValues(FIELDS[i]!, text));
+  const [minute, hour, day, month, weekday] = sets as [Set<number>, ...Set<number>[]];
+  return (wall) =>
+    minute.has(wall.minute) &&
+    hour!.has(wall.hour) &&
+    day!.has(wall.day) &&
+    month!.has(wall.month) &&
+    weekday!.has(wall.weekday);
+}

@@ -39,7 +39,15 @@ export const ScheduleList = model('ScheduleList', {
 });
 
 export const ScheduleFire = model('ScheduleFire', {
-  occurrence: instant().description('The occurrence the scheduler fired for (UTC).'),
+  occurrence: instant().description(
+    'The instant the scheduler fired for (UTC): a skipped wall time fires moved forward by the gap.',
+  ),
+  wall_time: Joi.string()
+    .allow(null)
+    .pattern(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/)
+    .description(
+      "The local wall time of the schedule's zone this fire stands for (YYYY-MM-DDTHH:MM:SS, no offset): one fire per wall time, so a repeated one (fall back) fires once, and a skipped one (spring forward) names the skipped time. Null for fires recorded before this rule.",
+    ),
   fired_at: instant().description('When the fire was recorded.'),
   fire_delay_seconds: Joi.number()
     .min(0)
@@ -82,6 +90,7 @@ export const presentScheduleSummary = summaryOf;
 
 export const presentScheduleFire = (f: ScheduleFireRow) => ({
   occurrence: f.occurrence,
+  wall_time: f.wall_time,
   fired_at: f.fired_at,
   // numeric(16, 3): exact in a JSON number.
   fire_delay_seconds: Number(f.fire_delay_seconds),

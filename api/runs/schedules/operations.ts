@@ -1,5 +1,4 @@
 import Joi from 'joi';
-import { boundedText } from '../../platform/http/text';
 import { runsError } from '../errors';
 import {
   done,
@@ -10,19 +9,11 @@ import {
   ulidParam,
   type RunsOperation,
 } from '../operations';
-import {
-  LABEL_FILTER_MAX,
-  TIMER_LABEL_KEY_PATTERN,
-  TIMER_LABEL_VALUE_MAX_LENGTH,
-  TIMER_LABELS_MAX,
-  TIMER_PAYLOAD_MAX_BYTES,
-} from '../timers/operations';
+import { labelFilter, labelMap, opaquePayload } from '../payloads';
 import { InlineWebhook } from '../webhooks/inline';
 import { CRON_MAX_LENGTH } from './cron';
 import { Schedule, ScheduleFireList, ScheduleList } from './models';
 
-/** A payload's size as compact UTF-8 JSON, as a timer's: past it 422 payload_too_large. */
-export const SCHEDULE_PAYLOAD_MAX_BYTES = TIMER_PAYLOAD_MAX_BYTES;
 /** A list asks Temporal for each schedule's next_fire_at: its page is kept small. */
 export const SCHEDULES_LIST_LIMIT_DEFAULT = 50;
 export const SCHEDULES_LIST_LIMIT_MAX = 100;
@@ -34,33 +25,6 @@ export const TIMEZONE_MAX_LENGTH = 64;
  * those within it fire late, each with its honest fire_delay_seconds.
  */
 export const SCHEDULE_CATCHUP_WINDOW = '24 hours';
-
-const LABEL_SELECTOR_PATTERN = '^[a-z0-9_.-]{1,63}=[^\\u0000]*$';
-
-const noNul = (value: unknown) => !JSON.stringify(value ?? null).includes('\\u0000');
-
-const payload = () =>
-  Joi.any()
-    .custom((value: unknown, helpers) =>
-      noNul(value) ? value : helpers.message({ custom: '{{#label}} must not contain U+0000' }),
-    )
-    .description(
-      `Any JSON value, opaque: delivered as given in schedule.fired's data.payload. At most ${SCHEDULE_PAYLOAD_MAX_BYTES} bytes as compact UTF-8 JSON, else 422 payload_too_large. Default null.`,
-    );
-
-const labels = () =>
-  Joi.object()
-    .pattern(
-      new RegExp(TIMER_LABEL_KEY_PATTERN),
-      boundedText(TIMER_LABEL_VALUE_MAX_LENGTH).allow(''),
-    )
-    .max(TIMER_LABELS_MAX)
-    .custom((value: unknown, helpers) =>
-      noNul(value) ? value : helpers.message({ custom: '{{#label}} must not contain U+0000' }),
-    )
-    .description(
-      `At most ${TIMER_LABELS_MAX} entries; keys ${TIMER_LABEL_KEY_PATTERN}, values strings of at most ${TIMER_LABEL_VALUE_MAX_LENGTH} characters (422), as a timer's.`,
-    );
 
 const cron = () =>
   Joi.string()
@@ -78,8 +42,8 @@ const timezone = () =>
 const ScheduleCreateRequest = Joi.object({
   cron: cron().required(),
   timezone: timezone().required(),
-  payload: payload().default(null),
-  labels: labels().default({}),
+  payload: opaquePayload('schedule.fired').default(null),
+  labels: labelMap('schedule.fired').default({}),
   enabled: Joi.boolean().default(true),
   // Only the schedule's own schedule.fired reaches it.
   webhook: InlineWebhook,
@@ -91,8 +55,8 @@ const ScheduleCreateRequest = Joi.object({
 const SchedulePatchRequest = Joi.object({
   cron: cron(),
   timezone: timezone(),
-  payload: payload(),
-  labels: labels(),
+  payload: opaquePayload('schedule.fired'),
+  labels: labelMap('schedule.fired'),
   enabled: Joi.boolean(),
 })
   .min(1)
@@ -101,11 +65,7 @@ const SchedulePatchRequest = Joi.object({
   .id('SchedulePatchRequest');
 
 const schedulesQuery = Joi.object({
-  label_filter: Joi.array()
-    .items(Joi.string().pattern(new RegExp(LABEL_SELECTOR_PATTERN)).max(320))
-    .single()
-    .max(LABEL_FILTER_MAX)
-    .description(`key=value, repeatable, as GET /api/v1/timers. At most ${LABEL_FILTER_MAX}.`),
+  label_filter: labelFilter('schedules'),
   limit: pageLimit(SCHEDULES_LIST_LIMIT_MAX, SCHEDULES_LIST_LIMIT_DEFAULT),
   offset: offset().default(0),
 });

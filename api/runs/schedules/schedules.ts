@@ -32,8 +32,10 @@ import { runsError } from '../errors';
 import { inlineWebhookRow, type InlineWebhookBody } from '../webhooks/inline';
 import { runsQueue } from '../webhooks/starter';
 import { cronError, isTimeZone } from './cron';
+import { dstCalendars } from './dst';
 import { presentSchedule, presentScheduleFire, presentScheduleSummary } from './models';
-import { SCHEDULE_CATCHUP_WINDOW, SCHEDULE_PAYLOAD_MAX_BYTES } from './operations';
+import { payloadJsonOf } from '../payloads';
+import { SCHEDULE_CATCHUP_WINDOW } from './operations';
 
 /**
  * A tenant's schedules: each row has one Temporal Schedule schedule/<schedule_id>, changed in the
@@ -76,16 +78,6 @@ function audit(tx: Tx, principal: KeyPrincipal, action: string, target: string, 
   });
 }
 
-function payloadJsonOf(payload: unknown): string {
-  const json = JSON.stringify(payload);
-  const sizeBytes = Buffer.byteLength(json, 'utf8');
-  if (sizeBytes > SCHEDULE_PAYLOAD_MAX_BYTES)
-    throw runsError('payload_too_large', {
-      details: { payload_bytes: sizeBytes, max_payload_bytes: SCHEDULE_PAYLOAD_MAX_BYTES },
-    });
-  return json;
-}
-
 function assertCronAndZone(body: { cron?: string; timezone?: string }): void {
   if (body.cron !== undefined) {
     const error = cronError(body.cron);
@@ -100,9 +92,18 @@ export function scheduleOptionsOf(
   deps: Deps,
   row: ScheduleRow,
 ): Omit<ScheduleOptions, 'scheduleId'> & ScheduleUpdateOptions {
-  const input: ScheduleFireWorkflowInput = { scheduleId: row.schedule_id, tenantId: row.tenant_id };
+  const input: ScheduleFireWorkflowInput = {
+    scheduleId: row.schedule_id,
+    tenantId: row.tenant_id,
+    cron: row.cron,
+    timezone: row.timezone,
+  };
   return {
-    spec: { cronExpressions: [row.cron], timezone: row.timezone },
+    spec: {
+      cronExpressions: [row.cron],
+      calendars: dstCalendars(row.cron, row.timezone, Date.now()),
+      timezone: row.timezone,
+    },
     action: {
       type: 'startWorkflow',
       workflowType: SCHEDULE_FIRE_WORKFLOW_TYPE,

@@ -1,6 +1,5 @@
 import Joi from 'joi';
 import { TIMER_STATES } from '../../../db/runs/timers';
-import { boundedText } from '../../platform/http/text';
 import { isUtcInstant, parseInstantWithOffset } from '../../platform/instant';
 import { runsError } from '../errors';
 import {
@@ -14,43 +13,15 @@ import {
   utcInstant,
   type RunsOperation,
 } from '../operations';
+import { labelFilter, labelMap, opaquePayload } from '../payloads';
 import { InlineWebhook } from '../webhooks/inline';
 import { Timer, TimerList } from './models';
 
-/** A payload's size, serialized compactly (JSON.stringify) in UTF-8: past it 422 payload_too_large. */
-export const TIMER_PAYLOAD_MAX_BYTES = 64 * 1024;
-export const TIMER_LABELS_MAX = 16;
-export const TIMER_LABEL_KEY_PATTERN = '^[a-z0-9_.-]{1,63}$';
-export const TIMER_LABEL_VALUE_MAX_LENGTH = 256;
 /** How far ahead fire_at may be: ten years of days, leap days included. */
 export const TIMER_HORIZON_DAYS = 3653;
 const DAY_MS = 86_400_000;
 export const TIMERS_LIST_LIMIT_DEFAULT = 100;
 export const TIMERS_LIST_LIMIT_MAX = 1000;
-/** label_filter occurrences one list may carry (as many as a timer's labels). */
-export const LABEL_FILTER_MAX = TIMER_LABELS_MAX;
-/** `key=value`: a label key, '=', then the value (anything but U+0000; the rest after the first '='). */
-const LABEL_SELECTOR_PATTERN = '^[a-z0-9_.-]{1,63}=[^\\u0000]*$';
-const LABEL_SELECTOR = new RegExp(LABEL_SELECTOR_PATTERN, 'u');
-const LABEL_SELECTOR_MAX_LENGTH = 63 + 1 + TIMER_LABEL_VALUE_MAX_LENGTH;
-
-/** Half of a surrogate pair alone: JSON may escape one (`"\ud800"`), which jsonb refuses. */
-const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-/** Text jsonb cannot store: U+0000, or an unpaired surrogate. */
-const unstorable = (text: string) => text.includes('\u0000') || UNPAIRED_SURROGATE.test(text);
-
-/** Whether a JSON value holds, in a string or a key, text that jsonb cannot store. */
-function holdsUnstorableText(value: unknown): boolean {
-  if (typeof value === 'string') return unstorable(value);
-  if (Array.isArray(value)) return value.some(holdsUnstorableText);
-  if (value !== null && typeof value === 'object')
-    return Object.entries(value).some(
-      ([key, item]) => unstorable(key) || holdsUnstorableText(item),
-    );
-  return false;
-}
-const UNSTORABLE_MESSAGE = '{{#label}} must not contain U+0000 or an unpaired surrogate';
-
 const fireAt = () =>
   utcInstant()
     .custom((value: string, helpers) => {
@@ -69,33 +40,10 @@ const fireAt = () =>
       `ISO-8601 UTC instant with the Z suffix, kept to the millisecond; from year 0001 to at most ${TIMER_HORIZON_DAYS} days (ten years) ahead (422). A past instant fires at once (its fire_delay_seconds counts from fire_at).`,
     );
 
-const payload = () =>
-  Joi.any()
-    .custom((value: unknown, helpers) =>
-      holdsUnstorableText(value) ? helpers.message({ custom: UNSTORABLE_MESSAGE }) : value,
-    )
-    .description(
-      `Any JSON value, opaque: delivered as given in timer.fired's data.payload (object keys in jsonb order). At most ${TIMER_PAYLOAD_MAX_BYTES} bytes as compact UTF-8 JSON, else 422 payload_too_large; no U+0000 or unpaired surrogate in a string or key (422). Default null.`,
-    );
-
-const labels = () =>
-  Joi.object()
-    .pattern(
-      new RegExp(TIMER_LABEL_KEY_PATTERN),
-      boundedText(TIMER_LABEL_VALUE_MAX_LENGTH).allow(''),
-    )
-    .max(TIMER_LABELS_MAX)
-    .custom((value: Record<string, string>, helpers) =>
-      holdsUnstorableText(value) ? helpers.message({ custom: UNSTORABLE_MESSAGE }) : value,
-    )
-    .description(
-      `At most ${TIMER_LABELS_MAX} entries; keys ${TIMER_LABEL_KEY_PATTERN}, values strings of at most ${TIMER_LABEL_VALUE_MAX_LENGTH} characters (422). Filter with label_filter; delivered in timer.fired's data.labels.`,
-    );
-
 const TimerCreateRequest = Joi.object({
   fire_at: fireAt().required(),
-  payload: payload().default(null),
-  labels: labels().default({}),
+  payload: opaquePayload('timer.fired').default(null),
+  labels: labelMap('timer.fired').default({}),
   // Only the timer's own timer.fired reaches it: its events must name timer.fired (operation text).
   webhook: InlineWebhook,
 })
@@ -103,28 +51,9 @@ const TimerCreateRequest = Joi.object({
   .unknown(false)
   .id('TimerCreateRequest');
 
-const labelSelector = () =>
-  Joi.string()
-    .custom((value: string, helpers) =>
-      LABEL_SELECTOR.test(value) && [...value].length <= LABEL_SELECTOR_MAX_LENGTH
-        ? value
-        : helpers.message({
-            custom: `{{#label}} must be key=value: a label key (${TIMER_LABEL_KEY_PATTERN}), '=', and a value, ${LABEL_SELECTOR_MAX_LENGTH} characters at most`,
-          }),
-    )
-    .meta({
-      'x-schema': { pattern: LABEL_SELECTOR_PATTERN, maxLength: LABEL_SELECTOR_MAX_LENGTH },
-    });
-
 const timersQuery = Joi.object({
   state_filter: stateFilter(TIMER_STATES),
-  label_filter: Joi.array()
-    .items(labelSelector())
-    .single()
-    .max(LABEL_FILTER_MAX)
-    .description(
-      `key=value, repeatable (label_filter=a=1&label_filter=b=2): timers whose labels hold every pair (the value is everything after the first '=', exact, commas included). At most ${LABEL_FILTER_MAX}.`,
-    ),
+  label_filter: labelFilter('timers'),
   limit: pageLimit(TIMERS_LIST_LIMIT_MAX, TIMERS_LIST_LIMIT_DEFAULT),
   offset: offset().default(0),
 });

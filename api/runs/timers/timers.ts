@@ -16,7 +16,7 @@ import { runsError } from '../errors';
 import { inlineWebhookRow, type InlineWebhookBody } from '../webhooks/inline';
 import { runsQueue } from '../webhooks/starter';
 import { presentTimer, presentTimerSummary } from './models';
-import { TIMER_PAYLOAD_MAX_BYTES } from './operations';
+import { payloadJsonOf } from '../payloads';
 import type { TimerStarter } from './starter';
 
 /**
@@ -47,17 +47,6 @@ function audit(tx: Tx, principal: KeyPrincipal, action: string, target: string, 
     target,
     detail,
   });
-}
-
-/** The payload as stored, or 422 payload_too_large past TIMER_PAYLOAD_MAX_BYTES. */
-function payloadJsonOf(payload: unknown): string {
-  const json = JSON.stringify(payload);
-  const sizeBytes = Buffer.byteLength(json, 'utf8');
-  if (sizeBytes > TIMER_PAYLOAD_MAX_BYTES)
-    throw runsError('payload_too_large', {
-      details: { payload_bytes: sizeBytes, max_payload_bytes: TIMER_PAYLOAD_MAX_BYTES },
-    });
-  return json;
 }
 
 /**

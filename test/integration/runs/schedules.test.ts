@@ -12,6 +12,8 @@ import {
   scheduleFireWorkflowIdBase,
   scheduleTemporalId,
 } from '../../../workflows/runs/schedule-fire';
+import { createScheduleActivities } from '../../../activities/runs/schedules';
+import { wallTimeOf } from '../../../api/runs/schedules/dst';
 import { eventually } from '../../support/services';
 import {
   startHttpsReceiver,
@@ -51,6 +53,7 @@ interface ScheduleBody {
 }
 interface FireBody {
   occurrence: string;
+  wall_time: string | null;
   fired_at: string;
   fire_delay_seconds: number;
   outcome: string;
@@ -145,15 +148,16 @@ describe('runs API: schedules', () => {
   };
 
   describe('daylight saving: the rule of api/runs/README.md, against the real scheduler', () => {
-    // [zone, cron, from, to, the exact occurrences Temporal's scheduler matches (UTC)]
+    // [zone, cron, from, to, the exact occurrences (UTC): the instants Temporal's scheduler
+    // matches, but one per wall time (a repeated wall time's second instant records nothing)]
     const CASES: [string, string, string, string, string[]][] = [
-      // Spring forward, New York 2027-03-14 02:00 EST → 03:00 EDT: 02:30 does not exist that day.
+      // Spring forward, New York 2027-03-14 02:00 EST → 03:00 EDT: 02:30 fires at 03:30 EDT.
       [
         'America/New_York',
         '30 2 * * *',
         '2027-03-13T00:00:00Z',
         '2027-03-16T00:00:00Z',
-        ['2027-03-13T07:30:00.000Z', '2027-03-15T06:30:00.000Z'],
+        ['2027-03-13T07:30:00.000Z', '2027-03-14T07:30:00.000Z', '2027-03-15T06:30:00.000Z'],
       ],
       [
         'America/New_York',
@@ -168,7 +172,8 @@ describe('runs API: schedules', () => {
           '2027-03-14T08:30:00.000Z',
         ],
       ],
-      // Fall back, New York 2027-11-07 02:00 EDT → 01:00 EST: 01:30 happens twice.
+      // Fall back, New York 2027-11-07 02:00 EDT → 01:00 EST: 01:30 happens twice and fires
+      // once, at 01:30 EDT.
       [
         'America/New_York',
         '30 2 * * *',
@@ -181,12 +186,7 @@ describe('runs API: schedules', () => {
         '30 1 * * *',
         '2027-11-06T00:00:00Z',
         '2027-11-09T00:00:00Z',
-        [
-          '2027-11-06T05:30:00.000Z',
-          '2027-11-07T05:30:00.000Z',
-          '2027-11-07T06:30:00.000Z',
-          '2027-11-08T06:30:00.000Z',
-        ],
+        ['2027-11-06T05:30:00.000Z', '2027-11-07T05:30:00.000Z', '2027-11-08T06:30:00.000Z'],
       ],
       [
         'America/New_York',
@@ -197,18 +197,17 @@ describe('runs API: schedules', () => {
           '2027-11-07T03:30:00.000Z',
           '2027-11-07T04:30:00.000Z',
           '2027-11-07T05:30:00.000Z',
-          '2027-11-07T06:30:00.000Z',
           '2027-11-07T07:30:00.000Z',
           '2027-11-07T08:30:00.000Z',
         ],
       ],
-      // Spring forward, London 2027-03-28 01:00 GMT → 02:00 BST: 01:30 does not exist that day.
+      // Spring forward, London 2027-03-28 01:00 GMT → 02:00 BST: 01:30 fires at 02:30 BST.
       [
         'Europe/London',
         '30 1 * * *',
         '2027-03-27T00:00:00Z',
         '2027-03-30T00:00:00Z',
-        ['2027-03-27T01:30:00.000Z', '2027-03-29T00:30:00.000Z'],
+        ['2027-03-27T01:30:00.000Z', '2027-03-28T01:30:00.000Z', '2027-03-29T00:30:00.000Z'],
       ],
       [
         'Europe/London',
@@ -230,7 +229,8 @@ describe('runs API: schedules', () => {
           '2027-03-28T03:30:00.000Z',
         ],
       ],
-      // Fall back, London 2027-10-31 02:00 BST → 01:00 GMT: 01:30 happens twice, fired once.
+      // Fall back, London 2027-10-31 02:00 BST → 01:00 GMT: 01:30 happens twice and fires once:
+      // daily at 01:30 GMT, hourly at 01:30 BST (the instant Temporal's scheduler reaches).
       [
         'Europe/London',
         '30 1 * * *',
@@ -258,10 +258,43 @@ describe('runs API: schedules', () => {
         const { api } = await tenant();
         // Disabled: its Temporal Schedule is paused, nothing fires, no quota slot.
         const schedule = await created(api, { cron, timezone: zone, enabled: false });
-        expect(await matchingTimes(schedule.schedule_id, from, to)).toEqual(expected);
+        const matched = await matchingTimes(schedule.schedule_id, from, to);
+        const seen = new Set<string>();
+        const occurrences = matched.filter((t) => {
+          const wall = wallTimeOf(cron, zone, Date.parse(t));
+          return !seen.has(wall) && seen.add(wall);
+        });
+        expect(occurrences).toEqual(expected);
         expect((await remove(api, schedule.schedule_id)).status).toBe(204);
       },
     );
+  });
+
+  it('records a repeated wall time once, at the first instant fired, and a moved one under its skipped time', async () => {
+    const { api, tenantId } = await tenant();
+    const [cron, timezone] = ['30 1,2 * * *', 'America/New_York'];
+    const schedule = await created(api, { cron, timezone, enabled: false });
+    const activities = createScheduleActivities({ pool: h.pool });
+    const fire = async (occurrence: string) =>
+      (
+        await activities.recordScheduleFire({
+          scheduleId: schedule.schedule_id,
+          tenantId,
+          cron,
+          timezone,
+          occurrence,
+        })
+      ).outcome;
+    // 01:30 EDT, then 01:30 EST, on 2027-11-07: Temporal fires both.
+    expect(await fire('2027-11-07T05:30:00.000Z')).toBe('recorded');
+    expect(await fire('2027-11-07T06:30:00.000Z')).toBe('already_recorded');
+    // 02:30 on 2027-03-14 does not exist: it fires at 03:30 EDT.
+    expect(await fire('2027-03-14T07:30:00.000Z')).toBe('recorded');
+    const ledger = (await fires(api, schedule.schedule_id)).body.fires;
+    expect(ledger.map((f) => [f.occurrence, f.wall_time, f.outcome])).toEqual([
+      ['2027-11-07T05:30:00.000Z', '2027-11-07T01:30:00', 'skipped_disabled'],
+      ['2027-03-14T07:30:00.000Z', '2027-03-14T02:30:00', 'skipped_disabled'],
+    ]);
   });
 
   it('creates a schedule as one Temporal Schedule with its spec, policies and search attributes', async () => {
@@ -291,7 +324,14 @@ describe('runs API: schedules', () => {
     expect(description.action).toMatchObject({
       workflowType: 'scheduleFireWorkflow',
       workflowId: scheduleFireWorkflowIdBase(schedule.schedule_id),
-      args: [{ scheduleId: schedule.schedule_id, tenantId }],
+      args: [
+        {
+          scheduleId: schedule.schedule_id,
+          tenantId,
+          cron: '15 6 * * MON-FRI',
+          timezone: 'Europe/London',
+        },
+      ],
     });
     expect(description.typedSearchAttributes?.get(TENANT_ID)).toBe(tenantId);
     expect(description.typedSearchAttributes?.get(SERVICE)).toBe('runs');
@@ -324,6 +364,7 @@ describe('runs API: schedules', () => {
       .getHandle(scheduleTemporalId(schedule.schedule_id))
       .describe();
     expect(after.spec.timezone).toBe('UTC');
+    expect(after.action).toMatchObject({ args: [{ cron: '0 12 * * *', timezone: 'UTC' }] });
     expect(after.info.nextActionTimes[0]?.toISOString()).toBe(changed.body.next_fire_at);
   });
 
@@ -489,6 +530,7 @@ describe('runs API: schedules', () => {
     expect(envelope.data).toEqual({
       schedule_id: schedule.schedule_id,
       occurrence: fire!.occurrence,
+      wall_time: fire!.wall_time,
       fired_at: fire!.fired_at,
       fire_delay_seconds: fire!.fire_delay_seconds,
       labels: { k: 'v' },

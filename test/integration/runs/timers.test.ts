@@ -7,11 +7,8 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { createTemporalClient } from '../../../api/platform/temporal';
 import { runAdmin } from '../../../api/runs/cli';
 import { openApiDocument } from '../../../api/runs/openapi';
-import {
-  TIMER_HORIZON_DAYS,
-  TIMER_LABELS_MAX,
-  TIMER_PAYLOAD_MAX_BYTES,
-} from '../../../api/runs/timers/operations';
+import { LABELS_MAX, PAYLOAD_MAX_BYTES } from '../../../api/runs/payloads';
+import { TIMER_HORIZON_DAYS } from '../../../api/runs/timers/operations';
 import { sql } from '../../../db/pool';
 import { SERVICE, TENANT_ID } from '../../../workflows/platform/search-attributes';
 import { timerWorkflowId } from '../../../workflows/runs/timer';
@@ -438,10 +435,10 @@ describe('runs API: timers', () => {
       return reply;
     };
     // The payload: any JSON value, 65536 bytes as JSON at most.
-    const atLimit = 'x'.repeat(TIMER_PAYLOAD_MAX_BYTES - 2);
+    const atLimit = 'x'.repeat(PAYLOAD_MAX_BYTES - 2);
     expect((await accepts({ payload: atLimit })).payload).toBe(atLimit);
     await refuses({ payload: `${atLimit}x` }, 422, 'payload_too_large');
-    const multibyte = 'é'.repeat((TIMER_PAYLOAD_MAX_BYTES - 2) / 2);
+    const multibyte = 'é'.repeat((PAYLOAD_MAX_BYTES - 2) / 2);
     await accepts({ payload: multibyte });
     await refuses({ payload: `${multibyte}é` }, 422, 'payload_too_large');
     expect((await accepts({})).payload).toBeNull();
@@ -464,8 +461,8 @@ describe('runs API: timers', () => {
     // Labels: 16 entries, keys ^[a-z0-9_.-]{1,63}$, string values of 256 characters.
     const labels = (count: number) =>
       Object.fromEntries(Array.from({ length: count }, (_, i) => [`k${i}`, 'v']));
-    await accepts({ labels: labels(TIMER_LABELS_MAX) });
-    await refuses({ labels: labels(TIMER_LABELS_MAX + 1) }, 422);
+    await accepts({ labels: labels(LABELS_MAX) });
+    await refuses({ labels: labels(LABELS_MAX + 1) }, 422);
     await accepts({ labels: { ['k'.repeat(63)]: 'v', 'a.b_c-9': 'x'.repeat(256) } });
     await accepts({ labels: { emoji: '😀'.repeat(256) } });
     await refuses({ labels: { ['k'.repeat(64)]: 'v' } }, 422);
