@@ -13,6 +13,7 @@ import { createRetentionActivities } from '../activities/runs/retention';
 import { createReconcileActivities } from '../activities/runs/reconcile';
 import { createTimerActivities } from '../activities/runs/timers';
 import { createScheduleActivities } from '../activities/runs/schedules';
+import { createTriggerActivities } from '../activities/runs/triggers';
 import type { WorkerDeps } from './workers';
 import type { Logger } from '../api/platform/logger';
 import {
@@ -81,6 +82,7 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
       ...createReconcileActivities({ pool: deps.pool }),
       ...createTimerActivities({ pool: deps.pool }),
       ...createScheduleActivities({ pool: deps.pool }),
+      ...createTriggerActivities({ pool: deps.pool, config }),
     },
   };
   if (!config.runs.dockerHost) return [workflows];

@@ -93,6 +93,10 @@ export const RUNS_ERRORS = {
   missing_template_param: refusal(422, 'missing_template_param'),
   invalid_template_param: refusal(422, 'invalid_template_param'),
   secret_param_outside_env: refusal(422, 'secret_param_outside_env'),
+  // Template triggers (codes decided in x-decisions triggers).
+  trigger_not_found: refusal(404, 'trigger_not_found'),
+  // Not retryable as such: a slot is freed by disabling or deleting a trigger, or by the quota.
+  trigger_quota_exceeded: refusal(429, 'trigger_quota_exceeded'),
   // RUNS_SECRETS_KEY is not configured: a run with secret parameters cannot keep them.
   secrets_unavailable: refusal(503, 'secrets_unavailable'),
 } as const satisfies ErrorCatalogue;

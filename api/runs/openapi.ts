@@ -19,6 +19,8 @@ import {
   PAYLOAD_MAX_BYTES,
 } from './payloads';
 import { SCHEDULE_OPERATIONS } from './schedules/operations';
+import { TRIGGER_OPERATIONS } from './triggers/operations';
+import { TRIGGER_DECISIONS } from './triggers/decisions';
 import { SCHEDULE_DECISIONS } from './schedules/decisions';
 
 /**
@@ -33,6 +35,7 @@ export const SERVICE_OPERATIONS = [
   ...Object.values(TEMPLATE_OPERATIONS),
   ...Object.values(TIMER_OPERATIONS),
   ...Object.values(SCHEDULE_OPERATIONS),
+  ...Object.values(TRIGGER_OPERATIONS),
 ];
 
 /** What the spec leaves "not shown" of the webhook routes, as decided. */
@@ -150,6 +153,7 @@ function buildDocument() {
       ...TEMPLATE_DECISIONS,
       ...TIMER_DECISIONS,
       ...SCHEDULE_DECISIONS,
+      ...TRIGGER_DECISIONS,
       permissions: PERMISSIONS,
     },
     servers: [{ url: '/' }],

@@ -73,6 +73,17 @@ import {
   type TimerCreateBody,
 } from './timers/timers';
 import type { TimerState } from '../../db/runs/timers';
+import { TRIGGER_OPERATIONS } from './triggers/operations';
+import {
+  createTrigger,
+  deleteTrigger,
+  getTrigger,
+  listFires as listTriggerFires,
+  listTenantTriggers,
+  patchTrigger,
+  type TriggerCreateBody,
+  type TriggerPatchBody,
+} from './triggers/triggers';
 import { SCHEDULE_OPERATIONS } from './schedules/operations';
 import {
   createSchedule,
@@ -224,6 +235,7 @@ export function runsRouter(deps: PlatformDeps, starters: Starters): Router {
   templateRoutes(route, deps, starters.dags);
   timerRoutes(route, deps, starters.timers);
   scheduleRoutes(route, deps);
+  triggerRoutes(route, deps);
   return router;
 }
 
@@ -483,5 +495,43 @@ function scheduleRoutes(route: Route, deps: PlatformDeps): void {
   route(ops.scheduleFires, async (ctx) => {
     const page = validated<{ limit: number; offset: number }>(ctx, 'query');
     ctx.body = await listFires(deps, principalOf(ctx).tenantId, scheduleIdOf(ctx), page);
+  });
+}
+
+/** The template trigger routes (triggers/): create, list, read, change, delete, the fire ledger. */
+function triggerRoutes(route: Route, deps: PlatformDeps): void {
+  const ops = TRIGGER_OPERATIONS;
+  const triggerIdOf = (ctx: Context) => validated<{ trigger_id: string }>(ctx, 'params').trigger_id;
+  const refOf = (ctx: Context) => validated<{ ref: string }>(ctx, 'params').ref;
+  const pageOf = (ctx: Context) => validated<{ limit: number; offset: number }>(ctx, 'query');
+  route(ops.triggerCreate, async (ctx) => {
+    const body = validated<TriggerCreateBody>(ctx, 'body');
+    ctx.status = 201;
+    ctx.body = await createTrigger(deps, principalOf(ctx), refOf(ctx), body);
+  });
+  route(ops.templateTriggers, async (ctx) => {
+    ctx.body = await listTenantTriggers(deps, principalOf(ctx).tenantId, refOf(ctx), pageOf(ctx));
+  });
+  route(ops.triggerList, async (ctx) => {
+    ctx.body = await listTenantTriggers(deps, principalOf(ctx).tenantId, null, pageOf(ctx));
+  });
+  route(ops.triggerGet, async (ctx) => {
+    ctx.body = await getTrigger(deps, principalOf(ctx).tenantId, triggerIdOf(ctx));
+  });
+  route(ops.triggerPatch, async (ctx) => {
+    const body = validated<TriggerPatchBody>(ctx, 'body');
+    ctx.body = await patchTrigger(deps, principalOf(ctx), triggerIdOf(ctx), body);
+  });
+  route(ops.triggerDelete, async (ctx) => {
+    await deleteTrigger(deps, principalOf(ctx), triggerIdOf(ctx));
+    ctx.status = 204;
+  });
+  route(ops.triggerFires, async (ctx) => {
+    ctx.body = await listTriggerFires(
+      deps,
+      principalOf(ctx).tenantId,
+      triggerIdOf(ctx),
+      pageOf(ctx),
+    );
   });
 }

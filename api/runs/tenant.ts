@@ -85,6 +85,9 @@ const QUOTA_RULES = {
   max_schedules: count(0, 100).description(
     'schedules the tenant may hold enabled (disabled ones are not counted); past it 429 schedule_quota_exceeded; a new tenant starts at 100',
   ),
+  max_triggers: count(0, 100).description(
+    'template triggers the tenant may hold enabled (disabled ones are not counted); past it 429 trigger_quota_exceeded; a new tenant starts at 100',
+  ),
   max_templates: count(0, 100).description(
     'templates the tenant may hold (not deleted); past it 429 template_quota_exceeded; a new tenant starts at 100',
   ),

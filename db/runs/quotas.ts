@@ -18,6 +18,7 @@ export interface TenantQuotasRow {
   max_webhook_payload_bytes: number;
   max_pending_timers: number;
   max_schedules: number;
+  max_triggers: number;
   max_templates: number;
 }
 
@@ -36,6 +37,7 @@ export const QUOTA_FIELDS = [
   'max_webhook_payload_bytes',
   'max_pending_timers',
   'max_schedules',
+  'max_triggers',
   'max_templates',
 ] as const satisfies readonly (keyof TenantQuotasRow)[];
 

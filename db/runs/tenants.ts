@@ -110,7 +110,19 @@ export async function revokeKey(db: Queryable, keyId: string): Promise<string | 
 }
 
 /** The live key (not revoked, not expired) with that bearer value, with its tier and permissions. */
-export async function findPrincipal(db: Queryable, key: string): Promise<KeyPrincipal | null> {
+export function findPrincipal(db: Queryable, key: string): Promise<KeyPrincipal | null> {
+  return livePrincipal(db, sql.fragment`k.key_sha256 = ${keySha256(key)}`);
+}
+
+/** The live key with that id (an unattended launch as the key that set it up, a trigger's). */
+export function findPrincipalOfKey(db: Queryable, keyId: string): Promise<KeyPrincipal | null> {
+  return livePrincipal(db, sql.fragment`k.key_id = ${keyId}`);
+}
+
+async function livePrincipal(
+  db: Queryable,
+  which: ReturnType<typeof sql.fragment>,
+): Promise<KeyPrincipal | null> {
   const row = (await db.maybeOne(sql.unsafe`
     SELECT k.key_id, k.tenant_id, k.expires_at,
            COALESCE((SELECT array_agg(p.permission ORDER BY p.permission)
@@ -119,7 +131,7 @@ export async function findPrincipal(db: Queryable, key: string): Promise<KeyPrin
            ${QUOTA_OBJECT} AS quotas
     FROM runs.api_keys k LEFT JOIN runs.tiers t ON t.tier = k.tier
     JOIN runs.tenant_quotas q ON q.tenant_id = k.tenant_id
-    WHERE k.key_sha256 = ${keySha256(key)} AND k.revoked_at IS NULL
+    WHERE ${which} AND k.revoked_at IS NULL
       AND (k.expires_at IS NULL OR k.expires_at > now())`)) as {
     key_id: string;
     tenant_id: string;

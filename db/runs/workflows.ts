@@ -52,6 +52,8 @@ export interface NewWorkflow {
   secrets?: WorkflowSecretRow[];
   /** The audit record of the change that made it (a template run), written with it. */
   audit?: AuditRecordInput;
+  /** The trigger occurrence that launched it: a second launch of it fails (unique key). */
+  trigger?: { triggerId: string; occurrence: string } | null;
 }
 
 /** One secret parameter of a template run: its name and its ciphertext (api/platform/secrets.ts). */
@@ -99,10 +101,12 @@ export async function insertSubmittedWorkflow(
 async function insertRows(tx: Queryable, w: NewWorkflow): Promise<void> {
   await tx.query(sql.unsafe`
     INSERT INTO runs.workflows (workflow_id, tenant_id, key_id, name, tags, failure_policy,
-                                template_id, scheduled_start, workflow_input, workflow_task_queue)
+                                template_id, scheduled_start, workflow_input, workflow_task_queue,
+                                trigger_id, trigger_occurrence)
     VALUES (${w.workflowId}, ${w.tenantId}, ${w.keyId}, ${w.name}, ${sql.array(w.tags, 'text')},
             ${w.failurePolicy}, ${w.templateId}, ${w.scheduledStart ?? null}::timestamptz,
-            ${sql.jsonb(w.workflowInput as never)}, ${w.workflowTaskQueue})`);
+            ${sql.jsonb(w.workflowInput as never)}, ${w.workflowTaskQueue},
+            ${w.trigger?.triggerId ?? null}, ${w.trigger?.occurrence ?? null}::timestamptz)`);
   await tx.query(sql.unsafe`
     INSERT INTO runs.workflow_nodes (workflow_id, ref, position, type, spec)
     SELECT ${w.workflowId}, ref, position, type, spec
@@ -303,4 +307,11 @@ export async function workflowSecrets(
   return (await db.any(sql.unsafe`
     SELECT name, ciphertext FROM runs.workflow_secrets
     WHERE workflow_id = ${workflowId} ORDER BY name`)) as WorkflowSecretRow[];
+}
+
+/** The executions of these workflows are started: the submit outbox has nothing left for them. */
+export async function clearWorkflowInputs(db: Queryable, workflowIds: string[]): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE runs.workflows SET workflow_input = NULL
+    WHERE workflow_id = ANY(${sql.array(workflowIds, 'text')})`);
 }

@@ -6,3 +6,4 @@ export { runsRetentionPurgeWorkflow } from './retention';
 export { runsReconcileWorkflow } from './reconcile';
 export { timerWorkflow } from './timer';
 export { scheduleFireWorkflow } from './schedule-fire';
+export { triggerFireWorkflow } from './trigger-fire';

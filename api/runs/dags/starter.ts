@@ -4,7 +4,7 @@ import { createOutboxDispatcher, type OutboxSource } from '../../platform/outbox
 import { taskQueues } from '../../platform/temporal';
 import { sql } from '../../../db/pool';
 import type { KeyPrincipal } from '../../../db/runs/tenants';
-import type { WorkflowState } from '../../../db/runs/workflows';
+import { clearWorkflowInputs, type WorkflowState } from '../../../db/runs/workflows';
 import {
   DAG_STATE,
   executionSearchAttributes,
@@ -79,11 +79,7 @@ function dagStarts(deps: PlatformDeps): OutboxSource<DagWorkflowInput> {
       workflowType: DAG_WORKFLOW_TYPE,
       options: dagStartOptions(deps, input, 'pending'),
     }),
-    markStarted: async (workflowIds) => {
-      await deps.pool.query(sql.unsafe`
-        UPDATE runs.workflows SET workflow_input = NULL
-        WHERE workflow_id = ANY(${sql.array(workflowIds, 'text')})`);
-    },
+    markStarted: (workflowIds) => clearWorkflowInputs(deps.pool, workflowIds),
   };
 }
 

@@ -54,6 +54,8 @@ export interface TemplateLaunch {
   sealSecrets: (workflowId: string) => WorkflowSecretRow[];
   /** Its audit record (template.run), given the workflow id. */
   audit: (workflowId: string) => AuditRecordInput;
+  /** The trigger occurrence launching it, if a trigger's fire does. */
+  trigger?: { triggerId: string; occurrence: string };
 }
 
 export interface WorkflowSubmitResponse {
@@ -70,8 +72,8 @@ export interface WorkflowSubmitResponse {
  * A template run (`launch`) goes the same way, its template, start and secrets stored with it.
  */
 export async function submitWorkflow(
-  deps: PlatformDeps,
-  starter: DagStarter,
+  deps: Pick<PlatformDeps, 'pool' | 'config'>,
+  starter: Pick<DagStarter, 'startInBackground'>,
   principal: KeyPrincipal,
   body: WorkflowSubmitBody,
   launch: TemplateLaunch | null = null,
@@ -105,6 +107,7 @@ export async function submitWorkflow(
     webhook,
     secrets: launch?.sealSecrets(workflowId) ?? [],
     audit: launch?.audit(workflowId),
+    trigger: launch?.trigger ?? null,
   };
   const outcome = await storeWorkflow(deps, principal, workflow, limits);
   if (outcome !== 'stored') throw storeRefusal(outcome, principal, limits);
@@ -184,7 +187,7 @@ type StoreOutcome = SubmitOutcome | 'metered_quota_exceeded';
  * whose container nodes could not all run to their timeouts within today's cap.
  */
 async function storeWorkflow(
-  deps: PlatformDeps,
+  deps: Pick<PlatformDeps, 'pool'>,
   principal: KeyPrincipal,
   workflow: NewWorkflow,
   limits: EffectiveLimits,

@@ -26,13 +26,13 @@ export const TIMEZONE_MAX_LENGTH = 64;
  */
 export const SCHEDULE_CATCHUP_WINDOW = '24 hours';
 
-const cron = () =>
+export const cron = () =>
   Joi.string()
     .max(CRON_MAX_LENGTH)
     .description(
       'Five fields: minute hour day-of-month month day-of-week; each a comma list of *, */step, n, a-b, a-b/step; names JAN-DEC, SUN-SAT. A sixth field, @ macros, CRON_TZ= and ?/L/W/# are 422 invalid_cron.',
     );
-const timezone = () =>
+export const timezone = () =>
   Joi.string()
     .max(TIMEZONE_MAX_LENGTH)
     .description(

@@ -31,11 +31,15 @@ import {
 import { runsError } from '../errors';
 import { inlineWebhookRow, type InlineWebhookBody } from '../webhooks/inline';
 import { runsQueue } from '../webhooks/starter';
-import { cronError, isTimeZone } from './cron';
-import { dstCalendars } from './dst';
 import { presentSchedule, presentScheduleFire, presentScheduleSummary } from './models';
 import { payloadJsonOf } from '../payloads';
 import { SCHEDULE_CATCHUP_WINDOW } from './operations';
+import {
+  assertCronAndZone,
+  cronSpecOf,
+  nextActionTime,
+  scheduleUnavailable,
+} from './temporal-schedule';
 
 /**
  * A tenant's schedules: each row has one Temporal Schedule schedule/<schedule_id>, changed in the
@@ -78,15 +82,6 @@ function audit(tx: Tx, principal: KeyPrincipal, action: string, target: string, 
   });
 }
 
-function assertCronAndZone(body: { cron?: string; timezone?: string }): void {
-  if (body.cron !== undefined) {
-    const error = cronError(body.cron);
-    if (error) throw runsError('invalid_cron', { message: `invalid_cron: ${error}` });
-  }
-  if (body.timezone !== undefined && !isTimeZone(body.timezone))
-    throw runsError('invalid_timezone');
-}
-
 /** The Temporal Schedule of a row: its spec, action, policies and state (paused = disabled). */
 export function scheduleOptionsOf(
   deps: Deps,
@@ -99,11 +94,7 @@ export function scheduleOptionsOf(
     timezone: row.timezone,
   };
   return {
-    spec: {
-      cronExpressions: [row.cron],
-      calendars: dstCalendars(row.cron, row.timezone, Date.now()),
-      timezone: row.timezone,
-    },
+    spec: cronSpecOf(row.cron, row.timezone),
     action: {
       type: 'startWorkflow',
       workflowType: SCHEDULE_FIRE_WORKFLOW_TYPE,
@@ -118,25 +109,12 @@ export function scheduleOptionsOf(
   };
 }
 
-/** A Temporal failure as 503 schedule_unavailable (the caller's transaction rolls back). */
-function unavailable(deps: Deps, error: unknown, scheduleId: string): Error {
-  deps.logger.warn({ err: (error as Error).message, scheduleId }, 'temporal schedule call failed');
-  return runsError('schedule_unavailable');
-}
-
 /** next_fire_at: the Temporal Schedule's next action time; null when paused or unknown. */
-async function nextFireAt(deps: Deps, row: ScheduleRow): Promise<string | null> {
-  if (!row.enabled) return null;
-  try {
-    const description = await deps.temporal.schedule
-      .getHandle(scheduleTemporalId(row.schedule_id))
-      .describe();
-    return description.info.nextActionTimes[0]?.toISOString() ?? null;
-  } catch (error) {
-    deps.logger.debug({ err: (error as Error).message }, 'schedule not described');
-    return null;
-  }
-}
+const nextFireAt = (deps: Deps, row: ScheduleRow) =>
+  row.enabled ? nextActionTime(deps, scheduleTemporalId(row.schedule_id)) : Promise.resolve(null);
+
+const unavailable = (deps: Deps, error: unknown, scheduleId: string) =>
+  scheduleUnavailable(deps, error, scheduleTemporalId(scheduleId));
 
 async function assertSlot(tx: Tx, tenantId: string): Promise<void> {
   const { max, enabled } = await lockEnabledScheduleCount(tx, tenantId);

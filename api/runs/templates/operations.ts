@@ -164,19 +164,26 @@ const TemplatePatchRequest = Joi.object({
   .unknown(false)
   .id('TemplatePatchRequest');
 
-const TemplateRunRequest = Joi.object({
-  params: Joi.object()
+/** The parameter values of a run (or of a trigger's runs). */
+export const paramValues = () =>
+  Joi.object()
     .pattern(/^/, paramValue())
     .max(TEMPLATE_PARAMS_MAX)
-    .default({})
     .description(
       'One string per parameter, at most 4096 characters. A name not declared: 422 `unknown_template_param:<name>`; a required one missing: 422 `missing_template_param:<name>`; a value not in the enum, not matching the pattern whole, or holding `${{`: 422 `invalid_template_param:<name>`.',
-    ),
-  version: Joi.number()
+    );
+
+/** A pinned version of a template. */
+export const templateVersion = () =>
+  Joi.number()
     .integer()
     .min(1)
     .max(INT_MAX)
-    .description('Pins a version (404 template_version_not_found); default the latest.'),
+    .description('Pins a version (404 template_version_not_found); default the latest.');
+
+const TemplateRunRequest = Joi.object({
+  params: paramValues().default({}),
+  version: templateVersion(),
   name: runName().description("Replaces the definition's workflow name (null clears it)."),
   tags: runTags().description("Added to the definition's tags."),
   scheduled_start: utcInstant()
@@ -190,7 +197,7 @@ const TemplateRunRequest = Joi.object({
   .description('Unknown fields are refused (422), in `webhook` too.')
   .id('TemplateRunRequest');
 
-const refParams = Joi.object({
+export const refParams = Joi.object({
   ref: Joi.string()
     .max(TEMPLATE_REF_MAX_LENGTH)
     .required()
@@ -198,7 +205,7 @@ const refParams = Joi.object({
     .description('A template_id (a ULID, any case) or a name.'),
 });
 
-const TEMPLATE_NOT_FOUND =
+export const TEMPLATE_NOT_FOUND =
   "`template_not_found`: no template of that id or name, deleted, or another tenant's.";
 
 /** The refusals every template operation states in its own words. */

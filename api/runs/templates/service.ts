@@ -163,7 +163,7 @@ export async function listTenantTemplates(
   return { templates: templates.map(presentSummary), limit: page.limit, offset: page.offset };
 }
 
-async function loadTemplate(
+export async function loadTemplate(
   db: Parameters<typeof findTemplate>[0],
   tenantId: string,
   ref: string,
@@ -175,7 +175,7 @@ async function loadTemplate(
   return template;
 }
 
-async function loadVersion(
+export async function loadVersion(
   db: Parameters<typeof findTemplateVersion>[0],
   template: TemplateRow,
   version: number,
@@ -271,11 +271,12 @@ const clampedStart = (instant: string | null): string | null =>
  * engine; their placeholders stay in the node specs.
  */
 export async function runTemplate(
-  deps: PlatformDeps,
-  starter: DagStarter,
+  deps: Deps,
+  starter: Pick<DagStarter, 'startInBackground'>,
   principal: KeyPrincipal,
   ref: string,
   body: TemplateRunBody,
+  trigger?: { triggerId: string; occurrence: string },
 ) {
   const template = await loadTemplate(deps.pool, principal.tenantId, ref);
   const version = await loadVersion(deps.pool, template, body.version ?? template.version);
@@ -308,8 +309,10 @@ export async function runTemplate(
         workflow_id: workflowId,
         version: version.version,
         params: Object.keys(body.params),
+        ...(trigger && { trigger_id: trigger.triggerId, occurrence: trigger.occurrence }),
       },
     }),
+    trigger,
   };
   const accepted = await submitWorkflow(deps, starter, principal, submit, launch);
   return {

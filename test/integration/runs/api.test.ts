@@ -538,6 +538,7 @@ describe('runs API: authentication, submit rules, quotas, usage, audit', () => {
         max_webhook_payload_bytes: 262144,
         max_pending_timers: 1000,
         max_schedules: 100,
+        max_triggers: 100,
         max_templates: 100,
       });
     });

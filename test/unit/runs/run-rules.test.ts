@@ -69,6 +69,7 @@ describe('limits', () => {
     max_webhook_payload_bytes: 262144,
     max_pending_timers: 1000,
     max_schedules: 100,
+    max_triggers: 100,
     max_templates: 100,
   };
   const limits: EffectiveLimits = effectiveLimits(quotas, null);

@@ -1,0 +1,78 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import {
+  ApplicationFailure,
+  ParentClosePolicy,
+  proxyActivities,
+  proxyLocalActivities,
+  startChild,
+} from '@temporalio/workflow';
+import type { TriggerActivities, TriggerFireResult } from '../../activities/runs/triggers';
+import { localPostgresProfile, postgresProfile } from '../platform/activity-profiles';
+import { DAG_STATE, executionSearchAttributes } from '../platform/search-attributes';
+import { dagWorkflow } from './dag';
+import { dagWorkflowId } from './dag-definitions';
+import { scheduledOccurrence } from './schedule-fire';
+
+/** One Temporal Schedule per template trigger: `trigger/<trigger_id>`. */
+export const triggerTemporalId = (triggerId: string): string => `trigger/${triggerId}`;
+/** Temporal appends the occurrence: `trigger-fire/<trigger_id>-<occurrence, RFC 3339 UTC>`. */
+export const triggerFireWorkflowIdBase = (triggerId: string): string => `trigger-fire/${triggerId}`;
+export const TRIGGER_FIRE_WORKFLOW_TYPE = 'triggerFireWorkflow';
+/** The failure type a fire ends with when its launch was refused (the trigger is disabled). */
+export const TRIGGER_DISABLED_FAILURE = 'TriggerDisabled';
+
+export interface TriggerFireWorkflowInput {
+  triggerId: string;
+  tenantId: string;
+  /** The trigger's cron and zone when the action was set: they name the occurrence's wall time. */
+  cron: string;
+  timezone: string;
+}
+
+const db = proxyLocalActivities<TriggerActivities>(localPostgresProfile);
+const temporal = proxyActivities<TriggerActivities>(postgresProfile);
+
+/**
+ * One fire of a template trigger, started by its Temporal Schedule. fireTrigger records the
+ * occurrence and launches the template as a DAG workflow (once per occurrence, whatever retries
+ * or duplicated actions), which this execution starts as its child dag/<workflow_id>, abandoned
+ * to run on its own: the Web UI links each occurrence to the workflow it produced. A launch the
+ * service refuses disables the trigger; this execution then pauses the Temporal Schedule (its
+ * pause-on-failure policy does not watch ALLOW_ALL starts) and fails, non-retryable.
+ */
+export async function triggerFireWorkflow(
+  input: TriggerFireWorkflowInput,
+): Promise<TriggerFireResult> {
+  const fired = await db.fireTrigger({ ...input, occurrence: scheduledOccurrence() });
+  if (fired.outcome === 'launched' && fired.start) {
+    const dag = fired.start;
+    try {
+      await startChild(dagWorkflow, {
+        workflowId: dagWorkflowId(dag.workflowId),
+        taskQueue: fired.taskQueue,
+        args: [dag],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        typedSearchAttributes: [
+          ...executionSearchAttributes(input.tenantId, 'runs'),
+          { key: DAG_STATE, value: 'pending' },
+        ],
+      });
+    } catch (error) {
+      // The submit's outbox sweeper started it first: the same execution.
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    }
+    await db.markDagStarted(dag.workflowId);
+  }
+  if (fired.outcome === 'failed') {
+    await temporal.pauseTriggerSchedule({
+      triggerId: input.triggerId,
+      note: `disabled: ${fired.reason} (${fired.fire.error})`,
+    });
+    throw ApplicationFailure.nonRetryable(
+      `trigger disabled (${fired.reason}): ${fired.fire.error}`,
+      TRIGGER_DISABLED_FAILURE,
+      fired,
+    );
+  }
+  return fired;
+}
