@@ -88,6 +88,26 @@ describe('template runs on the engine', () => {
     expect(everything).not.toContain(SECRET);
   });
 
+  it('pauses a workflow still pending before its scheduled_start: it stays paused past it, and resumes to run', async () => {
+    const templateId = await register({
+      definition: { nodes: [{ ref: 'held', image: IMAGE, command: ['true'] }] },
+    });
+    const startAt = new Date(Date.now() + 2000);
+    const workflowId = await run(templateId, { scheduled_start: startAt.toISOString() });
+    await eventually(async () =>
+      (await dag.status(workflowId)).state === 'pending' ? true : undefined,
+    );
+    expect((await dag.control(workflowId, 'pause')).status).toBe(200);
+    expect(await dag.status(workflowId)).toMatchObject({ state: 'paused' });
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.max(0, startAt.getTime() - Date.now()) + 2000),
+    );
+    expect(await dag.status(workflowId)).toMatchObject({ state: 'paused', started_at: null });
+    expect(await dag.states(workflowId)).toEqual({ held: 'pending' });
+    expect((await dag.control(workflowId, 'resume')).status).toBe(200);
+    expect((await dag.waitForState(workflowId)).state).toBe('succeeded');
+  });
+
   it('defers the whole graph to scheduled_start', async () => {
     const templateId = await register({
       definition: { nodes: [{ ref: 'later', image: IMAGE, command: ['true'] }] },

@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import { sql } from '../../../db/pool';
 import { runAdmin } from '../../../api/runs/cli';
 import { openApiDocument } from '../../../api/runs/openapi';
+import { TEMPLATE_VERSIONS_MAX } from '../../../api/runs/templates/service';
 import { createTemporalClient } from '../../../api/platform/temporal';
 import { decryptWorkflowSecret } from '../../../api/platform/secrets';
 import { dagWorkflowId } from '../../../workflows/runs/dag-definitions';
@@ -364,6 +365,27 @@ describe('runs API: workflow templates', () => {
         body: { detail: 'unknown_template_param:msg' },
       });
       expect((await get(api, made.template_id)).body).toEqual(made);
+    });
+
+    it(`when a template holds ${TEMPLATE_VERSIONS_MAX} versions, then the next is 409 template_version_limit and nothing changes; a rename still applies`, async () => {
+      const { api } = await tenant();
+      const made = await registered(api, { definition: guarded([step('a')]) });
+      for (let v = 2; v <= TEMPLATE_VERSIONS_MAX; v += 1) {
+        const next = await patch(api, made.template_id, {
+          definition: guarded([step('a', { command: ['echo', String(v)] })]),
+        });
+        expect([next.status, next.body.version]).toEqual([200, v]);
+      }
+      const over = await patch(api, made.template_id, {
+        definition: guarded([step('a', { command: ['echo', 'over'] })]),
+      });
+      expect([over.status, over.body.detail]).toEqual([409, 'template_version_limit']);
+      const kept = (await get(api, made.template_id)).body;
+      expect([kept.version, kept.versions.length]).toEqual([
+        TEMPLATE_VERSIONS_MAX,
+        TEMPLATE_VERSIONS_MAX,
+      ]);
+      expect((await patch(api, made.template_id, { description: 'still' })).status).toBe(200);
     });
 
     it('when name null is patched, then the name is cleared and free for another template; each change is audited', async () => {
