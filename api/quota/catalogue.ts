@@ -79,7 +79,7 @@ async function uniqueName<T>(write: () => Promise<T>): Promise<T> {
   }
 }
 
-async function audited<T>(
+export async function audited<T>(
   deps: Deps,
   principal: Principal,
   entity: string,

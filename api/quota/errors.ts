@@ -54,13 +54,15 @@ export const QUOTA_ERRORS = {
   name_taken: refusal(409, 'another record of the tenant has that name'),
   in_use: refusal(
     409,
-    'still referenced: a resource by a policy, a policy by a plan, a plan by an assignment',
+    'still referenced: a resource by a policy or an alert rule, a policy by a plan or an alert rule, a plan by an assignment, a webhook endpoint by an alert rule',
   ),
   idempotency_key_reused: refusal(
     409,
     'the idempotency key was used with another request body (a replay must send the same body)',
   ),
   reservation_not_found: refusal(404, 'no such reservation in the tenant'),
+  webhook_endpoint_not_found: refusal(404, 'no such webhook endpoint in the tenant'),
+  alert_rule_not_found: refusal(404, 'no such alert rule in the tenant'),
   reservation_expired: refusal(
     409,
     'the reservation passed its expires_at before it was settled: its hold is released',

@@ -40,6 +40,15 @@ replay answers the first decision and consumes nothing more. Neither enforcement
 (strict: Postgres; fast: Redis) over-admits. degraded: true means Redis was out of reach and
 each fast policy's on_backend_error (default allow) decided.
 
+## Webhooks and alerts
+POST /v1/webhook-endpoints {url (https), event_types?, description?, enabled?} answers the
+endpoint with its signing secret (whsec_..., shown once). Every message is JSON
+{type, timestamp, data}, signed by the Standard Webhooks scheme: verify webhook-signature over
+"<webhook-id>.<webhook-timestamp>.<raw body>" with any standardwebhooks library, and dedupe on
+webhook-id. POST /v1/webhook-endpoints/{id}/test sends a webhook.test now and answers the
+receiver's status and latency. Alert rules (/v1/alert-rules) name a threshold_pct of a policy
+window's limit and the channels to notify (endpoint ids, at most 10 e-mail addresses).
+
 ## Retry rule
 Retry only 503 and 429, after Retry-After seconds (else 1 s, doubling, at most 5 tries). Never
 retry 4xx other than 429: the same request gets the same answer.

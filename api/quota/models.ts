@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { DELIVERY_STATUSES } from '../../db/quota/webhooks';
 import { TENANT_SCOPE_NAMES } from './scopes';
 
 /**
@@ -343,4 +344,63 @@ export const ReleaseResponse = model('ReleaseResponse', {
   status: Joi.string().valid('released'),
   event_id: Joi.string().allow(null).description('the release event'),
   released: Joi.array().items(ReservedItem),
+});
+
+const webhookEndpointFields = {
+  id: Joi.string(),
+  url: Joi.string().description('https; private and loopback targets are refused at send'),
+  description: text(),
+  event_types: Joi.array().items(Joi.string()).description('what it receives (alert.triggered)'),
+  enabled: Joi.boolean().description('false: nothing is delivered to it'),
+  created_at: instant(),
+  updated_at: instant(),
+};
+export const WebhookEndpointOut = model('WebhookEndpointOut', webhookEndpointFields);
+export const WebhookEndpointCreated = model('WebhookEndpointCreated', {
+  ...webhookEndpointFields,
+  secret: Joi.string().description(
+    'The Standard Webhooks signing secret (whsec_<base64>), shown in this answer only',
+  ),
+});
+export const WebhookTestResult = model('WebhookTestResult', {
+  delivery_id: Joi.string().description('the test delivery, listed by GET /v1/webhook-deliveries'),
+  delivered: Joi.boolean().description('the receiver answered 2xx'),
+  status_code: Joi.number().integer().allow(null).description("the receiver's HTTP status"),
+  latency_ms: Joi.number().integer().min(0).description('from the DNS lookup to the answer read'),
+  error: Joi.string().allow(null).description('why it was not delivered'),
+});
+export const DeliveryOut = model('DeliveryOut', {
+  id: Joi.string(),
+  endpoint_id: Joi.string(),
+  alert_event_id: Joi.string().allow(null),
+  event_type: Joi.string(),
+  attempt_count: Joi.number().integer().min(0),
+  status: Joi.string()
+    .valid(...DELIVERY_STATUSES)
+    .description(
+      'pending (not yet attempted), delivering (an attempt in flight), retrying (waiting for next_attempt_at), delivered, dead (every attempt failed, or a refusal no retry mends), cancelled (its endpoint was deleted)',
+    ),
+  last_status_code: Joi.number().integer().allow(null),
+  last_error: Joi.string().allow(null),
+  next_attempt_at: instant().allow(null),
+  created_at: instant(),
+});
+
+export const AlertChannels = Joi.object({
+  webhooks: Joi.array().items(Joi.string()).description('webhook endpoint ids'),
+  emails: Joi.array().items(Joi.string()).description('e-mail addresses'),
+})
+  .prefs({ presence: 'required' })
+  .id('AlertChannels');
+export const AlertRuleOut = model('AlertRuleOut', {
+  id: Joi.string(),
+  name: Joi.string(),
+  policy_id: Joi.string().allow(null),
+  resource_id: Joi.string().allow(null),
+  subject_filter: Joi.string().allow(null),
+  threshold_pct: Joi.number().integer(),
+  channels: AlertChannels,
+  cooldown_seconds: Joi.number().integer(),
+  enabled: Joi.boolean(),
+  created_at: instant(),
 });

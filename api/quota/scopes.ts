@@ -16,6 +16,10 @@ export const TENANT_SCOPES = {
   consume: 'consume, refund, reserve, commit and release; read reservations',
   check: 'check whether amounts would be admitted, consuming nothing',
   'audit:read': 'read the admin audit',
+  'alerts:read': 'read alert rules and alert events',
+  'alerts:write': 'create, change and delete alert rules',
+  'webhooks:read': 'read webhook endpoints (never their secrets) and their deliveries',
+  'webhooks:write': 'create, change, delete and test webhook endpoints',
 } as const;
 
 /** Scopes of operator keys only (a key without a tenant): tenant administration and jobs. */

@@ -224,6 +224,16 @@ export function runsOperation(op: RunsOperation): RunsOperation {
   };
 }
 
+/**
+ * The operation maker of an area (timers, schedules, triggers): each operation its permission,
+ * and the area's refusals under the operation's own.
+ */
+export const areaOperations =
+  (refusals: RunsOperation['refusals']) =>
+  (permission: NonNullable<RunsOperation['permission']>) =>
+  (op: Omit<RunsOperation, 'permission'>) =>
+    runsOperation({ ...op, permission, refusals: { ...refusals, ...op.refusals } });
+
 export const ok = (schema: Joi.Schema, description = 'OK'): ResponseContract => ({
   description,
   schema,

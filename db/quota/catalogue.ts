@@ -117,7 +117,8 @@ export const resources = {
       ORDER BY created_at, id`)) as ResourceRow[],
   inUse: async (db: Queryable, id: string) =>
     (await db.oneFirst(sql.unsafe`
-      SELECT EXISTS (SELECT 1 FROM quota.policies WHERE resource_id = ${id})`)) as boolean,
+      SELECT EXISTS (SELECT 1 FROM quota.policies WHERE resource_id = ${id})
+          OR EXISTS (SELECT 1 FROM quota.alert_rules WHERE resource_id = ${id})`)) as boolean,
 };
 
 export const policies = {
@@ -138,7 +139,8 @@ export const policies = {
       WHERE tenant_id = ${tenantId} AND id = ANY(${sql.array(ids, 'text')})`)) as string[],
   inUse: async (db: Queryable, id: string) =>
     (await db.oneFirst(sql.unsafe`
-      SELECT EXISTS (SELECT 1 FROM quota.plan_policies WHERE policy_id = ${id})`)) as boolean,
+      SELECT EXISTS (SELECT 1 FROM quota.plan_policies WHERE policy_id = ${id})
+          OR EXISTS (SELECT 1 FROM quota.alert_rules WHERE policy_id = ${id})`)) as boolean,
   /** A policy goes with the overrides that named it. */
   delete: async (db: Queryable, id: string) => {
     await db.query(sql.unsafe`DELETE FROM quota.overrides WHERE policy_id = ${id}`);

@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import { ALERT_OPERATIONS, mountAlertRoutes } from './alerts';
 import { CATALOGUE_OPERATIONS, mountCatalogueRoutes } from './catalogue';
 import { CONSUMPTION_OPERATIONS, mountConsumptionRoutes } from './consumption';
 import { KEY_OPERATIONS, mountKeyRoutes } from './keys';
@@ -23,6 +24,7 @@ export const QUOTA_OPERATIONS = {
   ...prefixed('subject', SUBJECT_OPERATIONS),
   ...prefixed('consumption', CONSUMPTION_OPERATIONS),
   ...prefixed('reporting', REPORTING_OPERATIONS),
+  ...prefixed('alerts', ALERT_OPERATIONS),
 };
 
 function prefixed<T extends object>(prefix: string, operations: T) {
@@ -41,5 +43,6 @@ export function quotaRouter(deps: QuotaRouteDeps): Router {
   mountSubjectRoutes(router, deps);
   mountConsumptionRoutes(router, deps);
   mountReportingRoutes(router, deps);
+  mountAlertRoutes(router, deps);
   return router;
 }

@@ -1,11 +1,11 @@
 import Joi from 'joi';
 import { runsError } from '../errors';
 import {
+  areaOperations,
   done,
   offset,
   ok,
   pageLimit,
-  runsOperation,
   ulidParam,
   type RunsOperation,
 } from '../operations';
@@ -92,10 +92,7 @@ const SCHEDULE_NOT_FOUND =
 const INVALID =
   'Schema mismatch (joi message): an unknown field, a label out of its bounds; or `invalid_cron: <why>` (not a five-field cron of the documented grammar), `invalid_timezone` (not an IANA zone), `payload_too_large` (over 65536 bytes as JSON).';
 
-type ScheduleOperation = Omit<RunsOperation, 'permission'>;
-const scheduleOperation =
-  (permission: 'svc_timer_write' | 'svc_timer_read') => (op: ScheduleOperation) =>
-    runsOperation({ ...op, permission, refusals: { ...SCHEDULE_REFUSALS, ...op.refusals } });
+const scheduleOperation = areaOperations(SCHEDULE_REFUSALS);
 const write = scheduleOperation('svc_timer_write');
 const read = scheduleOperation('svc_timer_read');
 

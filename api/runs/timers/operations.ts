@@ -3,11 +3,11 @@ import { TIMER_STATES } from '../../../db/runs/timers';
 import { isUtcInstant, parseInstantWithOffset } from '../../platform/instant';
 import { runsError } from '../errors';
 import {
+  areaOperations,
   done,
   offset,
   ok,
   pageLimit,
-  runsOperation,
   stateFilter,
   ulidParam,
   utcInstant,
@@ -71,9 +71,7 @@ const TIMER_REFUSALS = {
 const TIMER_NOT_FOUND =
   "`timer_not_found`: no such timer, or not this tenant's (whatever the id's shape).";
 
-type TimerOperation = Omit<RunsOperation, 'permission'>;
-const timerOperation = (permission: 'svc_timer_write' | 'svc_timer_read') => (op: TimerOperation) =>
-  runsOperation({ ...op, permission, refusals: { ...TIMER_REFUSALS, ...op.refusals } });
+const timerOperation = areaOperations(TIMER_REFUSALS);
 const write = timerOperation('svc_timer_write');
 const read = timerOperation('svc_timer_read');
 

@@ -1,11 +1,11 @@
 import Joi from 'joi';
 import { runsError } from '../errors';
 import {
+  areaOperations,
   done,
   offset,
   ok,
   pageLimit,
-  runsOperation,
   ulidParam,
   type RunsOperation,
 } from '../operations';
@@ -82,10 +82,7 @@ const TRIGGER_NOT_FOUND =
 const INVALID =
   'Schema mismatch (joi message); `invalid_cron: <why>`, `invalid_timezone`; `unknown_template_param:<name>`, `missing_template_param:<name>`, `invalid_template_param:<name>` (the params against the version a fire would launch).';
 
-type TriggerOperation = Omit<RunsOperation, 'permission'>;
-const triggerOperation =
-  (permission: 'svc_template_write' | 'svc_template_read') => (op: TriggerOperation) =>
-    runsOperation({ ...op, permission, refusals: { ...TRIGGER_REFUSALS, ...op.refusals } });
+const triggerOperation = areaOperations(TRIGGER_REFUSALS);
 const write = triggerOperation('svc_template_write');
 const read = triggerOperation('svc_template_read');
 

@@ -2,6 +2,11 @@ import Joi from 'joi';
 import { ulid } from '../../../db/ids';
 import type { InlineWebhookRow } from '../../../db/runs/webhooks';
 import { boundedText } from '../../platform/http/text';
+import {
+  isWebhookUrl,
+  WEBHOOK_URL_MAX_LENGTH,
+  WEBHOOK_URL_PATTERN,
+} from '../../platform/webhooks/url';
 import { runsError } from '../errors';
 import { SUBSCRIBABLE, isSubscribable } from './catalogue';
 
@@ -13,31 +18,9 @@ import { SUBSCRIBABLE, isSubscribable } from './catalogue';
  * submit schemas can take it.
  */
 
-export const WEBHOOK_URL_MAX_LENGTH = 2048;
 export const WEBHOOK_EVENTS_MAX = 64;
 /** A supplied secret: any characters but U+0000 (the signing key is its UTF-8 bytes as given). */
 export const WEBHOOK_SECRET_MAX_LENGTH = 256;
-
-const CONTROL_CHARACTERS = '\\u0000-\\u0020\\u007f';
-/**
- * Absolute https (the scheme in any case), an authority without userinfo (no '@'; no '\', which
- * WHATWG parsers read as '/'), no whitespace or control character anywhere. The document states
- * it, and a url that matches must also parse (a port in range, a valid host name).
- */
-export const WEBHOOK_URL_PATTERN =
-  `^[Hh][Tt][Tt][Pp][Ss]://[^${CONTROL_CHARACTERS}/?#@\\\\]+` +
-  `(?:[/?#][^${CONTROL_CHARACTERS}]*)?$`;
-const URL_SHAPE = new RegExp(WEBHOOK_URL_PATTERN, 'u');
-
-export function isWebhookUrl(value: string): boolean {
-  if (!URL_SHAPE.test(value)) return false;
-  try {
-    const url = new URL(value);
-    return url.protocol === 'https:' && url.username === '' && url.password === '';
-  } catch {
-    return false;
-  }
-}
 
 /** Checked past joi (400 invalid_webhook_url), as a run's image grammar is. */
 export const webhookUrl = () =>

@@ -3,11 +3,10 @@ import { SUBSCRIBABLE } from '../../../api/runs/webhooks/catalogue';
 import { changesOf, testEnvelope } from '../../../api/runs/webhooks/endpoints';
 import {
   InlineWebhook,
-  WEBHOOK_URL_PATTERN,
   assertSubscription,
   inlineWebhookRow,
-  isWebhookUrl,
 } from '../../../api/runs/webhooks/inline';
+import { WEBHOOK_URL_PATTERN, isWebhookUrl } from '../../../api/platform/webhooks/url';
 import { TESTABLE_EVENTS, TestRequest } from '../../../api/runs/webhooks/operations';
 
 const codeOf = (fn: () => void): string | null => {

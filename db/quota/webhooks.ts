@@ -1,0 +1,176 @@
+import { sql } from '../pool';
+import type { Queryable } from './queryable';
+
+/** Webhook endpoints of the quota service and their deliveries (migration quota/0004). */
+
+export interface WebhookEndpointRow {
+  id: string;
+  url: string;
+  description: string;
+  event_types: string[];
+  enabled: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The delivery statuses (the table's CHECK). */
+export const DELIVERY_STATUSES = [
+  'pending',
+  'delivering',
+  'retrying',
+  'delivered',
+  'dead',
+  'cancelled',
+] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+export interface DeliveryRow {
+  id: string;
+  endpoint_id: string;
+  alert_event_id: string | null;
+  event_type: string;
+  attempt_count: number;
+  status: DeliveryStatus;
+  last_status_code: number | null;
+  last_error: string | null;
+  next_attempt_at: string | null;
+  created_at: string;
+}
+
+const ENDPOINT = sql.fragment`id, url, description, event_types, enabled, created_at, updated_at`;
+const DELIVERY = sql.fragment`id, endpoint_id, alert_event_id, event_type, attempt_count, status,
+  last_status_code, last_error, next_attempt_at, created_at`;
+
+export interface NewEndpoint {
+  id: string;
+  tenantId: string;
+  url: string;
+  description: string;
+  eventTypes: string[];
+  enabled: boolean;
+  secret: string;
+}
+
+export async function insertEndpoint(db: Queryable, e: NewEndpoint): Promise<WebhookEndpointRow> {
+  return (await db.one(sql.unsafe`
+    INSERT INTO quota.webhook_endpoints (id, tenant_id, url, description, event_types, enabled,
+                                         secret)
+    VALUES (${e.id}, ${e.tenantId}, ${e.url}, ${e.description},
+            ${sql.array(e.eventTypes, 'text')}, ${e.enabled}, ${e.secret})
+    RETURNING ${ENDPOINT}`)) as WebhookEndpointRow;
+}
+
+/** A live endpoint of the tenant (`lock`: FOR UPDATE), with its secret when asked. */
+export async function findEndpoint(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+  lock = false,
+): Promise<(WebhookEndpointRow & { secret: string }) | null> {
+  return (await db.maybeOne(sql.unsafe`
+    SELECT ${ENDPOINT}, secret FROM quota.webhook_endpoints
+    WHERE tenant_id = ${tenantId} AND id = ${id} AND deleted_at IS NULL
+    ${lock ? sql.fragment`FOR UPDATE` : sql.fragment``}`)) as
+    (WebhookEndpointRow & { secret: string }) | null;
+}
+
+export async function listEndpoints(db: Queryable, tenantId: string) {
+  return (await db.any(sql.unsafe`
+    SELECT ${ENDPOINT} FROM quota.webhook_endpoints
+    WHERE tenant_id = ${tenantId} AND deleted_at IS NULL
+    ORDER BY created_at, id`)) as WebhookEndpointRow[];
+}
+
+/** Which of these ids are live endpoints of the tenant. */
+export async function existingEndpoints(db: Queryable, tenantId: string, ids: string[]) {
+  return (await db.anyFirst(sql.unsafe`
+    SELECT id FROM quota.webhook_endpoints
+    WHERE tenant_id = ${tenantId} AND deleted_at IS NULL
+      AND id = ANY(${sql.array(ids, 'text')})`)) as string[];
+}
+
+export interface EndpointChanges {
+  url?: string;
+  description?: string;
+  eventTypes?: string[];
+  enabled?: boolean;
+}
+
+export async function updateEndpoint(db: Queryable, id: string, c: EndpointChanges) {
+  const sets = [sql.fragment`updated_at = now()`];
+  if (c.url !== undefined) sets.push(sql.fragment`url = ${c.url}`);
+  if (c.description !== undefined) sets.push(sql.fragment`description = ${c.description}`);
+  if (c.eventTypes !== undefined)
+    sets.push(sql.fragment`event_types = ${sql.array(c.eventTypes, 'text')}`);
+  if (c.enabled !== undefined) sets.push(sql.fragment`enabled = ${c.enabled}`);
+  return (await db.one(sql.unsafe`
+    UPDATE quota.webhook_endpoints SET ${sql.join(sets, sql.fragment`, `)}
+    WHERE id = ${id} RETURNING ${ENDPOINT}`)) as WebhookEndpointRow;
+}
+
+/** Deleted: found and listed no more; its unfinished deliveries are cancelled with it. */
+export async function deleteEndpoint(db: Queryable, id: string): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE quota.webhook_endpoints SET deleted_at = now(), updated_at = now() WHERE id = ${id}`);
+  await db.query(sql.unsafe`
+    UPDATE quota.webhook_deliveries
+    SET status = 'cancelled', finished_at = now(), updated_at = now(), next_attempt_at = NULL
+    WHERE endpoint_id = ${id} AND status IN ('pending', 'retrying')`);
+}
+
+/** Whether an alert rule names the endpoint among its channels. */
+export async function endpointInUse(db: Queryable, id: string): Promise<boolean> {
+  return (await db.oneFirst(sql.unsafe`
+    SELECT EXISTS (SELECT 1 FROM quota.alert_rules WHERE ${id} = ANY(webhook_endpoint_ids))`)) as boolean;
+}
+
+export interface NewDelivery {
+  id: string;
+  tenantId: string;
+  endpointId: string;
+  alertEventId: string | null;
+  eventType: string;
+  messageId: string;
+  payload: unknown;
+  status: DeliveryStatus;
+  attemptCount: number;
+}
+
+export async function insertDelivery(db: Queryable, d: NewDelivery): Promise<DeliveryRow> {
+  return (await db.one(sql.unsafe`
+    INSERT INTO quota.webhook_deliveries (id, tenant_id, endpoint_id, alert_event_id, event_type,
+                                          message_id, payload, status, attempt_count)
+    VALUES (${d.id}, ${d.tenantId}, ${d.endpointId}, ${d.alertEventId}, ${d.eventType},
+            ${d.messageId}, ${sql.jsonb(d.payload as never)}, ${d.status}, ${d.attemptCount})
+    RETURNING ${DELIVERY}`)) as DeliveryRow;
+}
+
+/** A finished attempt's outcome, as the delivery's state. */
+export async function recordDeliveryOutcome(
+  db: Queryable,
+  id: string,
+  outcome: { status: DeliveryStatus; statusCode: number | null; error: string | null },
+): Promise<DeliveryRow> {
+  const finished = outcome.status === 'delivered' || outcome.status === 'dead';
+  return (await db.one(sql.unsafe`
+    UPDATE quota.webhook_deliveries
+    SET status = ${outcome.status}, last_status_code = ${outcome.statusCode},
+        last_error = ${outcome.error}, updated_at = now(),
+        finished_at = ${finished ? sql.fragment`now()` : sql.fragment`NULL`}
+    WHERE id = ${id} RETURNING ${DELIVERY}`)) as DeliveryRow;
+}
+
+/** The tenant's deliveries, newest first; of one endpoint when given. */
+export async function listDeliveries(
+  db: Queryable,
+  tenantId: string,
+  filter: { endpointId: string | null; limit: number },
+): Promise<DeliveryRow[]> {
+  const endpoint = filter.endpointId
+    ? sql.fragment`AND endpoint_id = ${filter.endpointId}`
+    : sql.fragment``;
+  return (await db.any(sql.unsafe`
+    SELECT ${DELIVERY} FROM quota.webhook_deliveries
+    WHERE tenant_id = ${tenantId} ${endpoint}
+    ORDER BY created_at DESC, id DESC LIMIT ${filter.limit}`)) as DeliveryRow[];
+}
