@@ -4,6 +4,8 @@
  * call (bench/lib/redis-floor.ts). Figures:
  *   1. floor: N clients in a closed loop against the bare endpoint;
  *   2. consume, strict and fast, 1 item and 5 items (5 resources, a policy each);
+ *   3. consume, strict and fast, 1 item, with ten alert rules watching its policy (thresholds
+ *      10% to 100%: each request is judged against all ten), as a ratio of the same without;
  *   each over 1,000 subjects, and as a ratio of the floor's rate. Fast mode's ledger entries go
  *   to the write-ahead stream; the bench flushes them into Postgres after its runs.
  * Usage: npm run bench:quota [-- --seconds 10 --clients 32]
@@ -66,6 +68,7 @@ async function provision(
   resources: number,
   prefix: string,
   mode: 'strict' | 'fast',
+  alertRules = 0,
 ) {
   const tenantId = `ten_${ulid()}`;
   return pool.transaction(async (tx) => {
@@ -98,6 +101,10 @@ async function provision(
       await tx.query(
         sql.unsafe`INSERT INTO quota.plan_policies (plan_id, policy_id, position) VALUES (${planId}, ${policyId}, ${i})`,
       );
+      for (let r = 1; r <= alertRules; r++)
+        await tx.query(sql.unsafe`
+          INSERT INTO quota.alert_rules (id, tenant_id, name, policy_id, threshold_pct)
+          VALUES (${`alr_${ulid()}`}, ${tenantId}, ${`a${r}`}, ${policyId}, ${r * 10})`);
     }
     await tx.query(sql.unsafe`
       INSERT INTO quota.assignments (tenant_id, subject, plan_id)
@@ -155,7 +162,11 @@ async function main(): Promise<void> {
       ['consume strict, 5 items', await provision(pool, 5, prefix, 'strict')],
       ['consume fast, 1 item', await provision(pool, 1, prefix, 'fast')],
       ['consume fast, 5 items', await provision(pool, 5, prefix, 'fast')],
+      ['strict, 1 item, 10 alert rules', await provision(pool, 1, prefix, 'strict', 10)],
+      ['fast, 1 item, 10 alert rules', await provision(pool, 1, prefix, 'fast', 10)],
     ] as const;
+    /** Each run's rate by name: the alert rows are read beside the same run without rules. */
+    const rates = new Map<string, number>();
     let n = 0;
     const subject = () => `s${(n++ % SUBJECTS) + 1}`;
     const json = { 'content-type': 'application/json' };
@@ -176,7 +187,7 @@ async function main(): Promise<void> {
     for (const [name, setup] of setups) {
       const headers = { ...json, authorization: `Bearer ${setup.token}` };
       const items = setup.names.map((resource) => ({ resource, amount: 1 }));
-      report(
+      const rate = report(
         name,
         await closedLoop(clients, seconds, () =>
           httpCall(
@@ -189,9 +200,18 @@ async function main(): Promise<void> {
         ),
         floor,
       );
+      rates.set(name, rate);
     }
+    for (const mode of ['strict', 'fast'])
+      console.log(
+        `${mode} with 10 alert rules: ${(rates.get(`${mode}, 1 item, 10 alert rules`)! / rates.get(`consume ${mode}, 1 item`)!).toFixed(2)} of the same without`,
+      );
     const redis = await connectedRedis(config, 'quota:');
-    const { flushed_events } = await flushLedgerStream({ pool, redis });
+    const { flushed_events } = await flushLedgerStream({
+      pool,
+      redis,
+      taskQueuePrefix: config.taskQueuePrefix,
+    });
     console.log(`flushed ${flushed_events} fast-mode ledger events into Postgres`);
     await closeRedis(redis);
   } finally {

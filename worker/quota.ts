@@ -2,6 +2,7 @@ import type { WorkerOptions } from '@temporalio/worker';
 import { taskQueues } from '../api/platform/temporal';
 import { createQuotaBootstrapActivities } from '../activities/quota/bootstrap';
 import { createQuotaJobActivities } from '../activities/quota/jobs';
+import { createDeliveryActivities } from '../activities/platform/delivery';
 import type { WorkerDeps } from './workers';
 
 /** The quota service's task queue: tenant bootstraps, background jobs, their Postgres activities. */
@@ -12,6 +13,8 @@ export function quotaWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
       workflowBundle: deps.workflowBundle,
       activities: {
         ...createQuotaBootstrapActivities({ pool: deps.pool }),
+        // An alert's webhook deliveries (delivery/quota/<id>) run on this queue.
+        ...createDeliveryActivities({ pool: deps.pool, config: deps.config }),
         ...createQuotaJobActivities({
           pool: deps.pool,
           redis: deps.quotaRedis,

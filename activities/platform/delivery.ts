@@ -2,7 +2,13 @@ import { Context } from '@temporalio/activity';
 import type { DatabasePool } from '../../db/pool';
 import { platformVersion } from '../../db/repository';
 import type { Config } from '../../api/platform/config';
-import { createWebhookSender } from '../../api/platform/webhooks/http-delivery';
+import {
+  createWebhookSender,
+  type SendOutcome,
+  type WebhookRequest,
+} from '../../api/platform/webhooks/http-delivery';
+import { signedMessage } from '../../api/quota/webhooks';
+import { beginQuotaAttempt, recordQuotaAttempt } from '../../db/quota/webhooks';
 import { svcSignature } from '../../api/platform/webhooks/signing';
 import { DELIVERY_HEALTH_NOTICES } from '../../api/runs/webhooks/catalogue';
 import { beginAttempt, recordAttempt, type AttemptTarget } from '../../db/runs/deliveries';
@@ -23,9 +29,10 @@ export interface AttemptInput {
 }
 
 /**
- * One attempt of a webhook delivery, at least once: marks it delivering, signs the body at
- * attempt time, sends it (egress-safe, api/platform/webhooks/http-delivery.ts) and records the
- * outcome with its consequences. A failure with no attempt left is dead. The activity itself
+ * One attempt of a webhook delivery of either service, at least once: marks it delivering, signs
+ * the body at attempt time (runs: its own scheme; quota: Standard Webhooks), sends it
+ * (egress-safe, api/platform/webhooks/http-delivery.ts) and records the outcome with its
+ * consequences. A failure with no attempt left is dead. The activity itself
  * retries only when Postgres or the worker fails; a retried attempt sends again with the same
  * event_id (receivers dedupe on it).
  */
@@ -35,35 +42,60 @@ export function createDeliveryActivities(deps: { pool: DatabasePool; config: Con
     caFile: deps.config.webhooks.caFile,
     timeoutMs: deps.config.webhooks.attemptTimeoutMs,
   });
+  /** Sends, heartbeating: a worker that dies mid-attempt is noticed within the heartbeat timeout. */
+  const send = async (request: WebhookRequest) => {
+    const beat = setInterval(() => Context.current().heartbeat(), HEARTBEAT_MS);
+    return sender.send(request).finally(() => clearInterval(beat));
+  };
+  /** A failure with no attempt left is dead. */
+  const outcomeOf = (sent: SendOutcome, input: AttemptInput) =>
+    sent.verdict === 'retry' && input.retryInSeconds === null ? 'dead' : sent.verdict;
+  const nextAttemptAt = (outcome: AttemptVerdict, input: AttemptInput) =>
+    outcome === 'retry' ? new Date(Date.now() + input.retryInSeconds! * 1000).toISOString() : null;
+
+  async function attemptRunsDelivery(input: AttemptInput): Promise<AttemptVerdict> {
+    const target = await beginAttempt(deps.pool, input.deliveryId, input.attempt);
+    if (target === null) return 'ended';
+    if (target === 'wait') return 'wait';
+    const startedAt = new Date().toISOString();
+    const sent = await send(requestOf(target, input.attempt));
+    const outcome = outcomeOf(sent, input);
+    await recordAttempt(deps.pool, {
+      deliveryId: input.deliveryId,
+      attempt: input.attempt,
+      startedAt,
+      outcome,
+      statusCode: sent.status,
+      error: sent.verdict === 'delivered' ? null : sent.error,
+      // A notice's own death raises none: a failing endpoint subscribed to notices must not feed itself.
+      raisesNotices: !DELIVERY_HEALTH_NOTICES.includes(target.event_type),
+      nextAttemptAt: nextAttemptAt(outcome, input),
+    });
+    return outcome;
+  }
+
+  /** A quota delivery: signed by the Standard Webhooks scheme, at attempt time. */
+  async function attemptQuotaDelivery(input: AttemptInput): Promise<AttemptVerdict> {
+    const target = await beginQuotaAttempt(deps.pool, input.deliveryId, input.attempt);
+    if (target === null) return 'ended';
+    const sent = await send({
+      url: target.url,
+      ...signedMessage(target.secret, target.message_id, target.payload),
+    });
+    const outcome = outcomeOf(sent, input);
+    await recordQuotaAttempt(deps.pool, {
+      id: input.deliveryId,
+      outcome,
+      statusCode: sent.status,
+      error: sent.verdict === 'delivered' ? null : sent.error,
+      nextAttemptAt: nextAttemptAt(outcome, input),
+    });
+    return outcome;
+  }
+
   return {
     async attemptWebhookDelivery(input: AttemptInput): Promise<AttemptVerdict> {
-      if (input.service !== 'runs') throw new Error(`no delivery store for ${input.service}`);
-      const target = await beginAttempt(deps.pool, input.deliveryId, input.attempt);
-      if (target === null) return 'ended';
-      if (target === 'wait') return 'wait';
-      const startedAt = new Date().toISOString();
-      // A worker that dies mid-attempt is noticed within the heartbeat timeout, not the attempt's.
-      const beat = setInterval(() => Context.current().heartbeat(), HEARTBEAT_MS);
-      const sent = await sender.send(requestOf(target, input.attempt)).finally(() => {
-        clearInterval(beat);
-      });
-      const outcome =
-        sent.verdict === 'retry' && input.retryInSeconds === null ? 'dead' : sent.verdict;
-      await recordAttempt(deps.pool, {
-        deliveryId: input.deliveryId,
-        attempt: input.attempt,
-        startedAt,
-        outcome,
-        statusCode: sent.status,
-        error: sent.verdict === 'delivered' ? null : sent.error,
-        // A notice's own death raises none: a failing endpoint subscribed to notices must not feed itself.
-        raisesNotices: !DELIVERY_HEALTH_NOTICES.includes(target.event_type),
-        nextAttemptAt:
-          outcome === 'retry'
-            ? new Date(Date.now() + input.retryInSeconds! * 1000).toISOString()
-            : null,
-      });
-      return outcome;
+      return input.service === 'runs' ? attemptRunsDelivery(input) : attemptQuotaDelivery(input);
     },
   };
 }

@@ -15,7 +15,7 @@ import { expireDueReservations } from '../../api/quota/consumption/reservations'
 import { flushLedgerStream } from '../../api/quota/consumption/ledger-flush';
 import type { Redis } from '../../db/redis';
 
-type JobDeps = { pool: DatabasePool; redis: Redis };
+type JobDeps = { pool: DatabasePool; redis: Redis; taskQueuePrefix: string };
 type JobWork = (deps: JobDeps) => Promise<Record<string, unknown>>;
 
 const WORK: Record<JobName, JobWork> = {
@@ -30,7 +30,7 @@ const WORK: Record<JobName, JobWork> = {
  * Runs one job and records the run, failed ones too (their error in the report). Each job is
  * idempotent (deletes of what is past its time), so a retried activity does no harm.
  */
-export function createQuotaJobActivities(deps: JobDeps & { taskQueuePrefix: string }) {
+export function createQuotaJobActivities(deps: JobDeps) {
   return {
     async runQuotaJob(input: { job: JobName; trigger: 'schedule' | 'manual' }): Promise<JobRunRow> {
       const started = new Date().toISOString();

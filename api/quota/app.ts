@@ -7,6 +7,8 @@ import { mount } from '../platform/http/contract';
 import { privateNetworkOnly } from '../platform/http/private-network';
 import { createApp } from '../platform/http/app';
 import type { PlatformDeps, ServiceInstance } from '../platform/service';
+import { createAlertDeliveryStarter } from './alerts/delivery-starter';
+import { createAlertRulesCache } from './alerts/rules-cache';
 import { quotaEnvelope } from './envelope';
 import { QUOTA_ERRORS } from './errors';
 import { createLastUseRecorder } from './last-use';
@@ -55,8 +57,10 @@ export function quotaRoutes(deps: QuotaRouteDeps, metrics?: () => client.Registr
 export function createQuotaApi(deps: PlatformDeps): ServiceInstance {
   const lastUse = createLastUseRecorder(deps);
   const bootstraps = createBootstrapStarter(deps);
+  const alertRules = createAlertRulesCache(deps.pool);
+  const alertDeliveries = createAlertDeliveryStarter(deps);
   const router = quotaRoutes(
-    { ...deps, lastUse, bootstraps, startedAtMs: Date.now() },
+    { ...deps, lastUse, bootstraps, alertRules, startedAtMs: Date.now() },
     () => metrics,
   );
 
@@ -77,9 +81,11 @@ export function createQuotaApi(deps: PlatformDeps): ServiceInstance {
     start: async () => {
       lastUse.start();
       bootstraps.start();
+      alertDeliveries.start();
       if (deps.config.quota.jobSchedules) await ensureJobSchedules(deps);
     },
     stop: async () => {
+      await alertDeliveries.stop();
       await bootstraps.stop();
       await lastUse.stop();
     },

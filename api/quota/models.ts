@@ -404,3 +404,14 @@ export const AlertRuleOut = model('AlertRuleOut', {
   enabled: Joi.boolean(),
   created_at: instant(),
 });
+export const AlertEventOut = model('AlertEventOut', {
+  id: Joi.string(),
+  rule_id: Joi.string(),
+  subject: Joi.string(),
+  policy_id: Joi.string(),
+  window_id: Joi.string().description("the window's counter key (lifetime, or its start)"),
+  threshold_pct: Joi.number().integer(),
+  usage_pct: Joi.number().description('usage × 100 / limit when it crossed, 2 decimals'),
+  suppressed: Joi.boolean().description("within the rule's cooldown: recorded, not notified"),
+  triggered_at: instant(),
+});

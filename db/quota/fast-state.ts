@@ -37,6 +37,8 @@ export interface FastWrite {
 export interface FastCommitExtras {
   /** Ledger entries (JSON) appended to the stream in the same step. */
   ledger?: string;
+  /** The request's alert crossings (JSON), in the same stream entry as its ledger entries. */
+  alerts?: string;
   /** An idempotency key's answer, recorded only if the key has none yet. */
   idempotency?: { key: string; answer: string; ttlSeconds: number };
 }
@@ -81,7 +83,10 @@ for i = 1, n do
   if expireAt == 'none' then redis.call('PERSIST', KEYS[i])
   elseif expireAt ~= 'keep' then redis.call('PEXPIREAT', KEYS[i], expireAt) end
 end
-if hasStream then redis.call('XADD', KEYS[n + 1], '*', 'e', ARGV[pos]) end
+if hasStream then
+  if ARGV[pos + 3] ~= '' then redis.call('XADD', KEYS[n + 1], '*', 'e', ARGV[pos], 'a', ARGV[pos + 3])
+  else redis.call('XADD', KEYS[n + 1], '*', 'e', ARGV[pos]) end
+end
 if hasIdem then redis.call('SET', idemKey, ARGV[pos + 1], 'EX', ARGV[pos + 2]) end
 return 1`;
 
@@ -151,17 +156,25 @@ export async function commitFastStates(
     );
   }
   const idem = extras.idempotency;
-  args.push(extras.ledger ?? '', idem?.answer ?? '', String(idem?.ttlSeconds ?? 0));
+  args.push(
+    extras.ledger ?? '',
+    idem?.answer ?? '',
+    String(idem?.ttlSeconds ?? 0),
+    extras.alerts ?? '',
+  );
   return (await commit(keys.length, ...keys, ...args)) === 1;
 }
 
-/** The oldest entries of the ledger stream, with their stream ids. */
+/** The oldest entries of the ledger stream, with their stream ids (and alert crossings, if any). */
 export async function readLedgerStream(
   redis: Redis,
   count: number,
-): Promise<{ id: string; entries: string }[]> {
+): Promise<{ id: string; entries: string; alerts: string | null }[]> {
   const rows = await redis.xrange(LEDGER_STREAM, '-', '+', 'COUNT', count);
-  return rows.map(([id, fields]) => ({ id, entries: fields[1]! }));
+  return rows.map(([id, fields]) => {
+    const named = pairsToMap(fields);
+    return { id, entries: named.get('e')!, alerts: named.get('a') ?? null };
+  });
 }
 
 export async function deleteFromLedgerStream(redis: Redis, ids: string[]): Promise<void> {

@@ -134,14 +134,18 @@ export interface NewDelivery {
   payload: unknown;
   status: DeliveryStatus;
   attemptCount: number;
+  /** Set for a delivery the engine sends (its outbox starts delivery/quota/<id> there). */
+  workflowTaskQueue?: string;
 }
 
 export async function insertDelivery(db: Queryable, d: NewDelivery): Promise<DeliveryRow> {
   return (await db.one(sql.unsafe`
     INSERT INTO quota.webhook_deliveries (id, tenant_id, endpoint_id, alert_event_id, event_type,
-                                          message_id, payload, status, attempt_count)
+                                          message_id, payload, status, attempt_count,
+                                          workflow_task_queue)
     VALUES (${d.id}, ${d.tenantId}, ${d.endpointId}, ${d.alertEventId}, ${d.eventType},
-            ${d.messageId}, ${sql.jsonb(d.payload as never)}, ${d.status}, ${d.attemptCount})
+            ${d.messageId}, ${sql.jsonb(d.payload as never)}, ${d.status}, ${d.attemptCount},
+            ${d.workflowTaskQueue ?? null})
     RETURNING ${DELIVERY}`)) as DeliveryRow;
 }
 
@@ -173,4 +177,76 @@ export async function listDeliveries(
     SELECT ${DELIVERY} FROM quota.webhook_deliveries
     WHERE tenant_id = ${tenantId} ${endpoint}
     ORDER BY created_at DESC, id DESC LIMIT ${filter.limit}`)) as DeliveryRow[];
+}
+
+/** The live, enabled endpoints subscribed to `eventType` that these rules name, per rule. */
+export async function ruleEndpoints(
+  db: Queryable,
+  ruleIds: string[],
+  eventType: string,
+): Promise<{ rule_id: string; rule_name: string; endpoint_id: string }[]> {
+  return (await db.any(sql.unsafe`
+    SELECT r.id AS rule_id, r.name AS rule_name, e.id AS endpoint_id
+    FROM quota.alert_rules r
+    JOIN quota.webhook_endpoints e ON e.id = ANY(r.webhook_endpoint_ids)
+    WHERE r.id = ANY(${sql.array(ruleIds, 'text')}) AND e.deleted_at IS NULL AND e.enabled
+      AND ${eventType} = ANY(e.event_types)
+    ORDER BY r.id, e.id`)) as { rule_id: string; rule_name: string; endpoint_id: string }[];
+}
+
+/** What an attempt sends: the delivery and its endpoint, or null when there is nothing to send. */
+export interface QuotaAttemptTarget {
+  id: string;
+  url: string;
+  secret: string;
+  message_id: string;
+  payload: Record<string, unknown>;
+}
+
+/**
+ * Marks the delivery delivering for this attempt and answers what to send; null when it has
+ * ended (delivered, dead, cancelled) or its endpoint is gone or disabled (then it is cancelled).
+ */
+export async function beginQuotaAttempt(
+  db: Queryable,
+  id: string,
+  attempt: number,
+): Promise<QuotaAttemptTarget | null> {
+  const row = (await db.maybeOne(sql.unsafe`
+    WITH target AS (
+      SELECT d.id, e.url, e.secret, d.message_id, d.payload,
+             e.deleted_at IS NULL AND e.enabled AS sendable
+      FROM quota.webhook_deliveries d JOIN quota.webhook_endpoints e ON e.id = d.endpoint_id
+      WHERE d.id = ${id} AND d.status IN ('pending', 'retrying', 'delivering')
+      FOR UPDATE OF d)
+    UPDATE quota.webhook_deliveries d
+    SET status = CASE WHEN t.sendable THEN 'delivering' ELSE 'cancelled' END,
+        attempt_count = CASE WHEN t.sendable THEN ${attempt} ELSE d.attempt_count END,
+        last_error = CASE WHEN t.sendable THEN d.last_error ELSE 'endpoint_unavailable' END,
+        finished_at = CASE WHEN t.sendable THEN NULL ELSE now() END,
+        next_attempt_at = NULL, updated_at = now()
+    FROM target t WHERE d.id = t.id
+    RETURNING t.id, t.url, t.secret, t.message_id, t.payload, t.sendable`)) as
+    (QuotaAttemptTarget & { sendable: boolean }) | null;
+  return row?.sendable ? row : null;
+}
+
+/** An attempt's outcome: delivered, dead, or retrying at next_attempt_at. */
+export async function recordQuotaAttempt(
+  db: Queryable,
+  a: {
+    id: string;
+    outcome: 'delivered' | 'retry' | 'dead';
+    statusCode: number | null;
+    error: string | null;
+    nextAttemptAt: string | null;
+  },
+): Promise<void> {
+  const status = a.outcome === 'retry' ? 'retrying' : a.outcome;
+  await db.query(sql.unsafe`
+    UPDATE quota.webhook_deliveries
+    SET status = ${status}, last_status_code = ${a.statusCode}, last_error = ${a.error},
+        next_attempt_at = ${a.nextAttemptAt}::timestamptz, updated_at = now(),
+        finished_at = ${a.outcome === 'retry' ? sql.fragment`NULL` : sql.fragment`now()`}
+    WHERE id = ${a.id}`);
 }

@@ -93,6 +93,19 @@ describe('jsonSchemaOf: a joi schema as the JSON Schema a client validates with'
       },
     });
   });
+
+  it('states a named schema nullable where a use allows null, and only there', () => {
+    const definitions: Record<string, { type?: unknown }> = {};
+    const window = Joi.object({ kind: Joi.string() }).id('Window');
+    // Joi refuses one id on two schemas in one object: the two uses are converted apart.
+    const maybe = jsonSchemaOf(Joi.object({ maybe: window.allow(null) }), definitions);
+    const always = jsonSchemaOf(Joi.object({ always: window }), definitions);
+    expect({ ...(maybe.properties as object), ...(always.properties as object) }).toEqual({
+      maybe: { anyOf: [{ $ref: '#/components/schemas/Window' }, { type: 'null' }] },
+      always: { $ref: '#/components/schemas/Window' },
+    });
+    expect(definitions.Window!.type).toBe('object');
+  });
 });
 
 describe('operation contracts', () => {

@@ -58,11 +58,27 @@ class PlatformSchemaParser extends OpenApi31Parser {
   override parse(description: JoiDescription, definitions: JsonSchema = {}, level = 0) {
     if (description.type === 'string') refuseRegexFlags(description);
     const schema = super.parse(description, definitions, level);
-    // A schema named with .id() comes back as a $ref: what is added belongs to its definition.
     const id = description.flags?.id;
-    refine(id && schema.$ref ? (definitions[id] as JsonSchema) : schema, description);
-    return schema;
+    if (!id || !schema.$ref) {
+      refine(schema, description);
+      return schema;
+    }
+    // A schema named with .id() comes back as a $ref: what is added belongs to its definition,
+    // which every use shares, so a use's allow(null) is stated beside the $ref, not in it.
+    const definition = definitions[id] as JsonSchema;
+    refine(definition, description);
+    withoutNull(definition);
+    if (!description.allow?.includes(null)) return schema;
+    const { $ref, ...rest } = schema;
+    return { ...rest, anyOf: [{ $ref }, { type: 'null' }] };
   }
+}
+
+/** A type list without 'null' (joi-to-json adds it to a named schema for one nullable use). */
+function withoutNull(schema: JsonSchema): void {
+  if (!Array.isArray(schema.type)) return;
+  const types = (schema.type as string[]).filter((t) => t !== 'null');
+  schema.type = types.length === 1 ? types[0] : types;
 }
 
 function refine(schema: JsonSchema, description: JoiDescription): void {

@@ -10,6 +10,10 @@ import { bodyRefusal, quotaError } from '../errors';
 import { tenantOf } from '../keys';
 import type { PolicyVerdict } from './verdicts';
 import { decideAll, decideAndApply, isFast } from './decision';
+import { alertsOf, recordAlerts } from '../alerts/events';
+import type { AlertRulesCache } from '../alerts/rules-cache';
+import type { Config } from '../../platform/config';
+import { taskQueues } from '../../platform/temporal';
 import { spendInRedis } from './fast-path';
 import { ledgerEntries, requestHashOf } from './records';
 import { parseExact, stringifyExact } from '../../platform/http/exact-json';
@@ -138,13 +142,18 @@ const contextOf = (tenantId: string, subject: string) => () => ({
   nowMs: Date.now(),
 });
 
-export async function consume(deps: Deps, principal: Principal, body: ConsumeBody) {
+export async function consume(
+  deps: Deps & { alertRules: AlertRulesCache; config: Config },
+  principal: Principal,
+  body: ConsumeBody,
+) {
   const tenantId = tenantOf(principal);
   checkSubject(principal, body.subject);
   const amounts = amountsOf(body.items);
   const policies = await governing(deps.pool, tenantId, body);
+  const rules = await deps.alertRules.enabledRules(tenantId);
   if (policies.every(isFast)) {
-    const spend = { tenantId, endpoint: 'consume', body, policies, amounts } as const;
+    const spend = { tenantId, endpoint: 'consume', body, policies, amounts, rules } as const;
     const answer = await spendInRedis(deps.redis, spend, (verdicts, eventId) => ({
       allowed: verdicts.every((v) => v.allowed),
       event_id: eventId,
@@ -158,11 +167,14 @@ export async function consume(deps: Deps, principal: Principal, body: ConsumeBod
     const stores = { tx, redis: deps.redis };
     const context = contextOf(tenantId, body.subject);
     const decided = await decideAndApply(stores, context, policies, amounts, eventId);
-    if (decided.allowed)
+    if (decided.allowed) {
       await appendLedger(
         tx,
         ledgerEntries({ tenantId, eventId, subject: body.subject, body }, amounts, 'consume'),
       );
+      const queue = taskQueues(deps.config.taskQueuePrefix).quota;
+      await recordAlerts(tx, alertsOf(rules, context(), decided.verdicts), queue);
+    }
     return {
       allowed: decided.allowed,
       event_id: eventId,

@@ -9,6 +9,8 @@ import type { ConsumeBody } from './consume';
 import { ledgerEntries, requestHashOf } from './records';
 import { fastWrites } from './decision';
 import { decideFast, MOVED, untilUnmoved, type FastVerdict } from './fast';
+import type { AlertRuleRow } from '../../../db/quota/alert-rules';
+import { alertsOf } from '../alerts/events';
 
 /**
  * A consume or refund governed by fast policies only, decided and recorded in Redis alone: one
@@ -24,6 +26,8 @@ export interface RedisSpend {
   policies: EffectivePolicyRow[];
   /** Signed amounts per resource (a refund's are negative). */
   amounts: Map<string, bigint>;
+  /** The tenant's enabled alert rules (a consume's crossings go with its ledger entries). */
+  rules?: AlertRuleRow[];
 }
 
 const IDEMPOTENCY_TTL_SECONDS = IDEMPOTENCY_WINDOW_HOURS * 3_600;
@@ -75,6 +79,7 @@ async function trySpend<T extends { event_id: string }>(
   const allowed = decided.verdicts.every((v) => v.allowed);
   const base = { tenantId, eventId, subject: body.subject, body };
   const ledger = allowed ? streamed(ledgerEntries(base, spend.amounts, spend.endpoint)) : undefined;
+  const crossed = allowed ? alertsOf(spend.rules ?? [], context, decided.verdicts) : null;
   const record = idempotency && {
     key: idempotency.key,
     answer: stringifyExact({ hash: idempotency.hash, answer }),
@@ -82,6 +87,10 @@ async function trySpend<T extends { event_id: string }>(
   };
   const writes = allowed ? fastWrites(decided.verdicts) : [];
   if (writes.length === 0 && !ledger && !record) return answer;
-  const committed = await commitFastStates(redis, writes, eventId, { ledger, idempotency: record });
+  const committed = await commitFastStates(redis, writes, eventId, {
+    ledger,
+    idempotency: record,
+    alerts: crossed ? JSON.stringify(crossed) : undefined,
+  });
   return committed ? answer : MOVED;
 }

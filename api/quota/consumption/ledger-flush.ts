@@ -6,6 +6,8 @@ import {
   readLedgerStream,
 } from '../../../db/quota/fast-state';
 import type { Redis } from '../../../db/redis';
+import { taskQueues } from '../../platform/temporal';
+import { recordAlerts, type StreamedAlerts } from '../alerts/events';
 
 /**
  * The fast path's ledger entries, moved from the write-ahead stream into Postgres oldest first:
@@ -19,7 +21,10 @@ const BATCH_EVENTS = 500;
 export async function flushLedgerStream(deps: {
   pool: DatabasePool;
   redis: Redis;
+  /** The deployment's: an alert's deliveries are started on its quota queue. */
+  taskQueuePrefix: string;
 }): Promise<{ flushed_events: number }> {
+  const queue = taskQueues(deps.taskQueuePrefix).quota;
   let flushed = 0;
   for (;;) {
     const events = await readLedgerStream(deps.redis, BATCH_EVENTS);
@@ -30,6 +35,12 @@ export async function flushLedgerStream(deps: {
       })),
     );
     await appendLedger(deps.pool, entries);
+    // A fast consume's alert crossings travel with its entries (each recorded once).
+    for (const event of events)
+      if (event.alerts) {
+        const alerts = JSON.parse(event.alerts) as StreamedAlerts;
+        await deps.pool.transaction((tx) => recordAlerts(tx, alerts, queue));
+      }
     await deleteFromLedgerStream(
       deps.redis,
       events.map((e) => e.id),

@@ -6,14 +6,16 @@ import {
   WEBHOOK_URL_MAX_LENGTH,
   WEBHOOK_URL_PATTERN,
 } from '../../platform/webhooks/url';
+import { listTenantAlertEvents } from '../alerts/events';
 import {
   createAlertRule,
   getAlertRule,
   listTenantAlertRules,
   patchAlertRule,
   removeAlertRule,
-} from '../alert-rules';
+} from '../alerts/rules';
 import {
+  AlertEventOut,
   AlertRuleOut,
   DeliveryOut,
   WebhookEndpointCreated,
@@ -185,6 +187,22 @@ export const ALERT_OPERATIONS = {
     responses: { '204': { description: 'deleted' } },
     refusals: { 404: ['alert_rule_not_found'] },
   }),
+  listEvents: operation({
+    ...alertTags,
+    method: 'get',
+    path: '/v1/alert-events',
+    operationId: 'listAlertEvents',
+    summary: 'Alert events, newest first',
+    description:
+      "One per (rule, subject, policy, window) whose usage crossed the rule's threshold_pct of the window's limit with an admitted consume (usage_pct: the usage then, 2 decimals, rounded down); suppressed when it came within the rule's cooldown of the subject's last unsuppressed event. A strict decision records it in its transaction, a fast one with its ledger entries (visible after the ledger flush, at most about 10 s later). Rule changes apply to this process at once and to others within 5 s.",
+    access: 'alerts:read',
+    request: {
+      query: Joi.object({ subject: subject().description('one subject’s'), limit: listLimit() }),
+    },
+    responses: {
+      '200': { description: 'the events', schema: Joi.array().items(AlertEventOut) },
+    },
+  }),
   listEndpoints: operation({
     ...webhookTags,
     method: 'get',
@@ -281,21 +299,34 @@ export function mountAlertRoutes(router: Router, deps: QuotaRouteDeps): void {
     validated<RuleId>(ctx, 'params').rule_id;
   const endpointIdOf = (ctx: Parameters<Parameters<typeof mountOperation>[3]>[0]) =>
     validated<EndpointId>(ctx, 'params').endpoint_id;
+  // This process's consume path sees a rule change at once (others within RULES_TTL_MS).
+  const rulesChanged = (ctx: Parameters<Parameters<typeof mountOperation>[3]>[0]) =>
+    deps.alertRules.forget(principalOf(ctx).tenantId!);
+  mountOperation(router, deps, ops.listEvents, async (ctx) => {
+    const q = validated<{ subject?: string; limit: number }>(ctx, 'query');
+    ctx.body = await listTenantAlertEvents(deps, principalOf(ctx), {
+      subject: q.subject ?? null,
+      limit: q.limit,
+    });
+  });
   mountOperation(router, deps, ops.listRules, async (ctx) => {
     ctx.body = await listTenantAlertRules(deps, principalOf(ctx));
   });
   mountOperation(router, deps, ops.createRule, async (ctx) => {
     ctx.status = 201;
     ctx.body = await createAlertRule(deps, principalOf(ctx), validated(ctx, 'body'));
+    rulesChanged(ctx);
   });
   mountOperation(router, deps, ops.getRule, async (ctx) => {
     ctx.body = await getAlertRule(deps, principalOf(ctx), ruleIdOf(ctx));
   });
   mountOperation(router, deps, ops.patchRule, async (ctx) => {
     ctx.body = await patchAlertRule(deps, principalOf(ctx), ruleIdOf(ctx), validated(ctx, 'body'));
+    rulesChanged(ctx);
   });
   mountOperation(router, deps, ops.deleteRule, async (ctx) => {
     await removeAlertRule(deps, principalOf(ctx), ruleIdOf(ctx));
+    rulesChanged(ctx);
     ctx.status = 204;
   });
   mountOperation(router, deps, ops.listEndpoints, async (ctx) => {

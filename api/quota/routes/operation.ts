@@ -14,6 +14,7 @@ import { QUOTA_ERRORS, quotaError, type QuotaErrorCode } from '../errors';
 import type { LastUseRecorder } from '../last-use';
 import { isOperatorScope, type Scope } from '../scopes';
 import type { BootstrapStarter } from '../tenants';
+import type { AlertRulesCache } from '../alerts/rules-cache';
 
 export interface QuotaRouteDeps {
   config: Config;
@@ -23,6 +24,8 @@ export interface QuotaRouteDeps {
   redis: Redis;
   lastUse: LastUseRecorder;
   bootstraps: BootstrapStarter;
+  /** The enabled alert rules per tenant, as the consume path reads them. */
+  alertRules: AlertRulesCache;
   /** When this API started (the jobs' health counts a job never run from here). */
   startedAtMs: number;
 }

@@ -1,7 +1,9 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return -- JSON replies in tests */
 import { sql } from '../../../db/pool';
+import { flushLedgerStream } from '../../../api/quota/consumption/ledger-flush';
 import { ALERT_LIMITS } from '../../../api/quota/routes/alerts';
 import { startHttpsReceiver, type Receiver } from '../../support/https-receiver';
+import { eventually } from '../../support/services';
 import { verifyStandardWebhook } from '../../support/python-standard-webhooks';
 import { webhookTestEnv } from '../../support/webhook-test-env';
 import { startQuota, type QuotaClient, type QuotaHarness } from './support';
@@ -17,7 +19,8 @@ describe('quota: webhook endpoints and alert rules', () => {
   let tenantId: string;
   let receiver: Receiver;
   beforeAll(async () => {
-    h = await startQuota(webhookTestEnv());
+    // Retries a second apart: a delivery's second attempt comes within the test.
+    h = await startQuota({ ...webhookTestEnv(), WEBHOOK_RETRY_DELAYS_SECONDS: '1,1,1,1' });
     ({ admin, id: tenantId } = await h.newTenant());
     receiver = await startHttpsReceiver();
   });
@@ -364,6 +367,235 @@ describe('quota: webhook endpoints and alert rules', () => {
       expect([foreign.status, locOf(foreign)]).toEqual([422, ['body', 'policy_id']]);
       expect((await stranger.get(`/v1/alert-rules/${made.id}`)).status).toBe(404);
     });
+  });
+
+  describe.each(['strict', 'fast'])('alert events (%s policies)', (mode) => {
+    // A tenant of their own: the rules made above (any policy, any subject) would match too.
+    beforeAll(async () => {
+      ({ admin, id: tenantId } = await h.newTenant());
+    });
+    let n = 0;
+    /** A subject `acme:<n>` on a plan of daily and monthly quotas of one resource. */
+    async function watched(daily: number, monthly: number) {
+      n += 1;
+      const resource = (await admin.post('/v1/resources', { name: `ev-${mode}-${n}` })).body;
+      const policyOf = async (unit: string, limit: number) =>
+        (
+          await admin.post('/v1/policies', {
+            name: `ev-${mode}-${n}-${unit}`,
+            resource_id: resource.id,
+            kind: 'quota',
+            limit_amount: limit,
+            window_kind: 'fixed',
+            window_unit: unit,
+            enforcement_mode: mode,
+          })
+        ).body;
+      const [day, month] = [await policyOf('day', daily), await policyOf('month', monthly)];
+      const plan = (
+        await admin.post('/v1/plans', { name: `ev-${mode}-${n}`, policy_ids: [day.id, month.id] })
+      ).body;
+      const subject = `acme:${mode}-${n}`;
+      expect(
+        (await admin.put(`/v1/subjects/${subject}/assignment`, { plan_id: plan.id })).status,
+      ).toBe(200);
+      const consume = async (amount: number) =>
+        (
+          await admin.post('/v1/consume', {
+            subject,
+            items: [{ resource: resource.name, amount }],
+          })
+        ).body.allowed as boolean;
+      const events = async () => {
+        await flushLedgerStream(h);
+        return (await admin.get(`/v1/alert-events?subject=${encodeURIComponent(subject)}`)).body;
+      };
+      return { resource, day, month, subject, consume, events };
+    }
+
+    it('records one event when usage crosses a rule’s threshold in a window, not one per consume; a denied consume crosses nothing', async () => {
+      const w = await watched(100, 10_000);
+      const rule = async (extra: Record<string, unknown>) =>
+        (await admin.post('/v1/alert-rules', { name: 'r', channels: {}, ...extra })).body;
+      const eighty = await rule({
+        threshold_pct: 80,
+        policy_id: w.day.id,
+        subject_filter: 'acme:*',
+      });
+      const ninety = await rule({ threshold_pct: 90, resource_id: w.resource.id });
+      await rule({ threshold_pct: 10, subject_filter: 'someone-else' });
+      await rule({ threshold_pct: 10, policy_id: w.day.id, enabled: false });
+
+      expect(await w.consume(79)).toBe(true);
+      expect(await w.events()).toEqual([]);
+      expect(await w.consume(1)).toBe(true);
+      expect(await w.consume(5)).toBe(true);
+      expect(await w.consume(20)).toBe(false);
+      const first = await w.events();
+      expect(first).toEqual([
+        {
+          id: expect.stringMatching(/^ale_/),
+          rule_id: eighty.id,
+          subject: w.subject,
+          policy_id: w.day.id,
+          window_id: expect.any(String),
+          threshold_pct: 80,
+          usage_pct: 80,
+          suppressed: false,
+          triggered_at: expect.any(String),
+        },
+      ]);
+      expect(await w.consume(10)).toBe(true);
+      const second = await w.events();
+      expect(
+        second.map((e: { rule_id: string; usage_pct: number }) => [e.rule_id, e.usage_pct]),
+      ).toEqual([
+        [ninety.id, 95],
+        [eighty.id, 80],
+      ]);
+      // Another tenant sees none of them.
+      const { admin: other } = await h.newTenant();
+      expect((await other.get('/v1/alert-events')).body).toEqual([]);
+    });
+
+    it('records a crossing within the rule’s cooldown of the subject’s last event suppressed', async () => {
+      const w = await watched(1_000, 10_000);
+      const rule = (
+        await admin.post('/v1/alert-rules', {
+          name: 'half',
+          threshold_pct: 50,
+          resource_id: w.resource.id,
+          cooldown_seconds: 3_600,
+          channels: {},
+        })
+      ).body;
+      expect(await w.consume(500)).toBe(true); // the day's window crosses 50%
+      expect(await w.consume(500)).toBe(true); // the day is full, the month at 10%
+      const events = async () =>
+        (await w.events()).map((e: { policy_id: string; suppressed: boolean }) => [
+          e.policy_id,
+          e.suppressed,
+        ]);
+      expect(await events()).toEqual([[w.day.id, false]]);
+      // The month crosses 50% within the hour: recorded, suppressed.
+      const exempt = await admin.put(`/v1/subjects/${w.subject}/overrides`, {
+        overrides: [{ policy_id: w.day.id, enabled: false }],
+      });
+      expect(exempt.status).toBe(200);
+      expect(await w.consume(4_000)).toBe(true);
+      expect(await events()).toEqual([
+        [w.month.id, true],
+        [w.day.id, false],
+      ]);
+      expect((await admin.delete(`/v1/alert-rules/${rule.id}`)).status).toBe(204);
+      // A rule's events outlive it.
+      expect(await events()).toHaveLength(2);
+    });
+  });
+
+  describe.each(['strict', 'fast'])('alert notices (%s policies)', (mode) => {
+    beforeAll(async () => {
+      ({ admin, id: tenantId } = await h.newTenant());
+    });
+    it('delivers alert.triggered, signed, to the rule’s webhook endpoints through the delivery engine, retrying a failed attempt; a disabled endpoint gets nothing', async () => {
+      const n = `${mode}-${Date.now()}`;
+      const resource = (await admin.post('/v1/resources', { name: `notice-${n}` })).body;
+      const policy = (
+        await admin.post('/v1/policies', {
+          name: `notice-${n}`,
+          resource_id: resource.id,
+          kind: 'quota',
+          limit_amount: 10,
+          window_kind: 'fixed',
+          window_unit: 'day',
+          enforcement_mode: mode,
+        })
+      ).body;
+      const plan = (await admin.post('/v1/plans', { name: `notice-${n}`, policy_ids: [policy.id] }))
+        .body;
+      const subject = `notice-${n}`;
+      await admin.put(`/v1/subjects/${subject}/assignment`, { plan_id: plan.id });
+      const hook = await endpoint();
+      const quiet = await endpoint({ enabled: false });
+      const rule = (
+        await admin.post('/v1/alert-rules', {
+          name: 'half',
+          threshold_pct: 50,
+          policy_id: policy.id,
+          cooldown_seconds: 3_600,
+          channels: { webhooks: [hook.id, quiet.id] },
+        })
+      ).body;
+      await admin.post('/v1/alert-rules', {
+        name: 'full',
+        threshold_pct: 100,
+        policy_id: policy.id,
+        cooldown_seconds: 3_600,
+        channels: { webhooks: [hook.id] },
+      });
+      let failFirst = true;
+      receiver.respondWith((request) => {
+        if (request.headers['webhook-id'] === undefined) return { status: 200 };
+        const first = failFirst;
+        failFirst = false;
+        return { status: first ? 500 : 200 };
+      });
+      const before = receiver.requests.length;
+      const consume = (amount: number) =>
+        admin.post('/v1/consume', { subject, items: [{ resource: resource.name, amount }] });
+      expect((await consume(5)).body.allowed).toBe(true);
+      await flushLedgerStream(h);
+      const [failed, delivered] = (await receiver.waitForRequests(before + 2, 30_000)).slice(
+        before,
+      );
+      const payload = verifyStandardWebhook(hook.secret, delivered!.headers, delivered!.rawBody);
+      expect(failed!.headers['webhook-id']).toBe(delivered!.headers['webhook-id']);
+      const [event] = (await admin.get(`/v1/alert-events?subject=${subject}`)).body;
+      expect(payload).toEqual({
+        type: 'alert.triggered',
+        timestamp: event.triggered_at,
+        data: { ...event, alert_event_id: event.id, rule_name: 'half' },
+      });
+      expect(event).toMatchObject({ rule_id: rule.id, suppressed: false, usage_pct: 50 });
+      const deliveryOf = async () =>
+        (await admin.get(`/v1/webhook-deliveries?endpoint_id=${hook.id}`)).body.find(
+          (d: { alert_event_id: string | null }) => d.alert_event_id === event.id,
+        );
+      const settled = await eventually(async () => {
+        const d = await deliveryOf();
+        return d?.status === 'delivered' ? d : undefined;
+      });
+      expect(settled).toMatchObject({
+        event_type: 'alert.triggered',
+        attempt_count: 2,
+        last_status_code: 200,
+        last_error: null,
+        next_attempt_at: null,
+      });
+      // The disabled endpoint got nothing.
+      expect((await admin.get(`/v1/webhook-deliveries?endpoint_id=${quiet.id}`)).body).toEqual([]);
+
+      // The second rule crosses at 100%: its own notice, to the same endpoint.
+      const sent = receiver.requests.length;
+      expect((await consume(5)).body.allowed).toBe(true);
+      await flushLedgerStream(h);
+      const [full] = (await receiver.waitForRequests(sent + 1, 30_000)).slice(sent);
+      expect(verifyStandardWebhook(hook.secret, full!.headers, full!.rawBody)).toMatchObject({
+        type: 'alert.triggered',
+        data: { rule_name: 'full', threshold_pct: 100, usage_pct: 100 },
+      });
+    });
+  });
+
+  it('lists alert events newest first, by subject, up to limit (1 to 500)', async () => {
+    expect((await admin.get('/v1/alert-events?limit=500')).status).toBe(200);
+    expect((await admin.get('/v1/alert-events?limit=501')).status).toBe(422);
+    expect((await admin.get('/v1/alert-events?limit=0')).status).toBe(422);
+    const all = (await admin.get('/v1/alert-events')).body as { triggered_at: string }[];
+    expect(all.length).toBeGreaterThan(0);
+    const times = all.map((e) => e.triggered_at);
+    expect([...times].sort().reverse()).toEqual(times);
+    expect((await admin.get('/v1/alert-events?limit=1')).body).toHaveLength(1);
   });
 
   it('needs alerts:* and webhooks:* scopes, each read apart from its write', async () => {

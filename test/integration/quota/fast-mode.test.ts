@@ -89,7 +89,7 @@ describe('quota: fast mode (write-ahead stream, flush, /healthz/worker, on_backe
     expect(lagging.body.oldest_wait_seconds).toBeGreaterThanOrEqual(FLUSH_BUDGET_SECONDS);
 
     // The flush needs no API process: what was answered is in the stream.
-    const flushDeps = { pool: h.pool, redis };
+    const flushDeps = { pool: h.pool, redis, taskQueuePrefix: config.taskQueuePrefix };
     expect(await flushLedgerStream(flushDeps)).toEqual({ flushed_events: 1 });
     expect(await flushLedgerStream(flushDeps)).toEqual({ flushed_events: 0 });
     expect(await ledgerOf(eventId)).toEqual([
@@ -115,7 +115,7 @@ describe('quota: fast mode (write-ahead stream, flush, /healthz/worker, on_backe
       amount: BigInt(e.amount),
     }));
     await appendLedger(h.pool, entries as never);
-    await flushLedgerStream({ pool: h.pool, redis });
+    await flushLedgerStream({ pool: h.pool, redis, taskQueuePrefix: config.taskQueuePrefix });
     expect(await ledgerOf(consumed.body.event_id)).toHaveLength(1);
   });
 

@@ -46,6 +46,8 @@ export function client(baseUrl: string, key: string | null) {
 
 export interface QuotaHarness {
   service: TestService;
+  /** This run's (the ledger flush starts an alert's deliveries on its quota queue). */
+  taskQueuePrefix: string;
   pool: DatabasePool;
   redis: Redis;
   operator: QuotaClient;
@@ -80,6 +82,7 @@ export async function startQuota(overrides: NodeJS.ProcessEnv = {}): Promise<Quo
   let tenants = 0;
   return {
     service,
+    taskQueuePrefix: config.taskQueuePrefix,
     pool,
     redis,
     operator,

@@ -1,5 +1,5 @@
-import { ulid } from '../../db/ids';
-import type { DatabasePool } from '../../db/pool';
+import { ulid } from '../../../db/ids';
+import type { DatabasePool } from '../../../db/pool';
 import {
   deleteAlertRule,
   findAlertRule,
@@ -8,14 +8,14 @@ import {
   updateAlertRule,
   type AlertRuleRow,
   type AlertRuleValues,
-} from '../../db/quota/alert-rules';
-import { policies, resources } from '../../db/quota/catalogue';
-import type { Queryable } from '../../db/quota/queryable';
-import { existingEndpoints } from '../../db/quota/webhooks';
-import { audited } from './catalogue';
-import type { Principal } from './credentials';
-import { bodyRefusal, quotaError, referenceNotFound } from './errors';
-import { tenantOf } from './keys';
+} from '../../../db/quota/alert-rules';
+import { policies, resources } from '../../../db/quota/catalogue';
+import type { Queryable } from '../../../db/quota/queryable';
+import { existingEndpoints } from '../../../db/quota/webhooks';
+import { audited } from '../catalogue';
+import type { Principal } from '../credentials';
+import { bodyRefusal, quotaError, referenceNotFound } from '../errors';
+import { tenantOf } from '../keys';
 
 /**
  * A tenant's alert rules: when a subject's usage of a policy window crosses threshold_pct of its

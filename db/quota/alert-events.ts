@@ -1,0 +1,76 @@
+import { sql } from '../pool';
+import type { Queryable } from './queryable';
+
+/** Alert events of the quota service (migration quota/0005). */
+
+export interface AlertEventRow {
+  id: string;
+  rule_id: string;
+  subject: string;
+  policy_id: string;
+  window_id: string;
+  threshold_pct: number;
+  /** numeric: a decimal string. */
+  usage_pct: string;
+  suppressed: boolean;
+  triggered_at: string;
+}
+
+/** A crossing to record, as decided (api/quota/alerts/crossings.ts). */
+export interface NewAlertEvent {
+  id: string;
+  ruleId: string;
+  policyId: string;
+  windowId: string;
+  thresholdPct: number;
+  usagePct: string;
+  cooldownSeconds: number;
+}
+
+const EVENT = sql.fragment`id, rule_id, subject, policy_id, window_id, threshold_pct,
+  usage_pct::text, suppressed, triggered_at`;
+
+/**
+ * Records the crossings of one request, each once per (rule, subject, policy, window): one
+ * already there is left alone. Suppressed when the rule's last unsuppressed event for the
+ * subject is within its cooldown of this one.
+ */
+export async function recordAlertEvents(
+  db: Queryable,
+  at: { tenantId: string; subject: string; triggeredAt: string },
+  events: NewAlertEvent[],
+): Promise<AlertEventRow[]> {
+  if (events.length === 0) return [];
+  const texts = (pick: (e: NewAlertEvent) => string) => sql.array(events.map(pick), 'text');
+  const ints = (pick: (e: NewAlertEvent) => number) => sql.array(events.map(pick), 'int4');
+  return (await db.any(sql.unsafe`
+    INSERT INTO quota.alert_events AS a (id, tenant_id, rule_id, subject, policy_id, window_id,
+                                         threshold_pct, usage_pct, suppressed, triggered_at)
+    SELECT c.id, ${at.tenantId}, c.rule_id, ${at.subject}, c.policy_id, c.window_id,
+           c.threshold_pct, c.usage_pct::numeric,
+           EXISTS (SELECT 1 FROM quota.alert_events e
+                   WHERE e.rule_id = c.rule_id AND e.subject = ${at.subject} AND NOT e.suppressed
+                     AND e.triggered_at > ${at.triggeredAt}::timestamptz
+                                          - make_interval(secs => c.cooldown)),
+           ${at.triggeredAt}::timestamptz
+    FROM unnest(${texts((e) => e.id)}::text[], ${texts((e) => e.ruleId)}::text[],
+                ${texts((e) => e.policyId)}::text[], ${texts((e) => e.windowId)}::text[],
+                ${ints((e) => e.thresholdPct)}::int4[], ${texts((e) => e.usagePct)}::text[],
+                ${ints((e) => e.cooldownSeconds)}::int4[])
+         AS c(id, rule_id, policy_id, window_id, threshold_pct, usage_pct, cooldown)
+    ON CONFLICT (rule_id, subject, policy_id, window_id) DO NOTHING
+    RETURNING ${EVENT}`)) as AlertEventRow[];
+}
+
+/** The tenant's alert events, newest first; of one subject when given. */
+export async function listAlertEvents(
+  db: Queryable,
+  tenantId: string,
+  filter: { subject: string | null; limit: number },
+): Promise<AlertEventRow[]> {
+  const subject =
+    filter.subject === null ? sql.fragment`` : sql.fragment`AND subject = ${filter.subject}`;
+  return (await db.any(sql.unsafe`
+    SELECT ${EVENT} FROM quota.alert_events WHERE tenant_id = ${tenantId} ${subject}
+    ORDER BY triggered_at DESC, id DESC LIMIT ${filter.limit}`)) as AlertEventRow[];
+}
