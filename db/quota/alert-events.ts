@@ -21,8 +21,10 @@ export interface NewAlertEvent {
   id: string;
   ruleId: string;
   policyId: string;
+  /** The window's current counter key (a fixed window's start, a rolling bucket, lifetime). */
   windowId: string;
   thresholdPct: number;
+  /** used × 100 / limit, to two decimals (a decimal string: usage may pass 2^53). */
   usagePct: string;
   cooldownSeconds: number;
 }

@@ -1,3 +1,4 @@
+import type { NewAlertEvent } from '../../../db/quota/alert-events';
 import type { AlertRuleRow } from '../../../db/quota/alert-rules';
 import type { PolicyVerdict } from '../consumption/verdicts';
 
@@ -9,16 +10,8 @@ import type { PolicyVerdict } from '../consumption/verdicts';
  * subject, policy, window), so a window crosses a rule once whatever follows.
  */
 
-export interface Crossing {
-  ruleId: string;
-  policyId: string;
-  /** The window's current counter key (a fixed window's start, a rolling bucket, lifetime). */
-  windowId: string;
-  thresholdPct: number;
-  /** used × 100 / limit, to two decimals (a decimal string: usage may pass 2^53). */
-  usagePct: string;
-  cooldownSeconds: number;
-}
+/** A crossing, as decided: what the event store records, but its id. */
+export type Crossing = Omit<NewAlertEvent, 'id'>;
 
 /** A subject_filter matches the subject exactly, or, ending in `*`, as a prefix. */
 export function subjectMatches(filter: string | null, subject: string): boolean {
