@@ -6,7 +6,10 @@ const common = {
   transform: {
     '^.+\\.[tj]sx?$': ['ts-jest', { tsconfig: { allowJs: true, isolatedModules: true } }],
   },
-  transformIgnorePatterns: ['/node_modules/(?!(p-limit|yocto-queue|uuid|ulid)/)'],
+  // light-my-request (the MCP endpoints' dispatch) pulls the ESM-only cookie 2.
+  transformIgnorePatterns: [
+    '/node_modules/(?!(p-limit|yocto-queue|uuid|ulid|light-my-request/node_modules/cookie)/)',
+  ],
 };
 
 module.exports = {

@@ -3,6 +3,7 @@ import { taskQueues } from '../api/platform/temporal';
 import { createQuotaBootstrapActivities } from '../activities/quota/bootstrap';
 import { createQuotaJobActivities } from '../activities/quota/jobs';
 import { createDeliveryActivities } from '../activities/platform/delivery';
+import { createAlertMailActivities } from '../activities/quota/alert-mail';
 import type { WorkerDeps } from './workers';
 
 /** The quota service's task queue: tenant bootstraps, background jobs, their Postgres activities. */
@@ -15,6 +16,8 @@ export function quotaWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
         ...createQuotaBootstrapActivities({ pool: deps.pool }),
         // An alert's webhook deliveries (delivery/quota/<id>) run on this queue.
         ...createDeliveryActivities({ pool: deps.pool, config: deps.config }),
+        // ...and its mails (alert-mail/<id>).
+        ...createAlertMailActivities({ pool: deps.pool, config: deps.config }),
         ...createQuotaJobActivities({
           pool: deps.pool,
           redis: deps.quotaRedis,

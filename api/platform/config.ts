@@ -124,6 +124,19 @@ const schema = Joi.object({
     .default(10_000)
     .description('webhooks: one attempt, connect to response read, before it counts as a timeout'),
   // --- end webhook delivery ---
+  // --- e-mail (platform) ---
+  SMTP_URL: Joi.string()
+    .uri({ scheme: ['smtp', 'smtps'] })
+    .allow('')
+    .default('')
+    .description(
+      "e-mail: the SMTP server alert mails go to, smtp://[user:pass@]host:port (STARTTLS when offered) or smtps:// (TLS from the start); empty: no mail is sent, each is recorded failed (smtp_unconfigured). scripts/stack env names the local stack's sink",
+    ),
+  ALERT_MAIL_FROM: Joi.string()
+    .max(320)
+    .default('Quota alerts <alerts@quota.localhost>')
+    .description("e-mail: the From of alert mails (its domain also names each mail's Message-ID)"),
+  // --- end e-mail ---
   // --- ledger service ---
   LEDGER_EDGE_RATE_PER_SECOND: Joi.number()
     .integer()
@@ -202,6 +215,11 @@ export interface Config {
     caFile: string | null;
     attemptTimeoutMs: number;
   };
+  mail: {
+    /** SMTP_URL; null: none configured. */
+    smtpUrl: string | null;
+    from: string;
+  };
   // --- ledger service ---
   ledger: {
     edgeRatePerSecond: number;
@@ -255,6 +273,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     WEBHOOK_EGRESS_ALLOW: string;
     WEBHOOK_CA_FILE: string;
     WEBHOOK_ATTEMPT_TIMEOUT_MS: number;
+    SMTP_URL: string;
+    ALERT_MAIL_FROM: string;
     LEDGER_EDGE_RATE_PER_SECOND: number;
     LEDGER_EDGE_BURST: number;
     LEDGER_EDGE_BODY_LIMIT_BYTES: number;
@@ -296,6 +316,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         .filter((cidr) => cidr !== ''),
       caFile: v.WEBHOOK_CA_FILE === '' ? null : v.WEBHOOK_CA_FILE,
       attemptTimeoutMs: v.WEBHOOK_ATTEMPT_TIMEOUT_MS,
+    },
+    mail: {
+      smtpUrl: v.SMTP_URL === '' ? null : v.SMTP_URL,
+      from: v.ALERT_MAIL_FROM,
     },
     // --- ledger service ---
     ledger: {

@@ -7,61 +7,107 @@ import {
   executionSearchAttributes,
   WEBHOOK_ENDPOINT,
 } from '../../../workflows/platform/search-attributes';
-import { createOutboxDispatcher, type OutboxSource } from '../../platform/outbox';
+import {
+  alertMailWorkflowId,
+  type AlertMailWorkflowInput,
+} from '../../../workflows/quota/alert-mail-definitions';
+import {
+  createOutboxDispatcher,
+  type OutboxSource,
+  type WorkflowStart,
+} from '../../platform/outbox';
 import type { PlatformDeps } from '../../platform/service';
 import { taskQueues } from '../../platform/temporal';
 import { webhookTerms } from '../../runs/webhooks/terms';
 
 /**
- * An alert's deliveries as an outbox: a pending row (written with its alert event, in the
- * consume's transaction or by the ledger flush) is started as delivery/quota/<id> on the quota
- * queue of the deployment that wrote it, by the platform delivery engine; workflow_started
- * records it. Only the sweeper starts them: the row is written where no client is at hand.
+ * An alert's notices as outboxes: a pending row (written with its alert event, in the consume's
+ * transaction or by the ledger flush) is started on the quota queue of the deployment that wrote
+ * it: a webhook delivery as delivery/quota/<id> by the platform delivery engine, a mail as
+ * alert-mail/<id>; workflow_started records it. Only the sweepers start them: the row is written
+ * where no client is at hand.
  */
-interface DeliveryStart {
+interface NoticeStart {
   id: string;
   tenantId: string;
-  endpointId: string;
+  /** A delivery's endpoint; null for a mail. */
+  endpointId: string | null;
 }
 
-function alertDeliveryStarts(deps: PlatformDeps): OutboxSource<DeliveryStart> {
+function noticeStarts(
+  deps: PlatformDeps,
+  table: 'webhook_deliveries' | 'alert_mails',
+  workflowOf: (row: NoticeStart, queue: string) => WorkflowStart,
+): OutboxSource<NoticeStart> {
   const queue = taskQueues(deps.config.taskQueuePrefix).quota;
+  const rows = sql.identifier(['quota', table]);
+  const endpoint =
+    table === 'webhook_deliveries' ? sql.fragment`endpoint_id` : sql.fragment`NULL::text`;
   return {
-    name: 'quota delivery starts',
+    name: `quota ${table} starts`,
     keyOf: (row) => row.id,
     due: async (limit, skip) =>
       (await deps.pool.any(sql.unsafe`
-        SELECT id, tenant_id AS "tenantId", endpoint_id AS "endpointId"
-        FROM quota.webhook_deliveries
+        SELECT id, tenant_id AS "tenantId", ${endpoint} AS "endpointId" FROM ${rows}
         WHERE NOT workflow_started AND status = 'pending' AND workflow_task_queue = ${queue}
           AND NOT (id = ANY(${sql.array(skip, 'text')}))
-        ORDER BY created_at, id LIMIT ${limit}`)) as DeliveryStart[],
-    workflowOf: (row) => {
-      const input: DeliveryWorkflowInput = {
-        service: 'quota',
-        deliveryId: row.id,
-        ...webhookTerms(deps.config),
-      };
-      return {
-        workflowType: 'deliveryWorkflow',
-        options: {
-          workflowId: deliveryWorkflowId('quota', row.id),
-          taskQueue: queue,
-          args: [input],
-          typedSearchAttributes: [
-            ...executionSearchAttributes(row.tenantId, 'quota'),
-            { key: WEBHOOK_ENDPOINT, value: row.endpointId },
-          ],
-        },
-      };
-    },
+        ORDER BY created_at, id LIMIT ${limit}`)) as NoticeStart[],
+    workflowOf: (row) => workflowOf(row, queue),
     markStarted: async (ids) => {
       await deps.pool.query(sql.unsafe`
-        UPDATE quota.webhook_deliveries SET workflow_started = true
-        WHERE id = ANY(${sql.array(ids, 'text')})`);
+        UPDATE ${rows} SET workflow_started = true WHERE id = ANY(${sql.array(ids, 'text')})`);
     },
   };
 }
 
-export const createAlertDeliveryStarter = (deps: PlatformDeps) =>
-  createOutboxDispatcher(deps, alertDeliveryStarts(deps));
+function webhookDeliveryStarts(deps: PlatformDeps) {
+  return noticeStarts(deps, 'webhook_deliveries', (row, queue) => {
+    const input: DeliveryWorkflowInput = {
+      service: 'quota',
+      deliveryId: row.id,
+      ...webhookTerms(deps.config),
+    };
+    return {
+      workflowType: 'deliveryWorkflow',
+      options: {
+        workflowId: deliveryWorkflowId('quota', row.id),
+        taskQueue: queue,
+        args: [input],
+        typedSearchAttributes: [
+          ...executionSearchAttributes(row.tenantId, 'quota'),
+          { key: WEBHOOK_ENDPOINT, value: row.endpointId! },
+        ],
+      },
+    };
+  });
+}
+
+function alertMailStarts(deps: PlatformDeps) {
+  return noticeStarts(deps, 'alert_mails', (row, queue) => {
+    // A mail is retried on the webhooks' waits: one retry rule for an alert's notices.
+    const input: AlertMailWorkflowInput = { mailId: row.id, ...webhookTerms(deps.config) };
+    return {
+      workflowType: 'alertMailWorkflow',
+      options: {
+        workflowId: alertMailWorkflowId(row.id),
+        taskQueue: queue,
+        args: [input],
+        typedSearchAttributes: executionSearchAttributes(row.tenantId, 'quota'),
+      },
+    };
+  });
+}
+
+/** Starts the workflows of alerts' notices, webhook deliveries and mails. */
+export function createAlertDeliveryStarter(deps: PlatformDeps) {
+  const dispatchers = [
+    createOutboxDispatcher(deps, webhookDeliveryStarts(deps)),
+    createOutboxDispatcher(deps, alertMailStarts(deps)),
+  ];
+  return {
+    start: () => dispatchers.forEach((d) => d.start()),
+    stop: async () => {
+      await Promise.all(dispatchers.map((d) => d.stop()));
+    },
+  };
+}

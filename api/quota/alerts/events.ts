@@ -6,12 +6,14 @@ import {
   type NewAlertEvent,
 } from '../../../db/quota/alert-events';
 import type { DatabasePool } from '../../../db/pool';
+import { insertAlertMails, ruleEmails } from '../../../db/quota/alert-mails';
 import { insertDelivery, ruleEndpoints } from '../../../db/quota/webhooks';
 import type { Queryable } from '../../../db/quota/queryable';
 import type { PolicyVerdict } from '../consumption/verdicts';
 import type { Principal } from '../credentials';
 import { tenantOf } from '../keys';
 import { crossingsOf } from './crossings';
+import { alertMail } from './mail';
 import type { AlertRulesCache } from './rules-cache';
 
 /**
@@ -56,10 +58,10 @@ export const alertNotice = (event: AlertEventRow, ruleName: string) => ({
 });
 
 /**
- * Records a request's crossings (each once) and, for each one recorded unsuppressed, a pending
- * delivery of its notice to every live, enabled endpoint of the rule subscribed to it, for the
- * delivery engine (the quota API's outbox starts delivery/quota/<id> on `queue`). One caller's
- * transaction holds it all.
+ * Records a request's crossings (each once) and, for each one recorded unsuppressed, its
+ * notices: a pending delivery to every live, enabled endpoint of the rule subscribed to it, and
+ * a pending mail to every e-mail address of the rule. The quota API's outboxes start them
+ * (delivery/quota/<id>, alert-mail/<id>) on `queue`. One caller's transaction holds it all.
  */
 export async function recordAlerts(
   db: Queryable,
@@ -70,13 +72,10 @@ export async function recordAlerts(
   const recorded = await recordAlertEvents(db, alerts, alerts.events);
   const notified = recorded.filter((e) => !e.suppressed);
   if (notified.length === 0) return recorded;
-  const targets = await ruleEndpoints(
-    db,
-    notified.map((e) => e.rule_id),
-    ALERT_TRIGGERED,
-  );
+  const ruleIds = notified.map((e) => e.rule_id);
+  const endpoints = await ruleEndpoints(db, ruleIds, ALERT_TRIGGERED);
   for (const event of notified)
-    for (const target of targets.filter((t) => t.rule_id === event.rule_id))
+    for (const target of endpoints.filter((t) => t.rule_id === event.rule_id))
       await insertDelivery(db, {
         id: `whd_${ulid()}`,
         tenantId: alerts.tenantId,
@@ -89,6 +88,24 @@ export async function recordAlerts(
         attemptCount: 0,
         workflowTaskQueue: queue,
       });
+  const mailing = await ruleEmails(db, ruleIds);
+  await insertAlertMails(
+    db,
+    notified.flatMap((event) =>
+      mailing
+        .filter((rule) => rule.rule_id === event.rule_id)
+        .flatMap((rule) =>
+          rule.emails.map((recipient) => ({
+            id: `alm_${ulid()}`,
+            tenantId: alerts.tenantId,
+            alertEventId: event.id,
+            recipient,
+            ...alertMail(event, rule.rule_name),
+            workflowTaskQueue: queue,
+          })),
+        ),
+    ),
+  );
   return recorded;
 }
 

@@ -12,6 +12,7 @@ import type { PolicyVerdict } from './verdicts';
 import { decideAll, decideAndApply, isFast } from './decision';
 import { alertsOf, recordAlerts } from '../alerts/events';
 import type { AlertRulesCache } from '../alerts/rules-cache';
+import type { AlertRuleRow } from '../../../db/quota/alert-rules';
 import type { Config } from '../../platform/config';
 import { taskQueues } from '../../platform/temporal';
 import { spendInRedis } from './fast-path';
@@ -37,6 +38,8 @@ export interface ConsumeBody {
 }
 
 export type Deps = { pool: DatabasePool; redis: Redis };
+/** What a request that adds usage needs besides: the tenant's alert rules and its queue. */
+export type SpendingDeps = Deps & { alertRules: AlertRulesCache; config: Config };
 type Endpoint = 'consume' | 'refund' | 'reserve' | 'commit' | 'release';
 
 /** The request's amount per resource, in the order first named. */
@@ -136,17 +139,25 @@ export async function governing(
   return effectivePolicies(db, tenantId, body.subject, names);
 }
 
-const contextOf = (tenantId: string, subject: string) => () => ({
+export const contextOf = (tenantId: string, subject: string) => () => ({
   tenantId,
   subject,
   nowMs: Date.now(),
 });
 
-export async function consume(
-  deps: Deps & { alertRules: AlertRulesCache; config: Config },
-  principal: Principal,
-  body: ConsumeBody,
-) {
+/**
+ * Records the alert crossings an admitted request's verdicts make, in its own transaction: the
+ * same atomic step as the usage it adds.
+ */
+export const recordCrossings = (
+  tx: Queryable,
+  deps: SpendingDeps,
+  rules: AlertRuleRow[],
+  at: ReturnType<ReturnType<typeof contextOf>>,
+  verdicts: PolicyVerdict[],
+) => recordAlerts(tx, alertsOf(rules, at, verdicts), taskQueues(deps.config.taskQueuePrefix).quota);
+
+export async function consume(deps: SpendingDeps, principal: Principal, body: ConsumeBody) {
   const tenantId = tenantOf(principal);
   checkSubject(principal, body.subject);
   const amounts = amountsOf(body.items);
@@ -172,8 +183,7 @@ export async function consume(
         tx,
         ledgerEntries({ tenantId, eventId, subject: body.subject, body }, amounts, 'consume'),
       );
-      const queue = taskQueues(deps.config.taskQueuePrefix).quota;
-      await recordAlerts(tx, alertsOf(rules, context(), decided.verdicts), queue);
+      await recordCrossings(tx, deps, rules, context(), decided.verdicts);
     }
     return {
       allowed: decided.allowed,

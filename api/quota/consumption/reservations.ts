@@ -19,12 +19,23 @@ import { checkSubject } from '../constraints';
 import type { Principal } from '../credentials';
 import { bodyRefusal, quotaError } from '../errors';
 import { tenantOf } from '../keys';
-import { amountsOf, governing, idempotent, usageOut, type Deps, type Item } from './consume';
+import {
+  amountsOf,
+  contextOf,
+  governing,
+  idempotent,
+  recordCrossings,
+  usageOut,
+  type Deps,
+  type Item,
+  type SpendingDeps,
+} from './consume';
 import { decideAndApply, isFast, type Stores } from './decision';
 import { ledgerEntries, storedMetadata } from './records';
 import { adjustFastWindow, fastWindowUsed } from './fast';
 import { effectivePolicies } from '../../../db/quota/consumption';
 import { windowAt } from './windows';
+import { limitOf, type PolicyVerdict } from './verdicts';
 
 /**
  * Reservations: reserve holds amounts against the subject's quotas (decided as consume is: all or
@@ -60,14 +71,15 @@ export const reservationOut = (row: ReservationRow) => ({
   settled_at: row.settled_at,
 });
 
-export async function reserve(deps: Deps, principal: Principal, body: ReserveBody) {
+export async function reserve(deps: SpendingDeps, principal: Principal, body: ReserveBody) {
   const tenantId = tenantOf(principal);
   checkSubject(principal, body.subject);
   const amounts = amountsOf(body.items);
   const policies = await governing(deps.pool, tenantId, body);
+  const rules = await deps.alertRules.enabledRules(tenantId);
   return idempotent(deps, tenantId, 'reserve', body, async (tx) => {
     const eventId = `evt_${ulid()}`;
-    const context = () => ({ tenantId, subject: body.subject, nowMs: Date.now() });
+    const context = contextOf(tenantId, body.subject);
     const decided = await decideAndApply(
       { tx, redis: deps.redis },
       context,
@@ -112,6 +124,8 @@ export async function reserve(deps: Deps, principal: Principal, body: ReserveBod
         'reserve',
       ),
     );
+    // A hold is usage: a reserve crosses thresholds as a consume does.
+    await recordCrossings(tx, deps, rules, context(), decided.verdicts);
     return {
       allowed: true,
       reservation_id: row.id,
@@ -234,12 +248,18 @@ function actualsOf(row: ReservationRow, actuals: Item[]): Map<string, bigint> {
   return new Map([...held].map(([resource, amount]) => [resource, given.get(resource) ?? amount]));
 }
 
-/** How far past each resource's limits the extra of a commit went (0 when it stayed within). */
-async function overages(stores: Stores, row: ReservationRow, delta: Map<string, bigint>) {
+/**
+ * What the extra of a commit did to each quota of its resources in the current window: how far
+ * past the limit it went (0 when it stayed within), and its usage as verdicts (an extra is
+ * admitted: the work is done), for the alert rules to judge. An extra counted in a window
+ * since ended (the hold's) crosses nothing now.
+ */
+async function extraUsage(stores: Stores, row: ReservationRow, delta: Map<string, bigint>) {
   const policies = await effectivePolicies(stores.tx, row.tenant_id, row.subject, [
     ...delta.keys(),
   ]);
   const over = new Map<string, bigint>();
+  const verdicts: PolicyVerdict[] = [];
   for (const policy of policies.filter((p) => p.kind === 'quota')) {
     const extra = delta.get(policy.resource) ?? 0n;
     if (extra <= 0n) continue;
@@ -248,12 +268,25 @@ async function overages(stores: Stores, row: ReservationRow, delta: Map<string, 
     const used = isFast(policy)
       ? await fastWindowUsed(stores.redis, key, window.keys)
       : BigInt(await readCounter(stores.tx, key, window.keys));
-    const limit = BigInt(policy.limit_override ?? policy.limit_amount!);
+    const limit = limitOf(policy);
     const past = (u: bigint) => (u > limit ? u - limit : 0n);
     const overage = past(used) - past(used - extra);
     if (overage > (over.get(policy.resource) ?? 0n)) over.set(policy.resource, overage);
+    const held = row.holds.find((h) => h.policy_id === policy.id);
+    if (held?.window_key === window.currentKey)
+      verdicts.push({
+        policy,
+        requested: extra,
+        allowed: true,
+        limit,
+        used,
+        remaining: used < limit ? limit - used : 0n,
+        overage,
+        window,
+        retryAfterMs: null,
+      });
   }
-  return over;
+  return { over, verdicts };
 }
 
 /**
@@ -261,9 +294,15 @@ async function overages(stores: Stores, row: ReservationRow, delta: Map<string, 
  * commit is never refused for exceeding: the work is done; `overage` says how far past a limit
  * it went). Past expires_at it is expired (its hold released) and refused 409.
  */
-export async function commit(deps: Deps, principal: Principal, id: string, body: CommitBody) {
+export async function commit(
+  deps: SpendingDeps,
+  principal: Principal,
+  id: string,
+  body: CommitBody,
+) {
   const tenantId = tenantOf(principal);
   const expired = await expireIfDue(deps, tenantId, id);
+  const rules = await deps.alertRules.enabledRules(tenantId);
   return idempotent(
     deps,
     tenantId,
@@ -280,7 +319,9 @@ export async function commit(deps: Deps, principal: Principal, id: string, body:
         [...actual].map(([resource, amount]) => [resource, amount - held.get(resource)!]),
       );
       await adjustHolds({ tx, redis: deps.redis }, row, delta);
-      const over = await overages({ tx, redis: deps.redis }, row, delta);
+      const { over, verdicts } = await extraUsage({ tx, redis: deps.redis }, row, delta);
+      // An actual past the hold adds usage: it crosses thresholds as a consume does.
+      await recordCrossings(tx, deps, rules, contextOf(tenantId, row.subject)(), verdicts);
       const eventId = `evt_${ulid()}`;
       await appendLedger(
         tx,

@@ -458,6 +458,49 @@ describe('quota: webhook endpoints and alert rules', () => {
       expect((await other.get('/v1/alert-events')).body).toEqual([]);
     });
 
+    it('records the crossings of a reserve (a hold is usage) and of a commit past its hold; a commit within its hold crosses nothing', async () => {
+      const w = await watched(100, 10_000);
+      const rule = (pct: number) =>
+        admin.post('/v1/alert-rules', {
+          name: `at ${pct}`,
+          threshold_pct: pct,
+          policy_id: w.day.id,
+          channels: {},
+        });
+      await rule(50);
+      await rule(90);
+      const reserve = async (amount: number) =>
+        (
+          await admin.post('/v1/reserve', {
+            subject: w.subject,
+            items: [{ resource: w.resource.name, amount }],
+            ttl_seconds: 600,
+          })
+        ).body;
+      const commit = (id: string, amount: number) =>
+        admin.post(`/v1/reservations/${id}/commit`, {
+          actuals: [{ resource: w.resource.name, amount }],
+        });
+      const held = await reserve(60);
+      expect(held.allowed).toBe(true);
+      const pcts = async () =>
+        (await w.events()).map((e: { threshold_pct: number; usage_pct: number }) => [
+          e.threshold_pct,
+          e.usage_pct,
+        ]);
+      expect(await pcts()).toEqual([[50, 60]]);
+      // Within the hold: usage goes down to 40, nothing crosses.
+      expect((await commit(held.reservation_id, 40)).status).toBe(200);
+      expect(await pcts()).toEqual([[50, 60]]);
+      // Past its hold: 40 + 10 held, committed at 55: usage 95 crosses 90.
+      const second = await reserve(10);
+      expect((await commit(second.reservation_id, 55)).status).toBe(200);
+      expect(await pcts()).toEqual([
+        [90, 95],
+        [50, 60],
+      ]);
+    });
+
     it('records a crossing within the rule’s cooldown of the subject’s last event suppressed', async () => {
       const w = await watched(1_000, 10_000);
       const rule = (
