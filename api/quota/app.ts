@@ -1,5 +1,6 @@
 import { Stream } from 'node:stream';
 import type Router from '@koa/router';
+import type Koa from 'koa';
 import type { Context, Next } from 'koa';
 import { stringifyExact } from '../platform/http/exact-json';
 import type client from 'prom-client';
@@ -13,6 +14,7 @@ import { quotaEnvelope } from './envelope';
 import { QUOTA_ERRORS } from './errors';
 import { createLastUseRecorder } from './last-use';
 import { LLMS_TXT } from './llms';
+import { quotaMcpEndpoint } from './mcp';
 import { openApiDocument } from './openapi';
 import { quotaRouter, type QuotaRouteDeps } from './routes';
 import { mountOperation } from './routes/operation';
@@ -35,8 +37,15 @@ async function exactJsonBodies(ctx: Context, next: Next): Promise<void> {
   ctx.status = status;
 }
 
-/** Every route of the service: its operations and the documents that describe them. */
-export function quotaRoutes(deps: QuotaRouteDeps, metrics?: () => client.Registry): Router {
+/**
+ * Every route of the service: its operations and the documents that describe them. `app` is the
+ * app the MCP endpoint's tools call (their REST routes, in-process).
+ */
+export function quotaRoutes(
+  deps: QuotaRouteDeps,
+  metrics?: () => client.Registry,
+  app?: () => Koa,
+): Router {
   const router = quotaRouter(deps);
   mount(router, PROBE_OPERATIONS.metrics, [privateNetworkOnly('metrics')], async (ctx) => {
     const registry = metrics?.();
@@ -51,6 +60,13 @@ export function quotaRoutes(deps: QuotaRouteDeps, metrics?: () => client.Registr
     ctx.type = 'text/plain; charset=utf-8';
     ctx.body = LLMS_TXT;
   });
+  let listener: ReturnType<Koa['callback']> | undefined;
+  const mcp = quotaMcpEndpoint(() => {
+    const served = app?.();
+    if (!served) throw new Error('the MCP tools call the app that mounted them');
+    return (listener ??= served.callback());
+  });
+  mountOperation(router, deps, PROBE_OPERATIONS.mcp, mcp);
   return router;
 }
 
@@ -62,6 +78,7 @@ export function createQuotaApi(deps: PlatformDeps): ServiceInstance {
   const router = quotaRoutes(
     { ...deps, lastUse, bootstraps, alertRules, startedAtMs: Date.now() },
     () => metrics,
+    () => app,
   );
 
   const { app, metrics } = createApp({

@@ -1,5 +1,6 @@
 import type { ErrorDefinition } from '../platform/errors';
 import { QUOTA_ERRORS } from './errors';
+import { mcpGuide } from './mcp';
 import { OPERATOR_SCOPES, TENANT_SCOPES } from './scopes';
 
 const lines = (entries: [string, string][]) => entries.map(([k, v]) => `- ${k}: ${v}`).join('\n');
@@ -48,6 +49,8 @@ endpoint with its signing secret (whsec_..., shown once). Every message is JSON
 webhook-id. POST /v1/webhook-endpoints/{id}/test sends a webhook.test now and answers the
 receiver's status and latency. Alert rules (/v1/alert-rules) name a threshold_pct of a policy
 window's limit and the channels to notify (endpoint ids, at most 10 e-mail addresses).
+
+${mcpGuide()}
 
 ## Retry rule
 Retry only 503 and 429, after Retry-After seconds (else 1 s, doubling, at most 5 tries). Never

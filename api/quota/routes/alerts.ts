@@ -65,7 +65,10 @@ const channels = () =>
       .items(Joi.string().max(ALERT_LIMITS.emailChars).email({ tlds: false }))
       .max(ALERT_LIMITS.emailsMax)
       .unique()
-      .default([]),
+      .default([])
+      .description(
+        'addresses mailed each unsuppressed event of the rule (plain text, one mail per address, through the SMTP server the deployment configures)',
+      ),
   })
     .required()
     .id('AlertChannelsIn');
