@@ -8,7 +8,7 @@ const common = {
   },
   // light-my-request (the MCP endpoints' dispatch) pulls the ESM-only cookie 2.
   transformIgnorePatterns: [
-    '/node_modules/(?!(p-limit|yocto-queue|uuid|ulid|light-my-request/node_modules/cookie)/)',
+    '/node_modules/(?!(p-limit|yocto-queue|uuid|ulid|light-my-request/node_modules/cookie|cookie)/)',
   ],
 };
 

@@ -29,6 +29,12 @@ const JSON_RPC_ERROR = {
   required: ['jsonrpc', 'error'],
 };
 
+const CODE_ERROR = {
+  type: 'object',
+  properties: { detail: { type: 'string' } },
+  required: ['detail'],
+};
+
 const statusMap = Joi.object().pattern(/^/, Joi.string()).id('Probe');
 const WorkerHealth = Joi.object({
   status: Joi.string().valid('ok', 'lagging'),
@@ -155,7 +161,11 @@ export const PROBE_OPERATIONS = {
         description: 'Accept must name application/json and text/event-stream',
         schema: JSON_RPC_ERROR,
       },
-      '415': { description: 'Content-Type must be application/json', schema: JSON_RPC_ERROR },
+      '415': {
+        description:
+          'Content-Type must be application/json: `unsupported_media_type` for a body of another type, a JSON-RPC error for one without a type',
+        schema: { oneOf: [CODE_ERROR, JSON_RPC_ERROR] },
+      },
       '422': {
         description: 'the body is not JSON (type json_invalid)',
         schema: HTTP_VALIDATION_ERROR,
