@@ -27,6 +27,8 @@ export interface DomainErrorInit {
   details?: unknown;
   /** Seconds before a retry may succeed: the edge sends it as Retry-After. */
   retryAfterSeconds?: number;
+  /** A bearer challenge the edge sends as WWW-Authenticate (RFC 6750: the scope a 403 lacks). */
+  challenge?: string;
   cause?: unknown;
 }
 
@@ -35,6 +37,7 @@ export class DomainError<Code extends string = string> extends Error {
   readonly code: Code;
   readonly details?: unknown;
   readonly retryAfterSeconds?: number;
+  readonly challenge?: string;
 
   constructor(code: Code, init: DomainErrorInit = {}) {
     super(init.message ?? code, { cause: init.cause });
@@ -42,6 +45,7 @@ export class DomainError<Code extends string = string> extends Error {
     this.code = code;
     this.details = init.details;
     this.retryAfterSeconds = init.retryAfterSeconds;
+    this.challenge = init.challenge;
   }
 }
 

@@ -48,7 +48,22 @@ endpoint with its signing secret (whsec_..., shown once). Every message is JSON
 "<webhook-id>.<webhook-timestamp>.<raw body>" with any standardwebhooks library, and dedupe on
 webhook-id. POST /v1/webhook-endpoints/{id}/test sends a webhook.test now and answers the
 receiver's status and latency. Alert rules (/v1/alert-rules) name a threshold_pct of a policy
-window's limit and the channels to notify (endpoint ids, at most 10 e-mail addresses).
+window's limit and the channels to notify (endpoint ids, at most 10 e-mail addresses). A window
+crosses a rule once (consume, reserve, or a commit past its hold); GET /v1/alert-events lists the
+events (suppressed: true within the rule's cooldown: recorded, not notified). Each notified event
+is an alert.triggered message ({type, timestamp, data: the event, alert_event_id, rule_name}) to
+the rule's endpoints and a plain-text mail to each address. GET /v1/webhook-deliveries shows each
+delivery's status (pending, delivering, retrying, delivered, dead, cancelled) and attempts.
+
+## Python SDK
+pip install ./sdk/python (in this repository), then:
+  from quota_client import Client
+  with Client(api_key=KEY, base_url=URL) as quota:
+      decision = quota.consume("user-1", {"tokens": 100})
+      with quota.reservation("user-1", {"tokens": 500}) as held:
+          held.actuals["tokens"] = 320   # committed on exit; released on an exception
+A method per operation (operationId in snake_case), AsyncClient alike, typed models, errors as
+QuotaError subclasses carrying detail; 429/503 retried with the same idempotency_key.
 
 ${mcpGuide()}
 

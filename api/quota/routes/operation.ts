@@ -54,7 +54,9 @@ function guard(deps: QuotaRouteDeps, access: Exclude<Access, 'public'>): Middlew
     if (operatorRoute && principal.tenantId !== null) throw quotaError('operator_key_required');
     if (!operatorRoute && principal.tenantId === null) throw quotaError('tenant_key_required');
     if (access !== 'tenant' && !principal.scopes.includes(access))
-      throw quotaError('insufficient_scope');
+      throw quotaError('insufficient_scope', {
+        challenge: `Bearer error="insufficient_scope", scope="${access}"`,
+      });
     ctx.state.principal = principal;
     await next();
   };

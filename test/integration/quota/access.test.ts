@@ -34,10 +34,12 @@ describe('quota: every route needs its scope', () => {
     const key = (
       await h.as(tenantAdmin).post('/v1/api-keys', { scopes: others, actor: 'no-scope' })
     ).body.key as string;
-    expect(await call(key, op)).toMatchObject({
-      status: 403,
-      body: { detail: 'insufficient_scope' },
-    });
+    const refused = await call(key, op);
+    expect(refused).toMatchObject({ status: 403, body: { detail: 'insufficient_scope' } });
+    // RFC 6750's challenge names the scope the key lacks.
+    expect(refused.headers.get('www-authenticate')).toBe(
+      `Bearer error="insufficient_scope", scope="${op.access}"`,
+    );
     expect(await call(h.operatorKey, op)).toMatchObject({
       status: 403,
       body: { detail: 'tenant_key_required' },

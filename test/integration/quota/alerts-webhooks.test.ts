@@ -628,6 +628,52 @@ describe('quota: webhook endpoints and alert rules', () => {
         data: { rule_name: 'full', threshold_pct: 100, usage_pct: 100 },
       });
     });
+    it('ends a notice dead: at once when the receiver answers 4xx, after its last attempt when it keeps failing', async () => {
+      const n = `dead-${mode}-${Date.now()}`;
+      const resource = (await admin.post('/v1/resources', { name: n })).body;
+      const policy = (
+        await admin.post('/v1/policies', {
+          name: n,
+          resource_id: resource.id,
+          kind: 'quota',
+          limit_amount: 10,
+          window_kind: 'fixed',
+          window_unit: 'day',
+          enforcement_mode: mode,
+        })
+      ).body;
+      const plan = (await admin.post('/v1/plans', { name: n, policy_ids: [policy.id] })).body;
+      await admin.put(`/v1/subjects/${n}/assignment`, { plan_id: plan.id });
+      const gone = await endpoint({ url: `${receiver.url}/gone-${n}` });
+      const broken = await endpoint({ url: `${receiver.url}/broken-${n}` });
+      await admin.post('/v1/alert-rules', {
+        name: 'half',
+        threshold_pct: 50,
+        policy_id: policy.id,
+        channels: { webhooks: [gone.id, broken.id] },
+      });
+      receiver.respondWith((request) => ({
+        status: request.path.startsWith(`/gone-${n}`) ? 410 : 503,
+      }));
+      await admin.post('/v1/consume', {
+        subject: n,
+        items: [{ resource: resource.name, amount: 5 }],
+      });
+      await flushLedgerStream(h);
+      const settled = (id: string) =>
+        eventually(async () => {
+          const [d] = (await admin.get(`/v1/webhook-deliveries?endpoint_id=${id}`)).body;
+          return d?.status === 'dead' ? d : undefined;
+        }, 60_000);
+      expect(await settled(gone.id)).toMatchObject({ attempt_count: 1, last_status_code: 410 });
+      // Waits of a second: five attempts (one more than there are waits), then dead.
+      expect(await settled(broken.id)).toMatchObject({
+        attempt_count: 5,
+        last_status_code: 503,
+        next_attempt_at: null,
+      });
+      receiver.respondWith(() => ({ status: 200 }));
+    });
   });
 
   it('lists alert events newest first, by subject, up to limit (1 to 500)', async () => {
