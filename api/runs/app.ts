@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import type Koa from 'koa';
 import type client from 'prom-client';
 import { createApp } from '../platform/http/app';
 import type { ValidatedState } from '../platform/http/validate';
@@ -20,6 +21,8 @@ import { workersStatus } from './workers';
 import { ensureRetentionSchedule } from './retention';
 import { ensureReconcileSchedule } from './reconcile';
 import { openApiDocument } from './openapi';
+import { LLMS_TXT } from './llms';
+import { runsMcpEndpoint } from './mcp';
 import { createWorkflowStarter } from './workflow-starter';
 import { createDagStarter } from './dags/starter';
 import { createDeliveryStarter } from './webhooks/starter';
@@ -31,11 +34,15 @@ import { selfCheckWorkflowId } from '../../workflows/runs/self-check';
 export const RUNS_BODY_LIMIT_BYTES = 1024 * 1024;
 export const RUNS_JSON_DEPTH_MAX = 64;
 
-/** Every route of the runs service: probes, the operator's self-checks and the tenant API. */
+/**
+ * Every route of the runs service: probes, the documents, the operator's self-checks, the tenant
+ * API and its MCP endpoint. `app` is the app the MCP tools call (their REST routes, in-process).
+ */
 export function runsRoutes(
   deps: PlatformDeps,
   starters: Starters,
   metrics?: () => client.Registry,
+  app?: () => Koa,
 ): Router[] {
   const dockerCheck: BackendCheck = () => withinTimeout(() => deps.docker.ping());
   const backends = {
@@ -58,6 +65,10 @@ export function runsRoutes(
   });
   mount(router, ops.openApi, [], (ctx) => {
     ctx.body = openApiDocument;
+  });
+  mount(router, ops.llms, [], (ctx) => {
+    ctx.type = 'text/plain; charset=utf-8';
+    ctx.body = LLMS_TXT;
   });
   mount(router, ops.metrics, [privateNetworkOnly('metrics')], async (ctx) => {
     const registry = metrics?.();
@@ -86,7 +97,13 @@ export function runsRoutes(
     const { check_id } = (ctx.state.validated as ValidatedState).params as { check_id: string };
     ctx.body = presentSelfCheck(await getSelfCheck(deps, check_id));
   });
-  return [router, runsRouter(deps, starters)];
+  let listener: ReturnType<Koa['callback']> | undefined;
+  const mcp = runsMcpEndpoint(() => {
+    const served = app?.();
+    if (!served) throw new Error('the MCP tools call the app that mounted them');
+    return (listener ??= served.callback());
+  });
+  return [router, runsRouter(deps, starters, mcp)];
 }
 
 export function createRunsApi(deps: PlatformDeps): ServiceInstance {
@@ -103,8 +120,13 @@ export function createRunsApi(deps: PlatformDeps): ServiceInstance {
     envelope: runsEnvelope,
     errors: RUNS_ERRORS,
     body: { limitBytes: RUNS_BODY_LIMIT_BYTES, maxDepth: RUNS_JSON_DEPTH_MAX },
-    routers: runsRoutes(deps, starters, () => metrics),
-    quietPaths: ['/ping', '/health', '/metrics', '/openapi.json'],
+    routers: runsRoutes(
+      deps,
+      starters,
+      () => metrics,
+      () => app,
+    ),
+    quietPaths: ['/ping', '/health', '/metrics', '/openapi.json', '/llms.txt'],
   });
   return {
     name: 'runs',

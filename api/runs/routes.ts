@@ -131,8 +131,12 @@ export interface Starters {
 /** Mounts an operation behind its permission and, for a route that needs more, those `also` named. */
 type Route = (op: RunsOperation, handler: Middleware, also?: Permission[]) => void;
 
-/** Every /api/v1 route of the runs half: bearer key, per-tenant rate limit, permission. */
-export function runsRouter(deps: PlatformDeps, starters: Starters): Router {
+/**
+ * Every /api/v1 route of the runs half: bearer key, per-tenant rate limit, permission. `mcp`, the
+ * MCP endpoint's handler, is mounted at POST /mcp behind the same key and rate limit (no
+ * permission: each tool call is a REST request that checks its own).
+ */
+export function runsRouter(deps: PlatformDeps, starters: Starters, mcp?: Middleware): Router {
   const router = new Router();
   router.use(authenticate(deps.pool));
   router.use(auditRefusals(deps.pool));
@@ -230,6 +234,7 @@ export function runsRouter(deps: PlatformDeps, starters: Starters): Router {
   route(ops.audit, async (ctx) => {
     ctx.body = await listAuditRecords(deps, principalOf(ctx), validated(ctx, 'query'));
   });
+  if (mcp) mount(router, ops.mcp, [onlyQuery()], mcp);
   workflowRoutes(route, deps, starters);
   webhookRoutes(route, deps, starters.deliveries);
   templateRoutes(route, deps, starters.dags);

@@ -20,3 +20,9 @@ export {
   type ToolResult,
 } from './dispatch';
 export { listedTool, mcpEndpoint, mountMcpEndpoint, type McpEndpointOptions } from './endpoint';
+export {
+  JSON_RPC_ERROR,
+  JSON_RPC_MESSAGE,
+  MCP_REQUEST_BODY,
+  mcpTransportResponses,
+} from './contract';

@@ -4,30 +4,12 @@ import { sql } from '../../../db/pool';
 import { checkAll, redisCheck, withinTimeout } from '../../platform/health';
 import { isBackendUnreachable } from '../../../db/unreachable';
 import { flushLagSeconds } from '../consumption/ledger-flush';
+import {
+  JSON_RPC_ERROR,
+  MCP_REQUEST_BODY,
+  mcpTransportResponses,
+} from '../../platform/mcp/contract';
 import { HTTP_VALIDATION_ERROR, mountOperation, operation, type QuotaRouteDeps } from './operation';
-
-/** A JSON-RPC 2.0 message (MCP's), or a batch of them: described, not validated here. */
-const JSON_RPC_MESSAGE = {
-  type: 'object',
-  properties: {
-    jsonrpc: { const: '2.0' },
-    id: { type: ['string', 'integer'] },
-    method: { type: 'string' },
-    params: { type: 'object' },
-    result: { type: 'object' },
-    error: {
-      type: 'object',
-      properties: { code: { type: 'integer' }, message: { type: 'string' }, data: {} },
-      required: ['code', 'message'],
-    },
-  },
-  required: ['jsonrpc'],
-};
-const JSON_RPC_ERROR = {
-  ...JSON_RPC_MESSAGE,
-  properties: { ...JSON_RPC_MESSAGE.properties, id: { type: 'null' } },
-  required: ['jsonrpc', 'error'],
-};
 
 const CODE_ERROR = {
   type: 'object',
@@ -137,34 +119,12 @@ export const PROBE_OPERATIONS = {
       "The Model Context Protocol over streamable HTTP, stateless: no session id, each POST one JSON-RPC message or batch answered with JSON (GET and DELETE: 405, as a stateless server answers). The key is checked before any MCP handling. Tools (tools/list, and /llms.txt): consume, check, refund, reserve, commit_reservation, release_reservation, get_reservation, subject usage, entitlements, assignment and overrides, ledger and usage summary, catalogue and alert event reads. A tool is one REST operation called in-process with the caller's key (its scope, constraints, validation and service function): its arguments are the operation's path parameters, query and body as one object (the input schema is generated from the same joi schemas); its result content is the REST body, exactly; a refusal is a tool error (isError) with the REST error body and the HTTP status. tools/list lists every tool whatever the key's scopes.",
     tags: ['agents'],
     access: 'tenant',
-    extensions: {
-      requestBody: {
-        required: true,
-        content: {
-          'application/json': {
-            schema: { oneOf: [JSON_RPC_MESSAGE, { type: 'array', items: JSON_RPC_MESSAGE }] },
-          },
-        },
-      },
-    },
+    extensions: { requestBody: MCP_REQUEST_BODY },
     responses: {
-      '200': {
-        description: 'the JSON-RPC response (or the responses of a batch)',
-        schema: { oneOf: [JSON_RPC_MESSAGE, { type: 'array', items: JSON_RPC_MESSAGE }] },
-      },
-      '202': { description: 'notifications or responses only: accepted, no body' },
+      ...mcpTransportResponses(CODE_ERROR),
       '400': {
         description: 'not a JSON-RPC message (JSON-RPC error -32700 or -32600)',
         schema: JSON_RPC_ERROR,
-      },
-      '406': {
-        description: 'Accept must name application/json and text/event-stream',
-        schema: JSON_RPC_ERROR,
-      },
-      '415': {
-        description:
-          'Content-Type must be application/json: `unsupported_media_type` for a body of another type, a JSON-RPC error for one without a type',
-        schema: { oneOf: [CODE_ERROR, JSON_RPC_ERROR] },
       },
       '422': {
         description: 'the body is not JSON (type json_invalid)',
