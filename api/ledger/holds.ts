@@ -10,7 +10,12 @@ import {
   type OutboxSource,
 } from '../platform/outbox';
 import { taskQueues } from '../platform/temporal';
-import { executionSearchAttributes } from '../../workflows/platform/search-attributes';
+import {
+  executionSearchAttributes,
+  HOLD_EXPIRES_AT,
+} from '../../workflows/platform/search-attributes';
+import { holdSummary, holdSweepSummary, type HoldLeg } from '../../workflows/ledger/summaries';
+import { minorToDecimal } from './money';
 import {
   holdSettledSignal,
   holdSweepScheduleId,
@@ -74,7 +79,7 @@ function holdStarts(deps: HoldDeps): OutboxSource<HoldStart> {
         pending: row.state === 'pending',
       }));
     },
-    workflowOf: ({ hold, pending }) =>
+    workflowOf: async ({ hold, pending }) =>
       pending
         ? {
             workflowType: 'ledgerHoldWorkflow',
@@ -82,7 +87,11 @@ function holdStarts(deps: HoldDeps): OutboxSource<HoldStart> {
               workflowId: holdWorkflowId(hold.transactionId),
               taskQueue: taskQueues(deps.config.taskQueuePrefix).ledger,
               args: [hold],
-              typedSearchAttributes: executionSearchAttributes(hold.tenantId, 'ledger'),
+              typedSearchAttributes: [
+                ...executionSearchAttributes(hold.tenantId, 'ledger'),
+                { key: HOLD_EXPIRES_AT, value: new Date(hold.expiresAtMs) },
+              ],
+              ...holdSummary({ ...hold, legs: await holdLegs(deps, hold.transactionId) }),
             },
           }
         : null,
@@ -94,6 +103,31 @@ function holdStarts(deps: HoldDeps): OutboxSource<HoldStart> {
       );
     },
   };
+}
+
+/**
+ * A hold's legs with their asset codes and amounts as decimals, for its execution's summary: one
+ * indexed read (at most 100 legs) when its workflow starts, off the request path.
+ */
+async function holdLegs(deps: HoldDeps, transactionId: string): Promise<HoldLeg[]> {
+  const rows = (await withSystem(deps.pool, (tx) =>
+    tx.any(sql.unsafe`
+      SELECT e.account_id, e.direction, e.amount_minor::text AS amount_minor, a.code, a.scale
+      FROM ledger.entries e JOIN ledger.asset_types a USING (asset_type_id)
+      WHERE e.transaction_id = ${transactionId} ORDER BY e.line_no`),
+  )) as {
+    account_id: string;
+    direction: 'debit' | 'credit';
+    amount_minor: string;
+    code: string;
+    scale: number;
+  }[];
+  return rows.map((r) => ({
+    accountId: r.account_id,
+    direction: r.direction,
+    amount: minorToDecimal(r.amount_minor, r.scale),
+    asset: r.code,
+  }));
 }
 
 /**
@@ -153,6 +187,7 @@ export class HoldDispatcher {
           taskQueue: taskQueues(config.taskQueuePrefix).ledger,
           args: [],
           typedSearchAttributes: executionSearchAttributes(PLATFORM_TENANT, 'ledger'),
+          ...holdSweepSummary(),
         },
         typedSearchAttributes: executionSearchAttributes(PLATFORM_TENANT, 'ledger'),
       });

@@ -26,8 +26,12 @@ export interface OutboxSource<Row> {
    * keeps (its SQL decides), at most `limit`, none of `skip` (queued or in flight here).
    */
   due(limit: number, skip: string[]): Promise<Row[]>;
-  /** The workflow to start, or null when the row needs none any more (it is confirmed as is). */
-  workflowOf(row: Row): WorkflowStart | null;
+  /**
+   * The workflow to start, or null when the row needs none any more (it is confirmed as is).
+   * May look something up first (a hold's legs for its summary): off the request path, and a
+   * failure is a failed start (retried).
+   */
+  workflowOf(row: Row): WorkflowStart | null | Promise<WorkflowStart | null>;
   /** Records these rows' workflows as started, in one statement. */
   markStarted(keys: string[]): Promise<void>;
 }
@@ -100,7 +104,7 @@ export function createOutboxDispatcher<Row>(
   const startOne = async (row: Row): Promise<void> => {
     const key = source.keyOf(row);
     try {
-      const start = source.workflowOf(row);
+      const start = await source.workflowOf(row);
       if (start !== null)
         // A bounded call: an unreachable Temporal must not leave retries running past stop().
         await deps.temporal.withDeadline(Date.now() + limits.startDeadlineMs, () =>

@@ -2,6 +2,7 @@ import { ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/clien
 import { ulid } from '../../db/ids';
 import { lastSuccesses, listJobRuns, type JobRunRow } from '../../db/quota/jobs';
 import { executionSearchAttributes } from '../../workflows/platform/search-attributes';
+import { jobSummary } from '../../workflows/quota/summaries';
 import type { quotaJobWorkflow } from '../../workflows/quota/jobs';
 import type { PlatformDeps } from '../platform/service';
 import { taskQueues } from '../platform/temporal';
@@ -16,6 +17,7 @@ const jobWorkflow = (deps: Deps, job: JobName, trigger: 'schedule' | 'manual') =
   taskQueue: taskQueues(deps.config.taskQueuePrefix).quota,
   args: [{ job, trigger }] as [{ job: JobName; trigger: 'schedule' | 'manual' }],
   typedSearchAttributes: executionSearchAttributes(PLATFORM_TENANT, 'quota'),
+  ...jobSummary(job, trigger),
 });
 
 /**

@@ -14,6 +14,7 @@ import {
   type TenantStatus,
 } from '../../db/quota/tenants';
 import { executionSearchAttributes } from '../../workflows/platform/search-attributes';
+import { bootstrapSummary } from '../../workflows/quota/summaries';
 import { bootstrapWorkflowId } from '../../workflows/quota/bootstrap';
 import { createOutboxDispatcher, type OutboxSource } from '../platform/outbox';
 import type { PlatformDeps } from '../platform/service';
@@ -175,6 +176,7 @@ function bootstrapStarts(deps: Pick<PlatformDeps, 'pool' | 'config'>): OutboxSou
         taskQueue: quotaQueue(deps),
         args: [{ tenantId }],
         typedSearchAttributes: executionSearchAttributes(tenantId, 'quota'),
+        ...bootstrapSummary(tenantId),
         workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
       },
     }),

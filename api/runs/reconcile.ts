@@ -2,6 +2,7 @@ import { ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/clien
 import type { PlatformDeps } from '../platform/service';
 import { taskQueues } from '../platform/temporal';
 import { executionSearchAttributes } from '../../workflows/platform/search-attributes';
+import { reconcileSummary } from '../../workflows/runs/summaries';
 import { RECONCILE_EVERY, reconcileScheduleId } from '../../workflows/runs/reconcile';
 import { PLATFORM_TENANT } from './self-checks';
 
@@ -26,6 +27,7 @@ export async function ensureReconcileSchedule(
         taskQueue: taskQueues(prefix).runs,
         args: [{}],
         typedSearchAttributes: executionSearchAttributes(PLATFORM_TENANT, 'runs'),
+        ...reconcileSummary(),
       },
       policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
       typedSearchAttributes: executionSearchAttributes(PLATFORM_TENANT, 'runs'),

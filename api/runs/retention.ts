@@ -2,6 +2,7 @@ import { ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/clien
 import type { PlatformDeps } from '../platform/service';
 import { taskQueues } from '../platform/temporal';
 import { executionSearchAttributes } from '../../workflows/platform/search-attributes';
+import { retentionSummary } from '../../workflows/runs/summaries';
 import { RETENTION_PURGE_EVERY, retentionScheduleId } from '../../workflows/runs/retention';
 import { PLATFORM_TENANT } from './self-checks';
 
@@ -22,6 +23,7 @@ export async function ensureRetentionSchedule(deps: PlatformDeps): Promise<void>
         taskQueue: taskQueues(prefix).runs,
         args: [],
         typedSearchAttributes: executionSearchAttributes(PLATFORM_TENANT, 'runs'),
+        ...retentionSummary(),
       },
       policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
       typedSearchAttributes: executionSearchAttributes(PLATFORM_TENANT, 'runs'),

@@ -10,6 +10,7 @@ import {
 } from '../../db/runs/self-checks';
 import { selfCheckWorkflowId, type SelfCheckInput } from '../../workflows/runs/self-check';
 import { executionSearchAttributes } from '../../workflows/platform/search-attributes';
+import { selfCheckSummary } from '../../workflows/runs/summaries';
 
 /** Self-checks belong to the operator, not to a customer tenant. */
 export const PLATFORM_TENANT = 'platform';
@@ -47,6 +48,7 @@ export async function startSelfCheck(
       taskQueue: queues.runs,
       args: [input],
       typedSearchAttributes: executionSearchAttributes(PLATFORM_TENANT, 'runs'),
+      ...selfCheckSummary(input),
     });
   } catch (error) {
     await deleteSelfCheck(deps.pool, checkId);

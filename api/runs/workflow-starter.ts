@@ -4,6 +4,7 @@ import { taskQueues } from '../platform/temporal';
 import { sql } from '../../db/pool';
 import { executionSearchAttributes, RUN_STATE } from '../../workflows/platform/search-attributes';
 import { runWorkflowId, type RunWorkflowInput } from '../../workflows/runs/definitions';
+import { runSummary } from '../../workflows/runs/summaries';
 
 /** A run younger than this is still being started by the process that stored it. */
 export const WORKFLOW_SWEEP_GRACE_SECONDS = 3;
@@ -40,6 +41,7 @@ function runStarts(deps: PlatformDeps): OutboxSource<RunWorkflowInput> {
           ...executionSearchAttributes(input.tenantId, 'runs'),
           { key: RUN_STATE, value: 'scheduled' },
         ],
+        ...runSummary(input),
       },
     }),
     markStarted: async (trackIds) => {

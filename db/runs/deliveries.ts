@@ -184,7 +184,7 @@ export interface NewDelivery {
 export async function insertDeliveries(
   tx: Tx,
   deliveries: NewDelivery[],
-): Promise<{ deliveryId: string; tenantId: string; endpointId: string }[]> {
+): Promise<{ deliveryId: string; tenantId: string; endpointId: string; eventType: string }[]> {
   if (deliveries.length === 0) return [];
   const column = <K extends keyof NewDelivery>(key: K) => deliveries.map((d) => d[key]);
   const inserted = (await tx.any(sql.unsafe`
@@ -209,10 +209,11 @@ export async function insertDeliveries(
                          ${sql.array(column('workflow_task_queue'), 'text')}::text[])
     ON CONFLICT (endpoint_id, event_id) WHERE redelivery_of IS NULL DO NOTHING
     RETURNING delivery_id::text AS "deliveryId", tenant_id AS "tenantId",
-              endpoint_id AS "endpointId", state`)) as {
+              endpoint_id AS "endpointId", event_type AS "eventType", state`)) as {
     deliveryId: string;
     tenantId: string;
     endpointId: string;
+    eventType: string;
     state: string;
   }[];
   return inserted.filter((d) => d.state === 'pending');

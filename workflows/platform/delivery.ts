@@ -8,9 +8,16 @@
  * An operator finds a stuck delivery by TenantId, Service and WebhookEndpoint in the Web UI and
  * resets it like any execution: the attempt it re-runs sends again with the same event_id.
  *
- * PATCHES: none yet. RECORDED HISTORIES: test/histories/platform/delivery-*.json.
+ * Its end is upserted as DeliveryState (delivered, dead, ended): dead deliveries are one query.
+ *
+ * PATCHES, by the steps of Temporal's patching sample (see workflows/runs/run.ts):
+ * - delivery-state: step 2, patched() (landed 2026-11-27): the DeliveryState upsert at the end.
+ *   Histories recorded before it (no marker) replay its old branch, no upsert. Next
+ *   (deprecatePatch) once no open deliveryWorkflow started before it landed.
+ * RECORDED HISTORIES: test/histories/platform/delivery-*.json (before delivery-state).
  */
-import { proxyActivities, sleep } from '@temporalio/workflow';
+import { patched, proxyActivities, sleep, upsertSearchAttributes } from '@temporalio/workflow';
+import { DELIVERY_STATE } from './search-attributes';
 import type { DeliveryActivities } from '../../activities/platform/delivery';
 import type { AttemptVerdict, DeliveryWorkflowInput } from './delivery-definitions';
 
@@ -41,8 +48,14 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<At
       await sleep(RELEASED_ORDER_POLL_MS);
       continue;
     }
-    if (verdict !== 'retry') return verdict;
+    if (verdict !== 'retry') return ended(verdict);
     await sleep(retryInSeconds! * 1000);
     attempt++;
   }
+}
+
+/** The delivery's end, kept in DeliveryState (patch delivery-state). */
+function ended(verdict: AttemptVerdict): AttemptVerdict {
+  if (patched('delivery-state')) upsertSearchAttributes([{ key: DELIVERY_STATE, value: verdict }]);
+  return verdict;
 }

@@ -18,6 +18,19 @@ export const WEBHOOK_ENDPOINT = defineSearchAttributeKey(
 );
 /** A DAG workflow's state (pending, running, paused, succeeded, failed, cancelled). */
 export const DAG_STATE = defineSearchAttributeKey('DagState', SearchAttributeType.KEYWORD);
+/**
+ * A webhook delivery's end (delivered, dead), upserted by its workflow when it ends (patch
+ * delivery-state); absent while it is attempted.
+ */
+export const DELIVERY_STATE = defineSearchAttributeKey(
+  'DeliveryState',
+  SearchAttributeType.KEYWORD,
+);
+/** A ledger hold's expires_at, set at its start: "holds past their expiry" is one query. */
+export const HOLD_EXPIRES_AT = defineSearchAttributeKey(
+  'HoldExpiresAt',
+  SearchAttributeType.DATETIME,
+);
 
 export type ServiceName = 'ledger' | 'runs' | 'quota';
 

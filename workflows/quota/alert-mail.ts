@@ -8,9 +8,16 @@
  * alertMailWorkflow) and resets one like any execution: the attempt it re-runs sends again,
  * with the same Message-ID, so a mail client shows one message.
  *
- * PATCHES: none yet. RECORDED HISTORIES: test/histories/quota/alert-mail-*.json.
+ * Its end is upserted as DeliveryState (sent, failed, ended): failed mails are one query.
+ *
+ * PATCHES, by the steps of Temporal's patching sample (see workflows/runs/run.ts):
+ * - delivery-state: step 2, patched() (landed 2026-11-27): the DeliveryState upsert at the end.
+ *   Histories recorded before it (no marker) replay its old branch, no upsert. Next
+ *   (deprecatePatch) once no open alertMailWorkflow started before it landed.
+ * RECORDED HISTORIES: test/histories/quota/alert-mail-*.json (before delivery-state).
  */
-import { proxyActivities, sleep } from '@temporalio/workflow';
+import { patched, proxyActivities, sleep, upsertSearchAttributes } from '@temporalio/workflow';
+import { DELIVERY_STATE } from '../platform/search-attributes';
 import type { AlertMailActivities } from '../../activities/quota/alert-mail';
 import type { AlertMailWorkflowInput, MailVerdict } from './alert-mail-definitions';
 
@@ -27,7 +34,13 @@ export async function alertMailWorkflow(input: AlertMailWorkflowInput): Promise<
   for (let attempt = 1; ; attempt++) {
     const retryInSeconds = input.retryDelaysSeconds[attempt - 1] ?? null;
     const verdict = await attempts.sendAlertMail({ mailId: input.mailId, retryInSeconds });
-    if (verdict !== 'retry') return verdict;
+    if (verdict !== 'retry') return ended(verdict);
     await sleep(retryInSeconds! * 1000);
   }
+}
+
+/** The mail's end, kept in DeliveryState (patch delivery-state). */
+function ended(verdict: MailVerdict): MailVerdict {
+  if (patched('delivery-state')) upsertSearchAttributes([{ key: DELIVERY_STATE, value: verdict }]);
+  return verdict;
 }

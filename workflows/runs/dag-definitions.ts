@@ -30,6 +30,12 @@ export interface DagWorkflowInput {
   /** The key that submitted it (its runs are that key's). */
   keyId: string | null;
   terms: DagRunTerms;
+  /**
+   * The DAG's name and node count at submit, for its execution's summary in the Web UI only
+   * (workflows/runs/summaries.ts); absent in executions started before.
+   */
+  name?: string | null;
+  nodeCount?: number;
 }
 
 /** A node as stored at submit: the run it makes, with limits already clamped. */

@@ -1,5 +1,6 @@
 import { ParentClosePolicy, condition, startChild } from '@temporalio/workflow';
 import { RUN_STATE, executionSearchAttributes } from '../platform/search-attributes';
+import { runSummary } from './summaries';
 import { cancelRunSignal, runWorkflowId } from './definitions';
 import type { DagExecution, DagNode } from './dag-execution';
 import type { NodeState } from './dag-rules';
@@ -87,6 +88,8 @@ async function runAttempt(
       ...executionSearchAttributes(tenantId, 'runs'),
       { key: RUN_STATE, value: 'scheduled' },
     ],
+    // User metadata: not part of the command's determinism check (replay of older histories).
+    ...runSummary(launched.run),
   });
   node.child = child;
   // A cancel that came while the run was being stored: the run ends killed at once.

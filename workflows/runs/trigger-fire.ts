@@ -9,6 +9,7 @@ import {
 import type { TriggerActivities, TriggerFireResult } from '../../activities/runs/triggers';
 import { localPostgresProfile, postgresProfile } from '../platform/activity-profiles';
 import { DAG_STATE, executionSearchAttributes } from '../platform/search-attributes';
+import { dagSummary } from './summaries';
 import { dagWorkflow } from './dag';
 import { dagWorkflowId } from './dag-definitions';
 import { scheduledOccurrence } from './schedule-fire';
@@ -56,6 +57,7 @@ export async function triggerFireWorkflow(
           ...executionSearchAttributes(input.tenantId, 'runs'),
           { key: DAG_STATE, value: 'pending' },
         ],
+        ...dagSummary(dag),
       });
     } catch (error) {
       // The submit's outbox sweeper started it first: the same execution.

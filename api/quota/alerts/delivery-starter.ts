@@ -11,6 +11,8 @@ import {
   alertMailWorkflowId,
   type AlertMailWorkflowInput,
 } from '../../../workflows/quota/alert-mail-definitions';
+import { deliverySummary } from '../../../workflows/platform/summaries';
+import { alertMailSummary } from '../../../workflows/quota/summaries';
 import {
   createOutboxDispatcher,
   type OutboxSource,
@@ -32,6 +34,12 @@ interface NoticeStart {
   tenantId: string;
   /** A delivery's endpoint; null for a mail. */
   endpointId: string | null;
+  /** A delivery's event type; null for a mail (its summary only). */
+  eventType: string | null;
+  /** A mail's recipient, of which its summary shows the domain only; null for a delivery. */
+  recipient: string | null;
+  /** The alert rule the notice is of (its summary only); null for a test delivery. */
+  ruleId: string | null;
 }
 
 function noticeStarts(
@@ -41,17 +49,21 @@ function noticeStarts(
 ): OutboxSource<NoticeStart> {
   const queue = taskQueues(deps.config.taskQueuePrefix).quota;
   const rows = sql.identifier(['quota', table]);
-  const endpoint =
-    table === 'webhook_deliveries' ? sql.fragment`endpoint_id` : sql.fragment`NULL::text`;
+  const delivery = table === 'webhook_deliveries';
+  const endpoint = delivery ? sql.fragment`n.endpoint_id` : sql.fragment`NULL::text`;
+  const eventType = delivery ? sql.fragment`n.event_type` : sql.fragment`NULL::text`;
+  const recipient = delivery ? sql.fragment`NULL::text` : sql.fragment`n.recipient`;
   return {
     name: `quota ${table} starts`,
     keyOf: (row) => row.id,
     due: async (limit, skip) =>
       (await deps.pool.any(sql.unsafe`
-        SELECT id, tenant_id AS "tenantId", ${endpoint} AS "endpointId" FROM ${rows}
-        WHERE NOT workflow_started AND status = 'pending' AND workflow_task_queue = ${queue}
-          AND NOT (id = ANY(${sql.array(skip, 'text')}))
-        ORDER BY created_at, id LIMIT ${limit}`)) as NoticeStart[],
+        SELECT n.id, n.tenant_id AS "tenantId", ${endpoint} AS "endpointId",
+               ${eventType} AS "eventType", ${recipient} AS "recipient", e.rule_id AS "ruleId"
+        FROM ${rows} n LEFT JOIN quota.alert_events e ON e.id = n.alert_event_id
+        WHERE NOT n.workflow_started AND n.status = 'pending' AND n.workflow_task_queue = ${queue}
+          AND NOT (n.id = ANY(${sql.array(skip, 'text')}))
+        ORDER BY n.created_at, n.id LIMIT ${limit}`)) as NoticeStart[],
     workflowOf: (row) => workflowOf(row, queue),
     markStarted: async (ids) => {
       await deps.pool.query(sql.unsafe`
@@ -77,6 +89,13 @@ function webhookDeliveryStarts(deps: PlatformDeps) {
           ...executionSearchAttributes(row.tenantId, 'quota'),
           { key: WEBHOOK_ENDPOINT, value: row.endpointId! },
         ],
+        ...deliverySummary({
+          service: 'quota',
+          deliveryId: row.id,
+          tenantId: row.tenantId,
+          endpointId: row.endpointId!,
+          eventType: row.eventType,
+        }),
       },
     };
   });
@@ -93,6 +112,12 @@ function alertMailStarts(deps: PlatformDeps) {
         taskQueue: queue,
         args: [input],
         typedSearchAttributes: executionSearchAttributes(row.tenantId, 'quota'),
+        ...alertMailSummary({
+          mailId: row.id,
+          tenantId: row.tenantId,
+          recipient: row.recipient ?? '',
+          ruleId: row.ruleId,
+        }),
       },
     };
   });

@@ -103,7 +103,10 @@ export async function retryNode(
   const stored = await loadWorkflow(deps, principal.tenantId, workflowId);
   if (!isTerminalNode(nodeOf(stored, ref).state)) throw runsError('node_not_terminal');
   if (isActiveWorkflow(stored.workflow)) throw runsError('not_terminal');
-  const input = dagWorkflowInput(deps, principal, workflowId);
+  const input = dagWorkflowInput(deps, principal, workflowId, {
+    name: stored.workflow.name,
+    nodeCount: stored.nodes.length,
+  });
   const startWorkflowOperation = new WithStartWorkflowOperation(DAG_WORKFLOW_TYPE, {
     ...dagStartOptions(deps, input, stored.workflow.state),
     workflowIdConflictPolicy: 'USE_EXISTING',

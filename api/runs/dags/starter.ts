@@ -10,21 +10,26 @@ import {
   executionSearchAttributes,
 } from '../../../workflows/platform/search-attributes';
 import { dagWorkflowId, type DagWorkflowInput } from '../../../workflows/runs/dag-definitions';
+import { dagSummary } from '../../../workflows/runs/summaries';
 import { RUN_START_RETRY_DELAY_MAX_MS, WORKFLOW_SWEEP_GRACE_SECONDS } from '../workflow-starter';
 
 export const DAG_WORKFLOW_TYPE = 'dagWorkflow';
 
 /**
  * The input of an execution of dag/<workflow_id> started for this key (at submit, or again by a
- * node retry): how every node run it makes waits, is limited and is charged.
+ * node retry): how every node run it makes waits, is limited and is charged; its name and node
+ * count (`shown`) are for its summary in the Web UI.
  */
 export function dagWorkflowInput(
   deps: Pick<PlatformDeps, 'config'>,
   principal: KeyPrincipal,
   workflowId: string,
+  shown: { name: string | null; nodeCount: number },
 ): DagWorkflowInput {
   return {
     workflowId,
+    name: shown.name,
+    nodeCount: shown.nodeCount,
     tenantId: principal.tenantId,
     keyId: principal.keyId,
     terms: {
@@ -55,6 +60,7 @@ export function dagStartOptions(
       ...executionSearchAttributes(input.tenantId, 'runs'),
       { key: DAG_STATE, value: state },
     ],
+    ...dagSummary(input),
   } satisfies WorkflowStartOptions;
 }
 

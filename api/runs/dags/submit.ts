@@ -89,7 +89,10 @@ export async function submitWorkflow(
   const { nodes, clamped } = acceptedNodes(body.nodes, limits);
 
   const workflowId = ulid();
-  const input = dagWorkflowInput(deps, principal, workflowId);
+  const input = dagWorkflowInput(deps, principal, workflowId, {
+    name: body.name ?? null,
+    nodeCount: nodes.length,
+  });
   const workflow: NewWorkflow = {
     workflowId,
     tenantId: principal.tenantId,

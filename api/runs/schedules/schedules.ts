@@ -22,6 +22,7 @@ import {
 import type { DatabasePool } from '../../../db/pool';
 import type { PlatformDeps } from '../../platform/service';
 import { executionSearchAttributes } from '../../../workflows/platform/search-attributes';
+import { scheduleFireSummary } from '../../../workflows/runs/summaries';
 import {
   SCHEDULE_FIRE_WORKFLOW_TYPE,
   scheduleFireWorkflowIdBase,
@@ -102,6 +103,7 @@ export function scheduleOptionsOf(
       taskQueue: runsQueue(deps),
       args: [input],
       typedSearchAttributes: executionSearchAttributes(row.tenant_id, 'runs'),
+      ...scheduleFireSummary(input),
     },
     policies: { overlap: ScheduleOverlapPolicy.ALLOW_ALL, catchupWindow: SCHEDULE_CATCHUP_WINDOW },
     state: { paused: !row.enabled, note: row.enabled ? undefined : 'disabled via the runs API' },

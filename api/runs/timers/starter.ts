@@ -7,6 +7,7 @@ import {
   timerWorkflowId,
   type TimerWorkflowInput,
 } from '../../../workflows/runs/timer';
+import { timerSummary } from '../../../workflows/runs/summaries';
 import { runsQueue } from '../webhooks/starter';
 
 /** A timer younger than this is still being started by the process that stored it. */
@@ -38,6 +39,7 @@ function timerStarts(deps: PlatformDeps): OutboxSource<TimerWorkflowInput> {
         taskQueue: queue,
         args: [input],
         typedSearchAttributes: executionSearchAttributes(input.tenantId, 'runs'),
+        ...timerSummary(input),
       },
     }),
     markStarted: async (timerIds) => {

@@ -21,6 +21,7 @@ import {
   type TriggerRow,
 } from '../../../db/runs/triggers';
 import { executionSearchAttributes } from '../../../workflows/platform/search-attributes';
+import { triggerFireSummary } from '../../../workflows/runs/summaries';
 import {
   TRIGGER_FIRE_WORKFLOW_TYPE,
   triggerFireWorkflowIdBase,
@@ -98,6 +99,7 @@ function triggerScheduleOptions(
       taskQueue: runsQueue(deps),
       args: [input],
       typedSearchAttributes: executionSearchAttributes(row.tenant_id, 'runs'),
+      ...triggerFireSummary({ ...input, templateId: row.template_id }),
     },
     policies: {
       overlap: ScheduleOverlapPolicy.ALLOW_ALL,

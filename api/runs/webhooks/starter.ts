@@ -10,6 +10,7 @@ import {
   deliveryWorkflowId,
   type DeliveryWorkflowInput,
 } from '../../../workflows/platform/delivery-definitions';
+import { deliverySummary } from '../../../workflows/platform/summaries';
 import { webhookTerms } from './terms';
 
 /** The runs queue of this deployment: its delivery rows are started there (and only those). */
@@ -23,6 +24,8 @@ interface DeliveryStart {
   deliveryId: string;
   tenantId: string;
   endpointId: string;
+  /** For the execution's summary; looked up when a caller did not have it at hand. */
+  eventType?: string;
 }
 
 /**
@@ -36,13 +39,14 @@ function deliveryStarts(deps: PlatformDeps): OutboxSource<DeliveryStart> {
     keyOf: (row) => row.deliveryId,
     due: async (limit, skip) =>
       (await deps.pool.any(sql.unsafe`
-        SELECT delivery_id::text AS "deliveryId", tenant_id AS "tenantId", endpoint_id AS "endpointId"
+        SELECT delivery_id::text AS "deliveryId", tenant_id AS "tenantId", endpoint_id AS "endpointId",
+               event_type AS "eventType"
         FROM runs.webhook_deliveries
         WHERE NOT workflow_started AND state = 'pending' AND workflow_task_queue = ${queue}
           AND created_at < now() - make_interval(secs => ${DELIVERY_SWEEP_GRACE_SECONDS})
           AND NOT (delivery_id::text = ANY(${sql.array(skip, 'text')}))
         ORDER BY delivery_id LIMIT ${limit}`)) as DeliveryStart[],
-    workflowOf: (row) => {
+    workflowOf: async (row) => {
       const input: DeliveryWorkflowInput = {
         service: 'runs',
         deliveryId: row.deliveryId,
@@ -58,6 +62,13 @@ function deliveryStarts(deps: PlatformDeps): OutboxSource<DeliveryStart> {
             ...executionSearchAttributes(row.tenantId, 'runs'),
             { key: WEBHOOK_ENDPOINT, value: row.endpointId },
           ],
+          ...deliverySummary({
+            service: 'runs',
+            deliveryId: row.deliveryId,
+            tenantId: row.tenantId,
+            endpointId: row.endpointId,
+            eventType: row.eventType ?? (await eventTypeOf(deps, row.deliveryId)),
+          }),
         },
       };
     },
@@ -67,6 +78,13 @@ function deliveryStarts(deps: PlatformDeps): OutboxSource<DeliveryStart> {
         WHERE delivery_id = ANY(${sql.array(ids, 'int8')})`);
     },
   };
+}
+
+/** A delivery's event type (a caller that started it without it at hand). */
+async function eventTypeOf(deps: PlatformDeps, deliveryId: string): Promise<string | null> {
+  return (await deps.pool.maybeOneFirst(sql.unsafe`
+    SELECT event_type FROM runs.webhook_deliveries WHERE delivery_id = ${deliveryId}::int8`)) as
+    string | null;
 }
 
 /** Starts delivery workflows off the request path (api/platform/outbox.ts). */

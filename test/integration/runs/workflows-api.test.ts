@@ -240,7 +240,8 @@ describe('runs API: DAG workflows', () => {
         ['test', 'container'],
       ]);
 
-      // The starter: dag/<id> on the runs queue, found by tenant; its input is the key's terms.
+      // The starter: dag/<id> on the runs queue, found by tenant; its input is the key's terms
+      // (its name and node count for its summary in the Web UI).
       const handle = temporal.workflow.getHandle(dagWorkflowId(id));
       const description = await eventually(() => handle.describe().catch(() => undefined));
       expect(description.type).toBe('dagWorkflow');
@@ -253,6 +254,8 @@ describe('runs API: DAG workflows', () => {
         workflowId: id,
         tenantId,
         keyId,
+        name: 'etl',
+        nodeCount: 3,
         terms: {
           maxQueueSeconds: 77,
           tierConcurrentRuns: null,
