@@ -3,6 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { QUOTA_MCP_TOOLS } from '../../../api/quota/mcp';
 import { startQuota, type QuotaClient, type QuotaHarness } from './support';
+import { postMcp } from '../../support/mcp-raw';
 
 interface Text {
   type: 'text';
@@ -409,15 +410,10 @@ describe('quota: the MCP endpoint at /mcp/', () => {
   });
 
   it('is stateless streamable HTTP: JSON answers, no session, GET 405, /mcp too', async () => {
-    const raw = await fetch(`${h.service.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${adminKey}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2025-06-18',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' }),
+    const raw = await postMcp(`${h.service.url}/mcp`, adminKey, {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/list',
     });
     expect(raw.status).toBe(200);
     expect(raw.headers.get('content-type')).toContain('application/json');

@@ -11,6 +11,7 @@ import { runWorkflowId } from '../../../workflows/runs/definitions';
 import { eventually } from '../../support/services';
 import { runsConformance } from './conformance';
 import { IMAGE, config, newTenant, startHarness, type Harness } from './support';
+import { postMcp } from '../../support/mcp-raw';
 
 interface Text {
   type: 'text';
@@ -653,15 +654,10 @@ describe('runs: the MCP endpoint at /mcp', () => {
   });
 
   it('is stateless streamable HTTP: JSON answers, no session, GET 405, /mcp/ too', async () => {
-    const raw = await fetch(`${h.service.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${key}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2025-06-18',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' }),
+    const raw = await postMcp(`${h.service.url}/mcp`, key, {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/list',
     });
     expect(raw.status).toBe(200);
     expect(raw.headers.get('content-type')).toContain('application/json');
