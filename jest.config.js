@@ -12,6 +12,19 @@ const common = {
   ],
 };
 
+const integration = {
+  ...common,
+  testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+  setupFiles: ['<rootDir>/test/support/load-stack-env.ts'],
+};
+
+// Integration files that cannot share the stack with another file running: the fault tests
+// restart Postgres, Redis and Temporal; fast-mode counts what the shared Redis ledger stream
+// holds. Every other integration file runs beside another (two jest workers).
+const SERIAL = ['/test/integration/faults/', '/test/integration/quota/fast-mode.test.ts'];
+
 module.exports = {
   // A hook that boots a service (its pool, Redis, a Temporal client, its bootstrap) took over
   // 5 s once on the 2-core machine while a bench ran beside the suite: 30 s is the default here.
@@ -20,13 +33,12 @@ module.exports = {
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     // Recorded histories replayed against today's workflow code; needs no stack.
     { ...common, displayName: 'replay', testMatch: ['<rootDir>/test/replay/**/*.test.ts'] },
+    { ...integration, displayName: 'integration', testPathIgnorePatterns: SERIAL },
+    // Run alone (scripts/test runs this project after the others, one file at a time).
     {
-      ...common,
-      displayName: 'integration',
-      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
-      globalSetup: '<rootDir>/test/support/global-setup.ts',
-      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-      setupFiles: ['<rootDir>/test/support/load-stack-env.ts'],
+      ...integration,
+      displayName: 'serial',
+      testMatch: SERIAL.map((p) => `<rootDir>${p.endsWith('/') ? `${p}**/*.test.ts` : p}`),
     },
   ],
 };
