@@ -31,17 +31,6 @@ export interface AlertMailRow {
 const MAIL = sql.fragment`id, tenant_id, alert_event_id, recipient, subject_line, body_text,
   status, attempt_count, last_error, smtp_response, sent_at`;
 
-/** The e-mail addresses of these rules, with the rule's name (the mail's subject line says it). */
-export async function ruleEmails(
-  db: Queryable,
-  ruleIds: string[],
-): Promise<{ rule_id: string; rule_name: string; emails: string[] }[]> {
-  return (await db.any(sql.unsafe`
-    SELECT id AS rule_id, name AS rule_name, emails FROM quota.alert_rules
-    WHERE id = ANY(${sql.array(ruleIds, 'text')}) AND cardinality(emails) > 0
-    ORDER BY id`)) as { rule_id: string; rule_name: string; emails: string[] }[];
-}
-
 /** Writes pending mails, one per (event, recipient): one already there is left alone. */
 export async function insertAlertMails(db: Queryable, mails: NewAlertMail[]): Promise<void> {
   if (mails.length === 0) return;

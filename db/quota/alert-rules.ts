@@ -84,3 +84,25 @@ export async function updateAlertRule(
 export async function deleteAlertRule(db: Queryable, id: string): Promise<void> {
   await db.query(sql.unsafe`DELETE FROM quota.alert_rules WHERE id = ${id}`);
 }
+
+/** Whom these rules notify of `eventType`: each rule's name, e-mails and live, enabled endpoints. */
+export async function ruleRecipients(
+  db: Queryable,
+  ruleIds: string[],
+  eventType: string,
+): Promise<{ rule_id: string; rule_name: string; emails: string[]; endpoint_ids: string[] }[]> {
+  return (await db.any(sql.unsafe`
+    SELECT r.id AS rule_id, r.name AS rule_name, r.emails,
+           COALESCE(array_agg(e.id ORDER BY e.id) FILTER (WHERE e.id IS NOT NULL), '{}') AS endpoint_ids
+    FROM quota.alert_rules r
+    LEFT JOIN quota.webhook_endpoints e ON e.id = ANY(r.webhook_endpoint_ids)
+      AND e.deleted_at IS NULL AND e.enabled AND ${eventType} = ANY(e.event_types)
+    WHERE r.id = ANY(${sql.array(ruleIds, 'text')})
+    GROUP BY r.id
+    ORDER BY r.id`)) as {
+    rule_id: string;
+    rule_name: string;
+    emails: string[];
+    endpoint_ids: string[];
+  }[];
+}

@@ -179,21 +179,6 @@ export async function listDeliveries(
     ORDER BY created_at DESC, id DESC LIMIT ${filter.limit}`)) as DeliveryRow[];
 }
 
-/** The live, enabled endpoints subscribed to `eventType` that these rules name, per rule. */
-export async function ruleEndpoints(
-  db: Queryable,
-  ruleIds: string[],
-  eventType: string,
-): Promise<{ rule_id: string; rule_name: string; endpoint_id: string }[]> {
-  return (await db.any(sql.unsafe`
-    SELECT r.id AS rule_id, r.name AS rule_name, e.id AS endpoint_id
-    FROM quota.alert_rules r
-    JOIN quota.webhook_endpoints e ON e.id = ANY(r.webhook_endpoint_ids)
-    WHERE r.id = ANY(${sql.array(ruleIds, 'text')}) AND e.deleted_at IS NULL AND e.enabled
-      AND ${eventType} = ANY(e.event_types)
-    ORDER BY r.id, e.id`)) as { rule_id: string; rule_name: string; endpoint_id: string }[];
-}
-
 /** What an attempt sends: the delivery and its endpoint, or null when there is nothing to send. */
 export interface QuotaAttemptTarget {
   id: string;

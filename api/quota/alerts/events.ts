@@ -6,8 +6,9 @@ import {
   type NewAlertEvent,
 } from '../../../db/quota/alert-events';
 import type { DatabasePool } from '../../../db/pool';
-import { insertAlertMails, ruleEmails } from '../../../db/quota/alert-mails';
-import { insertDelivery, ruleEndpoints } from '../../../db/quota/webhooks';
+import { insertAlertMails } from '../../../db/quota/alert-mails';
+import { ruleRecipients } from '../../../db/quota/alert-rules';
+import { insertDelivery } from '../../../db/quota/webhooks';
 import type { Queryable } from '../../../db/quota/queryable';
 import type { PolicyVerdict } from '../consumption/verdicts';
 import type { Principal } from '../credentials';
@@ -72,40 +73,39 @@ export async function recordAlerts(
   const recorded = await recordAlertEvents(db, alerts, alerts.events);
   const notified = recorded.filter((e) => !e.suppressed);
   if (notified.length === 0) return recorded;
-  const ruleIds = notified.map((e) => e.rule_id);
-  const endpoints = await ruleEndpoints(db, ruleIds, ALERT_TRIGGERED);
-  for (const event of notified)
-    for (const target of endpoints.filter((t) => t.rule_id === event.rule_id))
+  const rules = await ruleRecipients(
+    db,
+    notified.map((e) => e.rule_id),
+    ALERT_TRIGGERED,
+  );
+  for (const event of notified) {
+    const rule = rules.find((r) => r.rule_id === event.rule_id);
+    if (!rule) continue;
+    for (const endpointId of rule.endpoint_ids)
       await insertDelivery(db, {
         id: `whd_${ulid()}`,
         tenantId: alerts.tenantId,
-        endpointId: target.endpoint_id,
+        endpointId,
         alertEventId: event.id,
         eventType: ALERT_TRIGGERED,
         messageId: `msg_${ulid()}`,
-        payload: alertNotice(event, target.rule_name),
+        payload: alertNotice(event, rule.rule_name),
         status: 'pending',
         attemptCount: 0,
         workflowTaskQueue: queue,
       });
-  const mailing = await ruleEmails(db, ruleIds);
-  await insertAlertMails(
-    db,
-    notified.flatMap((event) =>
-      mailing
-        .filter((rule) => rule.rule_id === event.rule_id)
-        .flatMap((rule) =>
-          rule.emails.map((recipient) => ({
-            id: `alm_${ulid()}`,
-            tenantId: alerts.tenantId,
-            alertEventId: event.id,
-            recipient,
-            ...alertMail(event, rule.rule_name),
-            workflowTaskQueue: queue,
-          })),
-        ),
-    ),
-  );
+    await insertAlertMails(
+      db,
+      rule.emails.map((recipient) => ({
+        id: `alm_${ulid()}`,
+        tenantId: alerts.tenantId,
+        alertEventId: event.id,
+        recipient,
+        ...alertMail(event, rule.rule_name),
+        workflowTaskQueue: queue,
+      })),
+    );
+  }
   return recorded;
 }
 

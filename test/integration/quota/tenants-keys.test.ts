@@ -42,10 +42,9 @@ describe('quota: tenants and API keys', () => {
       if (reply.status === 503) expect(reply.body).toEqual({ detail: 'tenant_bootstrap_pending' });
       return reply.status === 200 ? reply : undefined;
     });
-    expect(own.body).toMatchObject({
-      id: created.body.id,
-      bootstrap: { state: 'done', attempts: 1 },
-    });
+    expect(own.body).toMatchObject({ id: created.body.id, bootstrap: { state: 'done' } });
+    // One attempt on a quiet machine; a statement timed out under load is attempted again.
+    expect(own.body.bootstrap.attempts).toBeGreaterThanOrEqual(1);
 
     const temporal = createTemporalClient(config);
     try {
