@@ -16,7 +16,6 @@
  *        npm run bench:ledger -- --phase rates --spread-rates 1000,1250,1500   (a rate sweep)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { v7 as uuidv7 } from 'uuid';
@@ -47,6 +46,7 @@ import {
 import { processCpuMs } from './lib/process-cpu';
 import { HostCpu } from './lib/host-cpu';
 import { machineSpeedMs } from './lib/machine-speed';
+import { freePort } from '../test/support/throwaway-backends';
 
 const ACCOUNTS = 1_000;
 const AS_OF_ENTRIES = 100_000;
@@ -147,16 +147,6 @@ function report(name: string, f: Figures): void {
       `${''.padEnd(44)} slowest ${WINDOW_MS} ms windows (from the phase's start: slowest request, CPU time the VM's host gave to others): ${windows}`,
     );
   }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 async function bootApi(port: number, profileDir?: string): Promise<ChildProcess> {

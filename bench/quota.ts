@@ -11,7 +11,6 @@
  * Usage: npm run bench:quota [-- --seconds 10 --clients 32]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../api/platform/config';
@@ -27,18 +26,10 @@ import { flushLedgerStream } from '../api/quota/consumption/ledger-flush';
 import { loadStackEnv } from '../test/support/stack-env';
 import { testNamespace } from '../test/support/test-namespace';
 import { closedLoop, httpCall, percentile, type LoadFigures } from './lib/http-load';
+import { freePort } from '../test/support/throwaway-backends';
 
 const REPO_ROOT = path.resolve(__dirname, '..');
 const SUBJECTS = 1_000;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** A process serving on `port` (answering GET `probe`), its output discarded. */
 async function serve(args: string[], env: NodeJS.ProcessEnv, port: number, probe: string) {

@@ -34,12 +34,12 @@ import { dagFigure } from './lib/dag-figure';
 import { createDocker } from '../api/platform/docker';
 import { loadConfig } from '../api/platform/config';
 import { createLogger } from '../api/platform/logger';
-import { runAdmin } from '../api/runs/cli';
 import { createDatabasePool, sql } from '../db/pool';
 import { migrateAll } from '../db/migrate';
 import { loadStackEnv } from '../test/support/stack-env';
 import { testNamespace } from '../test/support/test-namespace';
 import { WORKER_READY_TIMEOUT_MS, startWorkerProcess } from '../test/support/worker-process';
+import { benchRunsTenant } from './lib/runs-tenant';
 
 const LATENCY_RUNS = Number(process.env.BENCH_LATENCY_RUNS ?? 40);
 const THROUGHPUT_RUNS = Number(process.env.BENCH_THROUGHPUT_RUNS ?? 150);
@@ -115,20 +115,13 @@ async function main(): Promise<void> {
   const seconds = (s: number) => `${s.toFixed(3)} s`;
   const load1 = () => os.loadavg()[0]!.toFixed(1);
   try {
-    const tenantId = `bench-${ulid().toLowerCase()}`;
-    await runAdmin(['tenant', 'create', tenantId], pool);
-    const { json } = await runAdmin(
-      [
-        'key',
-        'create',
-        '--tenant',
-        tenantId,
-        '--permissions',
-        'svc_run_submit,svc_run_read,svc_tenant_admin,svc_workflow_submit,svc_workflow_read',
-      ],
-      pool,
-    );
-    const key = (json as { key: string }).key;
+    const { tenantId, key } = await benchRunsTenant(pool, [
+      'svc_run_submit',
+      'svc_run_read',
+      'svc_tenant_admin',
+      'svc_workflow_submit',
+      'svc_workflow_read',
+    ]);
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     console.log(
       `runs bench (${id}; API and worker in their own processes, ${CONCURRENT_RUNS} slots, ${os.cpus().length} CPUs, load average at start ${load1()})`,

@@ -19,7 +19,6 @@ import { ulid } from 'ulid';
 import { percentile } from './lib/http-load';
 import { loadConfig } from '../api/platform/config';
 import { createLogger } from '../api/platform/logger';
-import { runAdmin } from '../api/runs/cli';
 import { createDatabasePool, sql } from '../db/pool';
 import { migrateAll } from '../db/migrate';
 import { loadStackEnv } from '../test/support/stack-env';
@@ -28,6 +27,7 @@ import { startWorkerProcess } from '../test/support/worker-process';
 import { startHttpsReceiver } from '../test/support/https-receiver';
 import { ensureWebhookTestCertificates, webhookTestEnv } from '../test/support/webhook-test-env';
 import { startTestService } from '../test/support/services';
+import { benchRunsTenant } from './lib/runs-tenant';
 
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 300);
 const BASELINE_REQUESTS = Number(process.env.BENCH_BASELINE_REQUESTS ?? 1000);
@@ -64,21 +64,9 @@ async function main(): Promise<void> {
     );
     receiver.requests.length = 0;
 
-    const tenantId = `bench-${ulid().toLowerCase()}`;
-    await runAdmin(['tenant', 'create', tenantId], pool);
-    const { json } = await runAdmin(
-      [
-        'key',
-        'create',
-        '--tenant',
-        tenantId,
-        '--permissions',
-        'svc_webhook_admin,svc_webhook_read',
-      ],
-      pool,
-    );
+    const { key } = await benchRunsTenant(pool, ['svc_webhook_admin', 'svc_webhook_read']);
     const headers = {
-      authorization: `Bearer ${(json as { key: string }).key}`,
+      authorization: `Bearer ${key}`,
       'content-type': 'application/json',
     };
     const created = await fetch(`${api.url}/api/v1/webhooks`, {

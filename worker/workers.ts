@@ -5,6 +5,7 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import type { Config } from '../api/platform/config';
+import { payloadDataConverter } from '../api/platform/payload-codec';
 import type { DatabasePool } from '../db/pool';
 import type { Redis } from '../db/redis';
 import type { Docker } from '../api/platform/docker';
@@ -48,6 +49,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
     connection,
     namespace: config.temporalNamespace,
     identity: `${config.workerId}/${process.pid}`,
+    dataConverter: payloadDataConverter(config.temporalPayloadKeys),
   };
   const perQueue = [
     ...runsWorkerOptions(deps),

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import Joi from 'joi';
 import { parseSecretsKey } from './secrets';
+import { parsePayloadKeys, type PayloadKey } from './payload-codec';
 
 /**
  * The whole configuration of every process, read once from the environment at start-up.
@@ -30,6 +31,25 @@ const schema = Joi.object({
     .default('127.0.0.1:7233')
     .description('Temporal frontend host:port'),
   TEMPORAL_NAMESPACE: Joi.string().default('default').description('Temporal namespace'),
+  TEMPORAL_PAYLOAD_KEYS: Joi.string()
+    .allow('')
+    .default('')
+    .custom((value: string, helpers) => {
+      const parsed = value === '' ? [] : parsePayloadKeys(value);
+      return typeof parsed === 'string'
+        ? helpers.message({ custom: `{{#label}}: ${parsed}` })
+        : value;
+    })
+    .description(
+      'AES-256-GCM keys of Temporal payloads, `id:base64[,id:base64...]` (32 bytes each): the first encrypts, all decode (rotation: put the new key first, keep the old); every client and worker must hold the same keys. Empty: payloads in clear. scripts/stack env makes one per data dir',
+    ),
+  TEMPORAL_CODEC_CORS_ORIGINS: Joi.string()
+    .allow('')
+    .default('')
+    .pattern(/^https?:\/\/[^\s,/]+(,https?:\/\/[^\s,/]+)*$/)
+    .description(
+      "origins (scheme://host:port, comma-separated) whose pages may call the codec endpoint with credentials: the Temporal Web UI's; scripts/stack env gives the local UI's",
+    ),
   TASK_QUEUE_PREFIX: Joi.string()
     .allow('')
     .default('')
@@ -190,6 +210,10 @@ export interface Config {
   redisUrl: string;
   temporalAddress: string;
   temporalNamespace: string;
+  /** TEMPORAL_PAYLOAD_KEYS, the encrypting key first; empty: payloads in clear. */
+  temporalPayloadKeys: PayloadKey[];
+  /** TEMPORAL_CODEC_CORS_ORIGINS: the Web UI origins the codec endpoint answers. */
+  temporalCodecCorsOrigins: string[];
   taskQueuePrefix: string;
   workerId: string;
   dockerSocket: string;
@@ -253,6 +277,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     REDIS_URL: string;
     TEMPORAL_ADDRESS: string;
     TEMPORAL_NAMESPACE: string;
+    TEMPORAL_PAYLOAD_KEYS: string;
+    TEMPORAL_CODEC_CORS_ORIGINS: string;
     TASK_QUEUE_PREFIX: string;
     WORKER_ID: string;
     DOCKER_SOCKET: string;
@@ -291,6 +317,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: v.REDIS_URL,
     temporalAddress: v.TEMPORAL_ADDRESS,
     temporalNamespace: v.TEMPORAL_NAMESPACE,
+    temporalPayloadKeys:
+      v.TEMPORAL_PAYLOAD_KEYS === ''
+        ? []
+        : (parsePayloadKeys(v.TEMPORAL_PAYLOAD_KEYS) as PayloadKey[]),
+    temporalCodecCorsOrigins: v.TEMPORAL_CODEC_CORS_ORIGINS.split(',').filter(Boolean),
     taskQueuePrefix: v.TASK_QUEUE_PREFIX,
     workerId: v.WORKER_ID,
     dockerSocket: v.DOCKER_SOCKET,

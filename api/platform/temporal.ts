@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from './config';
+import { payloadDataConverter } from './payload-codec';
 
 export { taskQueues, type TaskQueues } from '../../workflows/platform/task-queues';
 
@@ -9,5 +10,9 @@ export { taskQueues, type TaskQueues } from '../../workflows/platform/task-queue
  */
 export function createTemporalClient(config: Config): Client {
   const connection = Connection.lazy({ address: config.temporalAddress });
-  return new Client({ connection, namespace: config.temporalNamespace });
+  return new Client({
+    connection,
+    namespace: config.temporalNamespace,
+    dataConverter: payloadDataConverter(config.temporalPayloadKeys),
+  });
 }

@@ -21,6 +21,8 @@ import { mountOperation } from './routes/operation';
 import { PROBE_OPERATIONS } from './routes/probes';
 import { ensureJobSchedules } from './jobs';
 import { createBootstrapStarter } from './tenants';
+import { CODEC_PATH } from './routes/temporal-codec';
+import { CODEC_BODY_LIMIT_BYTES } from '../platform/codec-endpoint';
 
 export const QUOTA_BODY_LIMIT_BYTES = 1024 * 1024;
 export const QUOTA_JSON_DEPTH_MAX = 64;
@@ -87,7 +89,11 @@ export function createQuotaApi(deps: PlatformDeps): ServiceInstance {
     logger: deps.logger,
     envelope: quotaEnvelope,
     errors: QUOTA_ERRORS,
-    body: { limitBytes: QUOTA_BODY_LIMIT_BYTES, maxDepth: QUOTA_JSON_DEPTH_MAX },
+    body: {
+      limitBytes: QUOTA_BODY_LIMIT_BYTES,
+      maxDepth: QUOTA_JSON_DEPTH_MAX,
+      largerLimits: [{ pathPrefix: `${CODEC_PATH}/`, limitBytes: CODEC_BODY_LIMIT_BYTES }],
+    },
     routers: [router],
     quietPaths: ['/healthz', '/ping', '/readyz', '/metrics', '/healthz/jobs'],
   });

@@ -6,7 +6,7 @@ import { createTemporalClient } from '../platform/temporal';
 import { createDatabasePool, type DatabasePool } from '../../db/pool';
 import { createRedis, closeRedis, type Redis } from '../../db/redis';
 import type { Principal } from './credentials';
-import { insertNewKey } from './keys';
+import { insertNewKey, listOperatorKeys, revokeKey } from './keys';
 import { OPERATOR_SCOPE_NAMES, isOperatorScope } from './scopes';
 import { changeTenant, createBootstrapStarter, createTenant, listAllTenants } from './tenants';
 
@@ -16,6 +16,8 @@ import { changeTenant, createBootstrapStarter, createTenant, listAllTenants } fr
  */
 export const USAGE = `usage: quota-admin <command> [options] [--json]
   operator-key create --actor A [--name N] [--scopes ${OPERATOR_SCOPE_NAMES.join(',')}]
+  operator-key list
+  operator-key revoke <key_row_id>             (401 on its next request)
   tenant create --name N [--admin-actor A]     (prints the tenant and its first key, once)
   tenant list
   tenant suspend <tenant_id>
@@ -67,6 +69,17 @@ export async function runAdmin(
   switch (`${noun} ${verb ?? ''}`.trim()) {
     case 'operator-key create':
       return operatorKeyCreate(deps, v);
+    case 'operator-key list': {
+      const keys = await listOperatorKeys(deps);
+      return {
+        json: keys,
+        text: keys.map((k) => `${k.id} ${k.status} ${k.actor} ${k.scopes.join(',')}`).join('\n'),
+      };
+    }
+    case 'operator-key revoke': {
+      const key = await revokeKey(deps, operator, one(rest, 'key_row_id'));
+      return { json: key, text: `operator key ${key.id} ${key.status}` };
+    }
     case 'tenant create':
       return tenantCreate(deps, operator, v);
     case 'tenant list': {
@@ -87,9 +100,8 @@ export async function runAdmin(
   }
 }
 
-function one(rest: string[]): string {
-  if (rest.length !== 1 || !rest[0])
-    throw new UsageError(`expected exactly one tenant_id\n${USAGE}`);
+function one(rest: string[], what = 'tenant_id'): string {
+  if (rest.length !== 1 || !rest[0]) throw new UsageError(`expected exactly one ${what}\n${USAGE}`);
   return rest[0];
 }
 

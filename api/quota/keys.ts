@@ -81,7 +81,7 @@ function refuseEscalation(
     throw quotaError('scope_escalation');
 }
 
-const auditOf = (principal: Principal, tenantId: string) => ({
+const auditOf = (principal: Principal, tenantId: string | null) => ({
   ...actedBy(principal, tenantId),
   entityType: 'api_key',
 });
@@ -116,6 +116,11 @@ export async function listTenantKeys(deps: KeyDeps, principal: Principal): Promi
   return (await listKeys(deps.pool, tenantOf(principal))).map(apiKeyOut);
 }
 
+/** The operator keys (no tenant), oldest first: the operator CLI's list. */
+export async function listOperatorKeys(deps: KeyDeps): Promise<ApiKeyOut[]> {
+  return (await listKeys(deps.pool, null)).map(apiKeyOut);
+}
+
 const refuseRevoked = (): never => {
   throw quotaError('key_revoked');
 };
@@ -123,6 +128,8 @@ const refuseRevoked = (): never => {
 /**
  * Changes a live key in a transaction with its row locked; the audit records before and after;
  * the cached credentials are rewritten once it committed. A revoked key is `whenRevoked`'s.
+ * A tenant key changes its tenant's keys; an operator (the CLI) the operator keys, whose
+ * tenant is none (the key routes take tenant keys only).
  */
 async function changeKey<T extends ApiKeyRow>(
   deps: KeyDeps,
@@ -132,7 +139,7 @@ async function changeKey<T extends ApiKeyRow>(
   change: (tx: Queryable, key: ApiKeyRow) => Promise<T>,
   whenRevoked: (key: ApiKeyRow) => T = refuseRevoked,
 ): Promise<Omit<T, 'tenant_id'>> {
-  const tenantId = tenantOf(principal);
+  const tenantId = principal.tenantId;
   const { before, after } = await deps.pool.transaction(async (tx) => {
     const key = await findKey(tx, tenantId, keyRowId, { lock: true });
     if (!key) throw quotaError('key_not_found');

@@ -1,6 +1,7 @@
 import { openApiPaths, type JsonSchema } from '../platform/http/contract';
 import { QUOTA_OPERATIONS } from './routes';
 import { OPERATOR_SCOPES, TENANT_SCOPES } from './scopes';
+import { CODEC_SESSION_COOKIE } from './routes/temporal-codec';
 
 /**
  * The quota service's OpenAPI 3.1 document: its paths, parameters, request bodies and models are
@@ -36,6 +37,12 @@ function buildDocument(): JsonSchema {
     components: {
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'qk_<key id>_<secret>' },
+        [CODEC_SESSION_COOKIE]: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: CODEC_SESSION_COOKIE,
+          description: 'an operator key, set by PUT /v1/ops/temporal-codec/session for a browser',
+        },
       },
       schemas,
     },

@@ -26,6 +26,8 @@ export const TENANT_SCOPES = {
 export const OPERATOR_SCOPES = {
   'tenants:admin': 'create, read, change, suspend and bootstrap tenants',
   'ops:admin': 'run background jobs and list their runs',
+  'payloads:codec':
+    "decode and encode Temporal payloads through the codec endpoint (every tenant's workflow inputs, in clear)",
 } as const;
 
 export type TenantScope = keyof typeof TENANT_SCOPES;

@@ -66,10 +66,10 @@ export async function findKey(
     WHERE k.id = ${id} AND k.tenant_id IS NOT DISTINCT FROM ${tenantId} ${lock}`)) as ApiKeyRow | null;
 }
 
-/** Oldest first. */
-export async function listKeys(db: Queryable, tenantId: string): Promise<ApiKeyRow[]> {
+/** Oldest first; a null tenant: the operator keys. */
+export async function listKeys(db: Queryable, tenantId: string | null): Promise<ApiKeyRow[]> {
   return (await db.any(sql.unsafe`
-    SELECT ${COLUMNS} FROM quota.api_keys k WHERE k.tenant_id = ${tenantId}
+    SELECT ${COLUMNS} FROM quota.api_keys k WHERE k.tenant_id IS NOT DISTINCT FROM ${tenantId}
     ORDER BY k.created_at, k.id`)) as ApiKeyRow[];
 }
 

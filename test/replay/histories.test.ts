@@ -2,13 +2,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { bundleWorkflows } from '../../worker/workers';
+import { ENCRYPTED_ENCODING, payloadDataConverter } from '../../api/platform/payload-codec';
+import { testPayloadKeys } from '../support/payload-keys';
 import * as workflows from '../../workflows';
 
 /**
  * Every recorded history under test/histories/ (saved with
  * `temporal workflow show --workflow-id <id> --output json > file.json`) must replay cleanly
  * against today's workflow code. This is what keeps `temporal workflow reset` and replay safe
- * for operators: a change of workflow shape without `patched()` fails here.
+ * for operators: a change of workflow shape without `patched()` fails here. Replayed through the
+ * payload codec under the tests' keys, as a worker would: histories recorded since payloads are
+ * encrypted decode, and those recorded before (in clear) still replay.
  */
 const HISTORIES_DIR = path.resolve(__dirname, '..', 'histories');
 
@@ -107,6 +111,15 @@ describe('recorded workflow histories', () => {
     expect(markers).toEqual(LIVE_RUN_SHAPES);
   });
 
+  it('include histories recorded with encrypted payloads and histories recorded before', () => {
+    const encrypted = (file: string) =>
+      fs.readFileSync(file, 'utf8').includes(Buffer.from(ENCRYPTED_ENCODING).toString('base64'));
+    expect(files.filter(encrypted).map((f) => path.relative(HISTORIES_DIR, f))).toEqual(
+      expect.arrayContaining(['runs/run-exited.deprecated.json']),
+    );
+    expect(files.filter((f) => !encrypted(f)).length).toBeGreaterThan(0);
+  });
+
   it('cover every workflow type the bundle exports (a new type comes with a recorded history)', () => {
     const recorded = new Set(files.map(workflowTypeOf));
     const missing = Object.entries(workflows)
@@ -123,7 +136,10 @@ describe('recorded workflow histories', () => {
       history: JSON.parse(fs.readFileSync(file, 'utf8')) as unknown,
     }));
     const failures: string[] = [];
-    for await (const result of Worker.runReplayHistories({ workflowBundle }, histories)) {
+    for await (const result of Worker.runReplayHistories(
+      { workflowBundle, dataConverter: payloadDataConverter(testPayloadKeys()) },
+      histories,
+    )) {
       if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
     }
     expect(failures).toEqual([]);

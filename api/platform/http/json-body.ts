@@ -14,6 +14,8 @@ export interface JsonBodyOptions {
   limitBytes: number;
   /** Deepest nesting accepted; checked on the raw text before parsing. */
   maxDepth: number;
+  /** Paths that take larger bodies (Temporal's payloads to the codec endpoint), by prefix. */
+  largerLimits?: { pathPrefix: string; limitBytes: number }[];
 }
 
 /** What the body parser puts on ctx.state for later middleware (idempotency hashes the raw text). */
@@ -74,14 +76,17 @@ export function jsonBody(options: JsonBodyOptions) {
       await next();
       return;
     }
+    const limit =
+      options.largerLimits?.find((l) => ctx.path.startsWith(l.pathPrefix))?.limitBytes ??
+      options.limitBytes;
     const declaredLength = Number(ctx.get('content-length') || '0');
-    if (declaredLength > options.limitBytes) throw new PayloadTooLargeError(options.limitBytes);
+    if (declaredLength > limit) throw new PayloadTooLargeError(limit);
     let raw: string;
     try {
-      raw = await getRawBody(ctx.req, { limit: options.limitBytes, encoding: 'utf8' });
+      raw = await getRawBody(ctx.req, { limit, encoding: 'utf8' });
     } catch (error) {
       if ((error as { type?: string }).type === 'entity.too.large') {
-        throw new PayloadTooLargeError(options.limitBytes);
+        throw new PayloadTooLargeError(limit);
       }
       throw error;
     }

@@ -9,6 +9,7 @@ import { mountProbeRoutes, PROBE_OPERATIONS } from './probes';
 import { mountReportingRoutes, REPORTING_OPERATIONS } from './reporting';
 import { mountSubjectRoutes, SUBJECT_OPERATIONS } from './subjects';
 import { mountTenantRoutes, TENANT_OPERATIONS } from './tenants';
+import { CODEC_OPERATIONS, mountCodecRoutes } from './temporal-codec';
 
 export type { QuotaRouteDeps } from './operation';
 
@@ -16,6 +17,7 @@ export type { QuotaRouteDeps } from './operation';
 export const QUOTA_OPERATIONS = {
   ...prefixed('probe', PROBE_OPERATIONS),
   ...prefixed('ops', OPS_OPERATIONS),
+  ...prefixed('codec', CODEC_OPERATIONS),
   ...prefixed('tenant', TENANT_OPERATIONS),
   ...prefixed('key', KEY_OPERATIONS),
   ...prefixed('resource', CATALOGUE_OPERATIONS.resource),
@@ -37,6 +39,7 @@ export function quotaRouter(deps: QuotaRouteDeps): Router {
   const router = new Router();
   mountProbeRoutes(router, deps);
   mountOpsRoutes(router, deps);
+  mountCodecRoutes(router, deps);
   mountTenantRoutes(router, deps);
   mountKeyRoutes(router, deps);
   mountCatalogueRoutes(router, deps);

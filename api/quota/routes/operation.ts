@@ -39,6 +39,8 @@ export interface QuotaOperation extends OperationContract {
   access: Access;
   /** The service's own refusals of this operation by status (those of auth are added). */
   refusals?: Refusals;
+  /** A cookie that may carry the key instead of `Authorization` (a browser's codec session). */
+  keyCookie?: string;
 }
 
 export const principalOf = (ctx: Context): Principal => ctx.state.principal as Principal;
@@ -46,9 +48,15 @@ export const validated = <T>(ctx: Context, part: keyof ValidatedState): T =>
   (ctx.state.validated as ValidatedState)[part] as T;
 
 /** Authenticates the caller and checks it may call an operation of this access. */
-function guard(deps: QuotaRouteDeps, access: Exclude<Access, 'public'>): Middleware {
+function guard(
+  deps: QuotaRouteDeps,
+  access: Exclude<Access, 'public'>,
+  keyCookie?: string,
+): Middleware {
   return async function authorize(ctx: Context, next: Next) {
-    const principal = await authenticate(deps, ctx.get('Authorization') || undefined);
+    const cookie = keyCookie ? ctx.cookies.get(keyCookie) : undefined;
+    const authorization = ctx.get('Authorization') || (cookie ? `Bearer ${cookie}` : undefined);
+    const principal = await authenticate(deps, authorization);
     deps.lastUse.used(principal.keyRowId);
     const operatorRoute = access !== 'tenant' && isOperatorScope(access);
     if (operatorRoute && principal.tenantId !== null) throw quotaError('operator_key_required');
@@ -127,7 +135,9 @@ export function operation(contract: QuotaOperation): QuotaOperation {
   return {
     ...contract,
     extensions: {
-      security: secured ? [{ bearer: [] }] : [],
+      security: secured
+        ? [{ bearer: [] }, ...(contract.keyCookie ? [{ [contract.keyCookie]: [] }] : [])]
+        : [],
       ...(secured ? { 'x-required-scope': contract.access } : {}),
       ...contract.extensions,
     },
@@ -141,12 +151,14 @@ export function operation(contract: QuotaOperation): QuotaOperation {
   };
 }
 
-/** Mounts an operation behind its guard: 401/403 come before any 422. */
+/** Mounts an operation behind its guard (after `before`, e.g. CORS): 401/403 come before any 422. */
 export function mountOperation(
   router: Router,
   deps: QuotaRouteDeps,
   op: QuotaOperation,
   handler: Middleware,
+  before: Middleware[] = [],
 ): void {
-  mount(router, op, op.access === 'public' ? [] : [guard(deps, op.access)], handler);
+  const guards = op.access === 'public' ? [] : [guard(deps, op.access, op.keyCookie)];
+  mount(router, op, [...before, ...guards], handler);
 }

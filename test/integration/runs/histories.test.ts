@@ -6,6 +6,7 @@ import { bundleWorkflows } from '../../../worker/workers';
 import { eventually } from '../../support/services';
 import { IMAGE, client, config, newTenant, startHarness } from './support';
 import { createTemporalClient } from '../../../api/platform/temporal';
+import { payloadDataConverter } from '../../../api/platform/payload-codec';
 
 /**
  * Recorded histories of the run workflow (normal, paused/resumed, timed out, killed, waited for a
@@ -90,7 +91,10 @@ describe('recorded run workflow histories', () => {
     );
     const failures: string[] = [];
     for await (const result of Worker.runReplayHistories(
-      { workflowBundle: await bundleWorkflows() },
+      {
+        workflowBundle: await bundleWorkflows(),
+        dataConverter: payloadDataConverter(config.temporalPayloadKeys),
+      },
       histories,
     )) {
       if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);

@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { payloadDataConverter } from '../../../api/platform/payload-codec';
+import { testPayloadKeys } from '../../support/payload-keys';
 
 jest.setTimeout(120_000);
 
@@ -18,7 +20,10 @@ describe('ledger hold workflow determinism', () => {
     }));
     const results = [];
     for await (const result of Worker.runReplayHistories(
-      { workflowsPath: require.resolve('../../../workflows/ledger') },
+      {
+        workflowsPath: require.resolve('../../../workflows/ledger'),
+        dataConverter: payloadDataConverter(testPayloadKeys()),
+      },
       histories,
     )) {
       results.push(result);

@@ -47,6 +47,8 @@ from .models import (
     AuditPage,
     CheckRequest,
     CheckResponse,
+    CodecPayload,
+    CodecPayloads,
     CommitRequest,
     CommitResponse,
     ConsumeRequest,
@@ -90,7 +92,15 @@ from .models import (
     WebhookTestResult,
     WorkerHealth,
 )
-from .types import ActualsParam, ChannelsParam, ConstraintsParam, ItemsParam, OverridesParam, Scope
+from .types import (
+    ActualsParam,
+    ChannelsParam,
+    ConstraintsParam,
+    ItemsParam,
+    OverridesParam,
+    PayloadsParam,
+    Scope,
+)
 
 __all__ = ["AsyncClient", "AsyncReservation"]
 
@@ -253,6 +263,32 @@ class AsyncClient(BaseClient):
         """Runs a background job now (operator): ledger-flush, reservation-expiry, ..."""
         path = {"job_name": job_name}
         return as_model(await self._send(_routes.RUN_JOB, path=path), JobReport)
+
+    # -- operations: Temporal payload codec (operator key) ------------------------------------
+
+    async def decode_payloads(self, payloads: PayloadsParam) -> list[CodecPayload]:
+        """Decrypts Temporal payloads, as the Web UI's codec does (operator; clear ones as is)."""
+        body = body_of(CodecPayloads, {"payloads": list(payloads)})
+        response = await self._send(_routes.DECODE_PAYLOADS, body=body)
+        return as_model(response, CodecPayloads).payloads
+
+    async def encode_payloads(self, payloads: PayloadsParam) -> list[CodecPayload]:
+        """Encrypts Temporal payloads under the active key, as a worker would (operator)."""
+        body = body_of(CodecPayloads, {"payloads": list(payloads)})
+        response = await self._send(_routes.ENCODE_PAYLOADS, body=body)
+        return as_model(response, CodecPayloads).payloads
+
+    async def open_codec_session(self) -> None:
+        """Sets this key as a browser's codec session cookie, for the Web UI (operator)."""
+        await self._send(_routes.OPEN_CODEC_SESSION)
+
+    async def close_codec_session(self) -> None:
+        """Ends a browser's codec session: clears its cookie (no key needed)."""
+        await self._send(_routes.CLOSE_CODEC_SESSION)
+
+    async def codec_login_page(self) -> str:
+        """The HTML page where an operator opens a codec session in a browser, as text."""
+        return (await self._send(_routes.CODEC_LOGIN_PAGE)).text
 
     # -- tenants (operator key) ---------------------------------------------------------------
 

@@ -34,7 +34,9 @@ RETRY_STATUSES: Final = frozenset({429, 503})
 # Probes whose 503 is their answer (a backend down, a job late): returned, not retried or raised.
 PROBES: Final = frozenset({"healthz", "ping", "readyz", "jobsHealth", "workerHealth"})
 # POSTs that may be sent twice with no second effect (besides those with an idempotency_key).
-REPEATABLE_POSTS: Final = frozenset({"check", "releaseReservation", "bootstrapTenantAuthz"})
+REPEATABLE_POSTS: Final = frozenset(
+    {"check", "releaseReservation", "bootstrapTenantAuthz", "decodePayloads", "encodePayloads"}
+)
 
 
 class NotGiven:
@@ -66,8 +68,8 @@ class RetryPolicy:
     most `max_retries` times (the default, 4, makes the agent guide's 5 tries in all). A broken
     connection is retried the same way when the request is safe to repeat: it never reached the
     service (connect errors), or repeating it has no second effect (GET, PUT, DELETE, a spending
-    call with its idempotency_key, check, release). A Retry-After over `max_retry_after` is not
-    waited for: the error is raised.
+    call with its idempotency_key, check, release, the payload codec). A Retry-After over
+    `max_retry_after` is not waited for: the error is raised.
     """
 
     max_retries: int = 4

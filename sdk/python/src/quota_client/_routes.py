@@ -30,6 +30,19 @@ MCP = Route("mcp", "POST", "/mcp", "tenant", False)
 JOBS_HEALTH = Route("jobsHealth", "GET", "/healthz/jobs", None, False)
 LIST_JOBS = Route("listJobs", "GET", "/v1/ops/jobs", "ops:admin", False)
 RUN_JOB = Route("runJob", "POST", "/v1/ops/jobs/{job_name}", "ops:admin", False)
+DECODE_PAYLOADS = Route(
+    "decodePayloads", "POST", "/v1/ops/temporal-codec/decode", "payloads:codec", False
+)
+ENCODE_PAYLOADS = Route(
+    "encodePayloads", "POST", "/v1/ops/temporal-codec/encode", "payloads:codec", False
+)
+OPEN_CODEC_SESSION = Route(
+    "openCodecSession", "PUT", "/v1/ops/temporal-codec/session", "payloads:codec", False
+)
+CLOSE_CODEC_SESSION = Route(
+    "closeCodecSession", "DELETE", "/v1/ops/temporal-codec/session", None, False
+)
+CODEC_LOGIN_PAGE = Route("codecLoginPage", "GET", "/v1/ops/temporal-codec/login", None, False)
 LIST_TENANTS = Route("listTenants", "GET", "/v1/tenants", "tenants:admin", False)
 CREATE_TENANT = Route("createTenant", "POST", "/v1/tenants", "tenants:admin", False)
 GET_TENANT = Route("getTenant", "GET", "/v1/tenants/{tenant_id}", "tenants:admin", False)
@@ -161,6 +174,11 @@ ROUTES: dict[str, Route] = {
     JOBS_HEALTH.operation_id: JOBS_HEALTH,
     LIST_JOBS.operation_id: LIST_JOBS,
     RUN_JOB.operation_id: RUN_JOB,
+    DECODE_PAYLOADS.operation_id: DECODE_PAYLOADS,
+    ENCODE_PAYLOADS.operation_id: ENCODE_PAYLOADS,
+    OPEN_CODEC_SESSION.operation_id: OPEN_CODEC_SESSION,
+    CLOSE_CODEC_SESSION.operation_id: CLOSE_CODEC_SESSION,
+    CODEC_LOGIN_PAGE.operation_id: CODEC_LOGIN_PAGE,
     LIST_TENANTS.operation_id: LIST_TENANTS,
     CREATE_TENANT.operation_id: CREATE_TENANT,
     GET_TENANT.operation_id: GET_TENANT,

@@ -47,6 +47,8 @@ from .models import (
     AuditPage,
     CheckRequest,
     CheckResponse,
+    CodecPayload,
+    CodecPayloads,
     CommitRequest,
     CommitResponse,
     ConsumeRequest,
@@ -90,7 +92,15 @@ from .models import (
     WebhookTestResult,
     WorkerHealth,
 )
-from .types import ActualsParam, ChannelsParam, ConstraintsParam, ItemsParam, OverridesParam, Scope
+from .types import (
+    ActualsParam,
+    ChannelsParam,
+    ConstraintsParam,
+    ItemsParam,
+    OverridesParam,
+    PayloadsParam,
+    Scope,
+)
 
 __all__ = ["Client", "Reservation"]
 
@@ -253,6 +263,32 @@ class Client(BaseClient):
         """Runs a background job now (operator): ledger-flush, reservation-expiry, ..."""
         path = {"job_name": job_name}
         return as_model(self._send(_routes.RUN_JOB, path=path), JobReport)
+
+    # -- operations: Temporal payload codec (operator key) ------------------------------------
+
+    def decode_payloads(self, payloads: PayloadsParam) -> list[CodecPayload]:
+        """Decrypts Temporal payloads, as the Web UI's codec does (operator; clear ones as is)."""
+        body = body_of(CodecPayloads, {"payloads": list(payloads)})
+        response = self._send(_routes.DECODE_PAYLOADS, body=body)
+        return as_model(response, CodecPayloads).payloads
+
+    def encode_payloads(self, payloads: PayloadsParam) -> list[CodecPayload]:
+        """Encrypts Temporal payloads under the active key, as a worker would (operator)."""
+        body = body_of(CodecPayloads, {"payloads": list(payloads)})
+        response = self._send(_routes.ENCODE_PAYLOADS, body=body)
+        return as_model(response, CodecPayloads).payloads
+
+    def open_codec_session(self) -> None:
+        """Sets this key as a browser's codec session cookie, for the Web UI (operator)."""
+        self._send(_routes.OPEN_CODEC_SESSION)
+
+    def close_codec_session(self) -> None:
+        """Ends a browser's codec session: clears its cookie (no key needed)."""
+        self._send(_routes.CLOSE_CODEC_SESSION)
+
+    def codec_login_page(self) -> str:
+        """The HTML page where an operator opens a codec session in a browser, as text."""
+        return (self._send(_routes.CODEC_LOGIN_PAGE)).text
 
     # -- tenants (operator key) ---------------------------------------------------------------
 

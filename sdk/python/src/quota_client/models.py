@@ -373,6 +373,27 @@ class CheckResponse(BaseModel):
     blocking: PolicyUsageOut | None
 
 
+class CodecPayload(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    metadata: dict[Annotated[str, StringConstraints(pattern=r"^[\s\S]{1,256}$")], str] = {}
+    """
+    metadata values in base64 (e.g. `encoding`)
+    """
+    data: Annotated[str, Field(pattern="^[A-Za-z0-9+/]*={0,2}$")] = ""
+    """
+    the payload bytes in base64
+    """
+
+
+class CodecPayloads(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    payloads: Annotated[list[CodecPayload], Field(max_length=1000)]
+
+
 class CommitRequest(BaseModel):
     model_config = ConfigDict(
         extra="allow",

@@ -8,15 +8,24 @@ from typing import Literal, TypedDict
 
 from typing_extensions import NotRequired
 
-from .models import ActualItem, AlertChannelsIn, ConsumeItem, KeyConstraintsIn, OverrideItem
+from .models import (
+    ActualItem,
+    AlertChannelsIn,
+    CodecPayload,
+    ConsumeItem,
+    KeyConstraintsIn,
+    OverrideItem,
+)
 
 __all__ = [
     "ActualItemParam",
     "ActualsParam",
     "AlertChannelsParam",
+    "CodecPayloadParam",
     "ItemsParam",
     "KeyConstraintsParam",
     "OverrideItemParam",
+    "PayloadsParam",
     "Scope",
 ]
 
@@ -48,6 +57,11 @@ class AlertChannelsParam(TypedDict, total=False):
     emails: list[str]
 
 
+class CodecPayloadParam(TypedDict, total=False):
+    metadata: Mapping[str, str]
+    data: str
+
+
 ItemsParam = Mapping[str, int] | Sequence[ConsumeItem | ConsumeItemParam]
 """Items to consume, check, refund or reserve: a list of {resource, amount}, or the shorthand
 {resource: amount} (items naming one resource are summed by the service anyway)."""
@@ -58,6 +72,10 @@ ActualsParam = Mapping[str, int] | Sequence[ActualItem | ActualItemParam]
 OverridesParam = Sequence[OverrideItem | OverrideItemParam]
 ConstraintsParam = KeyConstraintsIn | KeyConstraintsParam
 ChannelsParam = AlertChannelsIn | AlertChannelsParam
+
+PayloadsParam = Sequence[CodecPayload | CodecPayloadParam]
+"""Temporal payloads in the remote codec's JSON (protobuf JSON: metadata values and data in
+base64), as models or dicts."""
 
 Scope = Literal[
     "keys:read",

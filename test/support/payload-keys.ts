@@ -1,0 +1,11 @@
+import { parsePayloadKeys, type PayloadKey } from '../../api/platform/payload-codec';
+
+/**
+ * The payload keys of every test run (its in-process services and its worker), fixed and in the
+ * repo unlike a data dir's own: histories recorded under them (test/histories/) replay anywhere.
+ * A test key only, never a deployment's.
+ */
+export const TEST_PAYLOAD_KEYS = 'test-1:p2OTgnOTze4yC+vZufLNCylXTR21E8eD/Ly8NVVX8wo=';
+
+export const testPayloadKeys = (): PayloadKey[] =>
+  parsePayloadKeys(TEST_PAYLOAD_KEYS) as PayloadKey[];
