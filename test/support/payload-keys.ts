@@ -1,4 +1,9 @@
-import { parsePayloadKeys, type PayloadKey } from '../../api/platform/payload-codec';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import {
+  EncryptionCodec,
+  parsePayloadKeys,
+  type PayloadKey,
+} from '../../api/platform/payload-codec';
 
 /**
  * The payload keys of every test run (its in-process services and its worker), fixed and in the
@@ -9,3 +14,9 @@ export const TEST_PAYLOAD_KEYS = 'test-1:p2OTgnOTze4yC+vZufLNCylXTR21E8eD/Ly8NVV
 
 export const testPayloadKeys = (): PayloadKey[] =>
   parsePayloadKeys(TEST_PAYLOAD_KEYS) as PayloadKey[];
+
+/** The values of payloads read raw from a history, decrypted as a worker would. */
+export async function payloadValues(payloads: Payload[]): Promise<unknown[]> {
+  const decoded = await new EncryptionCodec(testPayloadKeys()).decode(payloads);
+  return decoded.map((p) => defaultPayloadConverter.fromPayload(p));
+}

@@ -3,12 +3,12 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { ulid } from 'ulid';
 import { v4 as uuidv4 } from 'uuid';
-import { defaultPayloadConverter } from '@temporalio/common';
 import { sql } from '../../../db/pool';
 import { eventually } from '../../support/services';
 import { runAdmin } from '../../../api/runs/cli';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
 import { createTemporalClient } from '../../../api/platform/temporal';
+import { payloadValues } from '../../support/payload-keys';
 
 const exec = promisify(execFile);
 const ADMIN = path.resolve(__dirname, '../../../scripts/runs-admin');
@@ -657,7 +657,7 @@ describe('runs API: authentication, submit rules, quotas, usage, audit', () => {
           .catch(() => undefined),
       );
       await temporal.connection.close();
-      const [input] = started.input!.payloads!.map((p) => defaultPayloadConverter.fromPayload(p));
+      const [input] = await payloadValues(started.input!.payloads!);
       expect(input).toMatchObject({ workingHoursTjp: 'workinghours sun - sat 3:00 - 3:01' });
     });
   });

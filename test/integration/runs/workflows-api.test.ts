@@ -1,7 +1,6 @@
 import { ulid } from 'ulid';
 import { runsConformance } from './conformance';
 import type { Client } from '@temporalio/client';
-import { defaultPayloadConverter } from '@temporalio/common';
 import { sql } from '../../../db/pool';
 import { submissionsToday } from '../../../db/runs/runs';
 import {
@@ -27,6 +26,7 @@ import {
   startHarness,
   type Harness,
 } from './support';
+import { payloadValues } from '../../support/payload-keys';
 
 const WORKFLOW_PERMISSIONS =
   'svc_workflow_submit,svc_workflow_read,svc_workflow_control,svc_tenant_admin';
@@ -250,7 +250,7 @@ describe('runs API: DAG workflows', () => {
       expect(['pending', 'running']).toContain(description.typedSearchAttributes.get(DAG_STATE));
       const history = await handle.fetchHistory();
       const started = history.events![0]!.workflowExecutionStartedEventAttributes!;
-      expect(defaultPayloadConverter.fromPayload(started.input!.payloads![0]!)).toEqual({
+      expect((await payloadValues(started.input!.payloads!))[0]).toEqual({
         workflowId: id,
         tenantId,
         keyId,
