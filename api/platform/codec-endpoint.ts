@@ -92,7 +92,8 @@ export async function codecPayloads(
 }
 
 /** What a browser sends to the codec beside its credentials (the UI's own headers). */
-const REQUEST_HEADERS = 'Authorization, Authorization-Extras, Content-Type, X-Namespace';
+export const CODEC_REQUEST_HEADERS =
+  'Authorization, Authorization-Extras, Content-Type, X-Namespace';
 
 /**
  * CORS for the listed origins only (exact matches, e.g. the Web UI's `http://127.0.0.1:8233`):
@@ -114,7 +115,7 @@ export function codecCors(origins: readonly string[]): Middleware {
     }
     if (allowed.has(origin)) {
       ctx.set('Access-Control-Allow-Methods', 'POST');
-      ctx.set('Access-Control-Allow-Headers', REQUEST_HEADERS);
+      ctx.set('Access-Control-Allow-Headers', CODEC_REQUEST_HEADERS);
       ctx.set('Access-Control-Max-Age', '600');
     }
     ctx.status = 204;

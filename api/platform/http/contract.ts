@@ -5,7 +5,7 @@ import { jsonSchemaOf, type JsonSchema } from './json-schema';
 import { validate, type RequestSchemas } from './validate';
 
 export type { JsonSchema };
-export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'options';
 
 export interface ResponseContract {
   description: string;

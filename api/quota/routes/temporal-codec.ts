@@ -6,6 +6,7 @@ import {
   CODEC_MAX_PAYLOADS,
   CODEC_SESSION_SECONDS,
   JSON_PAYLOADS,
+  CODEC_REQUEST_HEADERS,
   codecCors,
   codecPayloads,
 } from '../../platform/codec-endpoint';
@@ -48,9 +49,24 @@ const codecOperation = (direction: 'encode' | 'decode') =>
     responses: { '200': { description: 'the payloads, in order', schema: JSON_PAYLOADS } },
   });
 
+/** A browser's CORS preflight, answered before any credential (browsers send none with it). */
+const preflight = (direction: 'encode' | 'decode') =>
+  operation({
+    method: 'options',
+    path: `${CODEC_PATH}/${direction}`,
+    operationId: direction === 'decode' ? 'preflightDecodePayloads' : 'preflightEncodePayloads',
+    summary: `CORS preflight of /${direction} from the Web UI`,
+    description: `An origin of TEMPORAL_CODEC_CORS_ORIGINS gets Access-Control-Allow-Origin (itself), -Credentials (true), -Methods (POST), -Headers (${CODEC_REQUEST_HEADERS}) and -Max-Age (600); any other origin the 204 without them.`,
+    tags: ['operations'],
+    access: 'public',
+    responses: { '204': { description: 'the preflight answered' } },
+  });
+
 export const CODEC_OPERATIONS = {
   decode: codecOperation('decode'),
   encode: codecOperation('encode'),
+  decodePreflight: preflight('decode'),
+  encodePreflight: preflight('encode'),
   openSession: operation({
     method: 'put',
     path: `${CODEC_PATH}/session`,
@@ -89,7 +105,7 @@ export function mountCodecRoutes(router: Router, deps: QuotaRouteDeps): void {
   const cors = codecCors(deps.config.temporalCodecCorsOrigins);
   for (const direction of ['decode', 'encode'] as const) {
     const op = CODEC_OPERATIONS[direction];
-    router.options(op.path, cors);
+    mountOperation(router, deps, CODEC_OPERATIONS[`${direction}Preflight`], cors);
     mountOperation(
       router,
       deps,
