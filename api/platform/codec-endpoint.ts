@@ -44,6 +44,11 @@ interface JsonPayload {
   data: string;
 }
 
+/** A request's (and an answer's) body, as JSON_PAYLOADS validated it. */
+export interface CodecPayloadsBody {
+  payloads: JsonPayload[];
+}
+
 const fromJson = (p: JsonPayload): Payload => ({
   metadata: Object.fromEntries(
     Object.entries(p.metadata).map(([name, value]) => [name, Buffer.from(value, 'base64')]),
@@ -74,8 +79,8 @@ export interface CodecRefusal {
 export async function codecPayloads(
   codec: PayloadCodec,
   direction: 'encode' | 'decode',
-  body: { payloads: JsonPayload[] },
-): Promise<{ payloads: JsonPayload[] } | { refused: CodecRefusal[] }> {
+  body: CodecPayloadsBody,
+): Promise<CodecPayloadsBody | { refused: CodecRefusal[] }> {
   const payloads = body.payloads.map(fromJson);
   if (direction === 'encode') return { payloads: (await codec.encode(payloads)).map(toJson) };
   const decoded: JsonPayload[] = [];

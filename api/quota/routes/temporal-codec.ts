@@ -9,10 +9,18 @@ import {
   CODEC_REQUEST_HEADERS,
   codecCors,
   codecPayloads,
+  type CodecPayloadsBody,
 } from '../../platform/codec-endpoint';
 import { payloadDataConverter } from '../../platform/payload-codec';
 import { bodyRefusal } from '../errors';
-import { mountOperation, operation, validated, type QuotaRouteDeps } from './operation';
+import type { Logger } from '../../platform/logger';
+import {
+  mountOperation,
+  operation,
+  principalOf,
+  validated,
+  type QuotaRouteDeps,
+} from './operation';
 
 /**
  * The platform's Temporal codec endpoint (api/platform/codec-endpoint.ts), served here because
@@ -111,7 +119,18 @@ export function mountCodecRoutes(router: Router, deps: QuotaRouteDeps): void {
       deps,
       op,
       async (ctx) => {
-        const answer = await codecPayloads(codec, direction, validated(ctx, 'body'));
+        const body = validated<CodecPayloadsBody>(ctx, 'body');
+        // Who read which namespace's payloads in clear: one line per request, for accountability.
+        (ctx.state.log as Logger).info(
+          {
+            actor: principalOf(ctx).actor,
+            keyId: principalOf(ctx).keyId,
+            namespace: ctx.get('X-Namespace') || null,
+            payloads: body.payloads.length,
+          },
+          `temporal payloads ${direction}d`,
+        );
+        const answer = await codecPayloads(codec, direction, body);
         if ('refused' in answer)
           throw bodyRefusal(
             answer.refused.map(({ index, message }) => ({
