@@ -8,7 +8,7 @@ import { insertAlertMails, mailsOfEvent } from '../../../db/quota/alert-mails';
 import { sql } from '../../../db/pool';
 import { eventually } from '../../support/services';
 import { mailsTo, sinkMessages } from '../../support/smtp-sink';
-import { config, startQuota, type QuotaClient, type QuotaHarness } from './support';
+import { config, startQuota, subjectOnPlan, type QuotaClient, type QuotaHarness } from './support';
 
 /**
  * Alert e-mails: an unsuppressed alert event is mailed to each address of its rule through a
@@ -30,24 +30,11 @@ describe('quota: alert mails', () => {
   /** A subject on a plan of one daily quota of 10, in this mode. */
   async function watched(mode: 'strict' | 'fast') {
     const n = `${mode}-${Date.now()}-${Math.floor(Math.random() * 1e6)}`;
-    const resource = (await admin.post('/v1/resources', { name: `mail-${n}` })).body;
-    const policy = (
-      await admin.post('/v1/policies', {
-        name: `mail-${n}`,
-        resource_id: resource.id,
-        kind: 'quota',
-        limit_amount: 10,
-        window_kind: 'fixed',
-        window_unit: 'day',
-        enforcement_mode: mode,
-      })
-    ).body;
-    const plan = (await admin.post('/v1/plans', { name: `mail-${n}`, policy_ids: [policy.id] }))
-      .body;
-    const subject = `mail-${n}`;
-    expect(
-      (await admin.put(`/v1/subjects/${subject}/assignment`, { plan_id: plan.id })).status,
-    ).toBe(200);
+    const { resource, policies, subject } = await subjectOnPlan(admin, `mail-${n}`, {
+      limits: { day: 10 },
+      mode,
+    });
+    const policy = policies.day;
     const consume = async (amount: number) => {
       const reply = await admin.post('/v1/consume', {
         subject,

@@ -6,7 +6,7 @@ import { startHttpsReceiver, type Receiver } from '../../support/https-receiver'
 import { eventually } from '../../support/services';
 import { verifyStandardWebhook } from '../../support/python-standard-webhooks';
 import { webhookTestEnv } from '../../support/webhook-test-env';
-import { startQuota, type QuotaClient, type QuotaHarness } from './support';
+import { startQuota, subjectOnPlan, type QuotaClient, type QuotaHarness } from './support';
 
 /**
  * Quota webhook endpoints (signed by the Standard Webhooks scheme, checked with its own Python
@@ -369,7 +369,7 @@ describe('quota: webhook endpoints and alert rules', () => {
     });
   });
 
-  describe.each(['strict', 'fast'])('alert events (%s policies)', (mode) => {
+  describe.each(['strict', 'fast'] as const)('alert events (%s policies)', (mode) => {
     // A tenant of their own: the rules made above (any policy, any subject) would match too.
     beforeAll(async () => {
       ({ admin, id: tenantId } = await h.newTenant());
@@ -378,27 +378,12 @@ describe('quota: webhook endpoints and alert rules', () => {
     /** A subject `acme:<n>` on a plan of daily and monthly quotas of one resource. */
     async function watched(daily: number, monthly: number) {
       n += 1;
-      const resource = (await admin.post('/v1/resources', { name: `ev-${mode}-${n}` })).body;
-      const policyOf = async (unit: string, limit: number) =>
-        (
-          await admin.post('/v1/policies', {
-            name: `ev-${mode}-${n}-${unit}`,
-            resource_id: resource.id,
-            kind: 'quota',
-            limit_amount: limit,
-            window_kind: 'fixed',
-            window_unit: unit,
-            enforcement_mode: mode,
-          })
-        ).body;
-      const [day, month] = [await policyOf('day', daily), await policyOf('month', monthly)];
-      const plan = (
-        await admin.post('/v1/plans', { name: `ev-${mode}-${n}`, policy_ids: [day.id, month.id] })
-      ).body;
-      const subject = `acme:${mode}-${n}`;
-      expect(
-        (await admin.put(`/v1/subjects/${subject}/assignment`, { plan_id: plan.id })).status,
-      ).toBe(200);
+      const { resource, policies, subject } = await subjectOnPlan(admin, `ev-${mode}-${n}`, {
+        limits: { day: daily, month: monthly },
+        mode,
+        subject: `acme:${mode}-${n}`,
+      });
+      const { day, month } = policies;
       const consume = async (amount: number) =>
         (
           await admin.post('/v1/consume', {
@@ -536,28 +521,17 @@ describe('quota: webhook endpoints and alert rules', () => {
     });
   });
 
-  describe.each(['strict', 'fast'])('alert notices (%s policies)', (mode) => {
+  describe.each(['strict', 'fast'] as const)('alert notices (%s policies)', (mode) => {
     beforeAll(async () => {
       ({ admin, id: tenantId } = await h.newTenant());
     });
     it('delivers alert.triggered, signed, to the rule’s webhook endpoints through the delivery engine, retrying a failed attempt; a disabled endpoint gets nothing', async () => {
       const n = `${mode}-${Date.now()}`;
-      const resource = (await admin.post('/v1/resources', { name: `notice-${n}` })).body;
-      const policy = (
-        await admin.post('/v1/policies', {
-          name: `notice-${n}`,
-          resource_id: resource.id,
-          kind: 'quota',
-          limit_amount: 10,
-          window_kind: 'fixed',
-          window_unit: 'day',
-          enforcement_mode: mode,
-        })
-      ).body;
-      const plan = (await admin.post('/v1/plans', { name: `notice-${n}`, policy_ids: [policy.id] }))
-        .body;
-      const subject = `notice-${n}`;
-      await admin.put(`/v1/subjects/${subject}/assignment`, { plan_id: plan.id });
+      const { resource, policies, subject } = await subjectOnPlan(admin, `notice-${n}`, {
+        limits: { day: 10 },
+        mode,
+      });
+      const policy = policies.day;
       const hook = await endpoint();
       const quiet = await endpoint({ enabled: false });
       const rule = (
@@ -630,20 +604,8 @@ describe('quota: webhook endpoints and alert rules', () => {
     });
     it('ends a notice dead: at once when the receiver answers 4xx, after its last attempt when it keeps failing', async () => {
       const n = `dead-${mode}-${Date.now()}`;
-      const resource = (await admin.post('/v1/resources', { name: n })).body;
-      const policy = (
-        await admin.post('/v1/policies', {
-          name: n,
-          resource_id: resource.id,
-          kind: 'quota',
-          limit_amount: 10,
-          window_kind: 'fixed',
-          window_unit: 'day',
-          enforcement_mode: mode,
-        })
-      ).body;
-      const plan = (await admin.post('/v1/plans', { name: n, policy_ids: [policy.id] })).body;
-      await admin.put(`/v1/subjects/${n}/assignment`, { plan_id: plan.id });
+      const { resource, policies } = await subjectOnPlan(admin, n, { limits: { day: 10 }, mode });
+      const policy = policies.day;
       const gone = await endpoint({ url: `${receiver.url}/gone-${n}` });
       const broken = await endpoint({ url: `${receiver.url}/broken-${n}` });
       await admin.post('/v1/alert-rules', {

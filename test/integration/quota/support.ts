@@ -107,3 +107,42 @@ export async function startQuota(overrides: NodeJS.ProcessEnv = {}): Promise<Quo
     },
   };
 }
+
+/**
+ * A subject on a plan of its own: a resource named `name`, one quota policy per window given
+ * (`<name>-<unit>`, in `mode`), the plan assigned to `subject` (default `name`).
+ */
+export async function subjectOnPlan(
+  admin: QuotaClient,
+  name: string,
+  options: {
+    limits: Partial<Record<'day' | 'month', number>>;
+    mode: 'strict' | 'fast';
+    subject?: string;
+  },
+) {
+  const resource = (await admin.post('/v1/resources', { name })).body;
+  const policies: Record<string, any> = {};
+  for (const [unit, limit] of Object.entries(options.limits))
+    policies[unit] = (
+      await admin.post('/v1/policies', {
+        name: `${name}-${unit}`,
+        resource_id: resource.id,
+        kind: 'quota',
+        limit_amount: limit,
+        window_kind: 'fixed',
+        window_unit: unit,
+        enforcement_mode: options.mode,
+      })
+    ).body;
+  const plan = (
+    await admin.post('/v1/plans', {
+      name,
+      policy_ids: Object.values(policies).map((p: { id: string }) => p.id),
+    })
+  ).body;
+  const subject = options.subject ?? name;
+  const assigned = await admin.put(`/v1/subjects/${subject}/assignment`, { plan_id: plan.id });
+  if (assigned.status !== 200) throw new Error(`not assigned: ${JSON.stringify(assigned.body)}`);
+  return { resource, policies, plan, subject };
+}
