@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { QUOTA_MCP_TOOLS } from '../../../api/quota/mcp';
 import { startQuota, type QuotaClient, type QuotaHarness } from './support';
-import { postMcp } from '../../support/mcp-raw';
+import { MCP_INITIALIZE, postMcp } from '../../support/mcp-raw';
 
 interface Text {
   type: 'text';
@@ -376,33 +376,15 @@ describe('quota: the MCP endpoint at /mcp/', () => {
   });
 
   it('needs a valid key before any MCP handling: 401 in the service envelope', async () => {
-    const initialize = {
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 'raw', version: '1' },
-      },
-    };
-    for (const authorization of [undefined, 'Bearer qk_nope_nope']) {
-      const response = await fetch(`${h.service.url}/mcp/`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          ...(authorization ? { authorization } : {}),
-        },
-        body: JSON.stringify(initialize),
-      });
+    for (const authorization of [null, 'Bearer qk_nope_nope']) {
+      const response = await postMcp(`${h.service.url}/mcp/`, authorization, MCP_INITIALIZE);
       expect(response.status).toBe(401);
       expect(response.headers.get('www-authenticate')).toBe('Bearer');
       expect(await response.json()).toEqual({ detail: 'unauthorized' });
     }
     await expect(connect(null)).rejects.toMatchObject({ code: 401 });
     // An operator key has no tenant: none of the tools is its.
-    const operator = await rest(h.operatorKey, 'POST', '/mcp/', initialize);
+    const operator = await rest(h.operatorKey, 'POST', '/mcp/', MCP_INITIALIZE);
     expect({ status: operator.status, body: JSON.parse(operator.text) }).toEqual({
       status: 403,
       body: { detail: 'tenant_key_required' },
@@ -410,7 +392,7 @@ describe('quota: the MCP endpoint at /mcp/', () => {
   });
 
   it('is stateless streamable HTTP: JSON answers, no session, GET 405, /mcp too', async () => {
-    const raw = await postMcp(`${h.service.url}/mcp`, adminKey, {
+    const raw = await postMcp(`${h.service.url}/mcp`, `Bearer ${adminKey}`, {
       jsonrpc: '2.0',
       id: 7,
       method: 'tools/list',

@@ -11,7 +11,8 @@ import { runWorkflowId } from '../../../workflows/runs/definitions';
 import { eventually } from '../../support/services';
 import { runsConformance } from './conformance';
 import { IMAGE, config, newTenant, startHarness, type Harness } from './support';
-import { postMcp } from '../../support/mcp-raw';
+import { MCP_INITIALIZE, postMcp } from '../../support/mcp-raw';
+import { PERMISSIONS } from '../../../db/runs/permissions';
 
 interface Text {
   type: 'text';
@@ -29,19 +30,8 @@ interface RestReply {
 }
 type Args = Record<string, unknown>;
 
-const ALL_PERMISSIONS = [
-  'svc_run_submit',
-  'svc_run_read',
-  'svc_run_control',
-  'svc_run_delete',
-  'svc_tenant_admin',
-  'svc_workflow_submit',
-  'svc_workflow_read',
-  'svc_workflow_control',
-  'svc_template_write',
-  'svc_template_read',
-  'svc_template_run',
-].join(',');
+// The permissions of every tool (timers and webhooks have none).
+const ALL_PERMISSIONS = PERMISSIONS.filter((p) => !/^svc_(timer|webhook)_/.test(p)).join(',');
 const R = '/api/v1/runs';
 const W = '/api/v1/workflows';
 const T = '/api/v1/templates';
@@ -618,26 +608,8 @@ describe('runs: the MCP endpoint at /mcp', () => {
   });
 
   it('needs a valid key before any MCP handling: 401 in the service envelope', async () => {
-    const initialize = {
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 'raw', version: '1' },
-      },
-    };
-    for (const authorization of [undefined, 'Bearer nope', `Bearer ${crypto.randomUUID()}`]) {
-      const response = await fetch(`${h.service.url}/mcp`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          ...(authorization ? { authorization } : {}),
-        },
-        body: JSON.stringify(initialize),
-      });
+    for (const authorization of [null, 'Bearer nope', `Bearer ${crypto.randomUUID()}`]) {
+      const response = await postMcp(`${h.service.url}/mcp`, authorization, MCP_INITIALIZE);
       const reply = {
         status: response.status,
         body: await response.json(),
@@ -654,7 +626,7 @@ describe('runs: the MCP endpoint at /mcp', () => {
   });
 
   it('is stateless streamable HTTP: JSON answers, no session, GET 405, /mcp/ too', async () => {
-    const raw = await postMcp(`${h.service.url}/mcp`, key, {
+    const raw = await postMcp(`${h.service.url}/mcp`, `Bearer ${key}`, {
       jsonrpc: '2.0',
       id: 7,
       method: 'tools/list',
@@ -675,15 +647,12 @@ describe('runs: the MCP endpoint at /mcp', () => {
         allow: 'POST',
       });
     }
-    const notAcceptable = await fetch(`${h.service.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${key}`,
-        'content-type': 'application/json',
-        accept: 'text/html',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/list' }),
-    });
+    const notAcceptable = await postMcp(
+      `${h.service.url}/mcp`,
+      `Bearer ${key}`,
+      { jsonrpc: '2.0', id: 8, method: 'tools/list' },
+      'text/html',
+    );
     conforms('POST', '/mcp', {
       status: notAcceptable.status,
       body: await notAcceptable.json(),
