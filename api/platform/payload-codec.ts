@@ -122,7 +122,17 @@ export class EncryptionCodec implements PayloadCodec {
   }
 }
 
+/** Without keys payloads are in clear: what the codec endpoint answers them with then. */
+const CLEAR: PayloadCodec = {
+  encode: (payloads) => Promise.resolve(payloads),
+  decode: (payloads) => Promise.resolve(payloads),
+};
+
+/** The deployment's codec: encrypting when keys are configured, payloads as they are without. */
+export const payloadCodec = (keys: PayloadKey[]): PayloadCodec =>
+  keys.length > 0 ? new EncryptionCodec(keys) : CLEAR;
+
 /** The data converter of every client and worker: encrypting when keys are configured. */
 export function payloadDataConverter(keys: PayloadKey[]): DataConverter {
-  return keys.length > 0 ? { payloadCodecs: [new EncryptionCodec(keys)] } : {};
+  return keys.length > 0 ? { payloadCodecs: [payloadCodec(keys)] } : {};
 }

@@ -11,7 +11,7 @@ import {
   codecPayloads,
   type CodecPayloadsBody,
 } from '../../platform/codec-endpoint';
-import { payloadDataConverter } from '../../platform/payload-codec';
+import { payloadCodec } from '../../platform/payload-codec';
 import { bodyRefusal } from '../errors';
 import type { Logger } from '../../platform/logger';
 import {
@@ -108,8 +108,7 @@ export const CODEC_OPERATIONS = {
 } as const;
 
 export function mountCodecRoutes(router: Router, deps: QuotaRouteDeps): void {
-  const { payloadCodecs = [] } = payloadDataConverter(deps.config.temporalPayloadKeys);
-  const codec = payloadCodecs[0] ?? PASS_THROUGH;
+  const codec = payloadCodec(deps.config.temporalPayloadKeys);
   const cors = codecCors(deps.config.temporalCodecCorsOrigins);
   for (const direction of ['decode', 'encode'] as const) {
     const op = CODEC_OPERATIONS[direction];
@@ -163,12 +162,6 @@ export function mountCodecRoutes(router: Router, deps: QuotaRouteDeps): void {
     ctx.body = LOGIN_PAGE;
   });
 }
-
-/** Without payload keys, payloads are in clear: the endpoint answers them as they are. */
-const PASS_THROUGH = {
-  encode: (payloads: never[]) => Promise.resolve(payloads),
-  decode: (payloads: never[]) => Promise.resolve(payloads),
-};
 
 const bearerToken = (ctx: Context) => ctx.get('Authorization').replace(/^Bearer\s+/i, '');
 

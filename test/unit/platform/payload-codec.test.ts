@@ -6,6 +6,7 @@ import {
   KEY_ID_METADATA,
   PayloadDecryptionError,
   parsePayloadKeys,
+  payloadCodec,
   type PayloadKey,
 } from '../../../api/platform/payload-codec';
 import { loadConfig } from '../../../api/platform/config';
@@ -75,6 +76,13 @@ describe('the payload codec (AES-256-GCM, key ids)', () => {
     await expect(codec.decode([{ ...sealed, data: altered.subarray(0, 27) }])).rejects.toThrow(
       'too short',
     );
+  });
+
+  it('is the deployment codec with keys; without any, payloads stay as they are both ways', async () => {
+    expect(payloadCodec([old])).toBeInstanceOf(EncryptionCodec);
+    const clear = payload();
+    expect(await payloadCodec([]).encode([clear])).toEqual([clear]);
+    expect(await payloadCodec([]).decode([clear])).toEqual([clear]);
   });
 
   it('passes a payload written before encryption through unchanged', async () => {
