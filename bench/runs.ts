@@ -23,7 +23,7 @@
  * task queues of its own, in the tests' Temporal namespace (the operators' `default` shows only
  * real executions), so it never disturbs a running stack or test.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,6 +40,7 @@ import { loadStackEnv } from '../test/support/stack-env';
 import { testNamespace } from '../test/support/test-namespace';
 import { WORKER_READY_TIMEOUT_MS, startWorkerProcess } from '../test/support/worker-process';
 import { benchRunsTenant } from './lib/runs-tenant';
+import { startApiProcess } from './lib/api-process';
 
 const LATENCY_RUNS = Number(process.env.BENCH_LATENCY_RUNS ?? 40);
 const THROUGHPUT_RUNS = Number(process.env.BENCH_THROUGHPUT_RUNS ?? 150);
@@ -56,32 +57,15 @@ const DAG_WIDTH = 18;
 const API_NODE_OPTIONS = process.env.BENCH_API_NODE_OPTIONS ?? '';
 
 /** The runs API in its own process, so the load generator does not share its event loop. */
-async function startApi(
-  env: NodeJS.ProcessEnv,
-  logFile: string,
-  port: number,
-): Promise<ChildProcess> {
-  const root = path.resolve(__dirname, '..');
-  const log = fs.openSync(logFile, 'a');
-  const nodeArgs = API_NODE_OPTIONS.split(' ').filter((a) => a !== '');
-  const api = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'api/main.ts', 'runs'], {
-    cwd: root,
-    env: { ...process.env, ...env, RUNS_PORT: String(port) },
-    stdio: ['ignore', log, log],
-    detached: true,
+const startApi = (env: NodeJS.ProcessEnv, logFile: string, port: number): Promise<ChildProcess> =>
+  startApiProcess({
+    services: ['runs'],
+    env: { ...env, RUNS_PORT: String(port) },
+    logFile,
+    readyUrls: [`http://127.0.0.1:${port}/ping`],
+    timeoutMs: WORKER_READY_TIMEOUT_MS,
+    nodeArgs: API_NODE_OPTIONS.split(' ').filter((a) => a !== ''),
   });
-  const deadline = Date.now() + WORKER_READY_TIMEOUT_MS;
-  for (;;) {
-    const up = await fetch(`http://127.0.0.1:${port}/ping`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (up) return api;
-    if (api.exitCode !== null || Date.now() > deadline)
-      throw new Error(`runs API did not start; see ${logFile}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 async function main(): Promise<void> {
   loadStackEnv();

@@ -17,15 +17,21 @@ export async function startApiProcess(options: {
   logFile: string;
   readyUrls: string[];
   timeoutMs?: number;
+  /** Node options of the API process itself, e.g. --cpu-prof. */
+  nodeArgs?: string[];
 }): Promise<ChildProcess> {
   fs.mkdirSync(path.dirname(options.logFile), { recursive: true });
   const log = fs.openSync(options.logFile, 'a');
-  const api = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts', ...options.services], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, ...options.env },
-    stdio: ['ignore', log, log],
-    detached: true,
-  });
+  const api = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), '--import', 'tsx', 'api/main.ts', ...options.services],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...options.env },
+      stdio: ['ignore', log, log],
+      detached: true,
+    },
+  );
   const deadline = Date.now() + (options.timeoutMs ?? 180_000);
   for (;;) {
     const up = await Promise.all(
