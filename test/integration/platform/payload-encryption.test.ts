@@ -6,7 +6,11 @@ import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { ulid } from 'ulid';
 import { runAdmin } from '../../../api/quota/cli';
-import { CODEC_BODY_LIMIT_BYTES, CODEC_MAX_PAYLOADS } from '../../../api/platform/codec-endpoint';
+import {
+  CODEC_BODY_LIMIT_BYTES,
+  CODEC_MAX_METADATA,
+  CODEC_MAX_PAYLOADS,
+} from '../../../api/platform/codec-endpoint';
 import { EncryptionCodec, ENCRYPTED_ENCODING } from '../../../api/platform/payload-codec';
 import { CODEC_PATH, CODEC_SESSION_COOKIE } from '../../../api/quota/routes/temporal-codec';
 import { runWorkflowId } from '../../../workflows/runs/definitions';
@@ -279,5 +283,18 @@ describe('Temporal payloads, encrypted at rest and decoded for operators only', 
       padded(CODEC_BODY_LIMIT_BYTES + 1),
     );
     expect([past.status, past.body.detail]).toEqual([413, 'payload_too_large']);
+  });
+
+  it(`takes ${CODEC_MAX_METADATA} metadata entries named by up to 256 characters, refusing one entry more and a name of 257 (422)`, async () => {
+    const entries = (count: number, nameLength = 8) =>
+      Object.fromEntries(
+        Array.from({ length: count }, (_, i) => [`${i}`.padStart(nameLength, 'm'), 'AA==']),
+      );
+    const status = async (metadata: Record<string, string>) =>
+      (await decode(codecOnly, [{ metadata, data: '' }])).status;
+    expect(await status(entries(CODEC_MAX_METADATA))).toBe(200);
+    expect(await status(entries(CODEC_MAX_METADATA + 1))).toBe(422);
+    expect(await status(entries(1, 256))).toBe(200);
+    expect(await status(entries(1, 257))).toBe(422);
   });
 });
