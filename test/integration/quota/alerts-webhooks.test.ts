@@ -635,7 +635,8 @@ describe('quota: webhook endpoints and alert rules', () => {
         next_attempt_at: null,
       });
       receiver.respondWith(() => ({ status: 200 }));
-    });
+      // Five attempts through the delivery engine, each waited for up to the minute above.
+    }, 120_000);
   });
 
   it('lists alert events newest first, by subject, up to limit (1 to 500)', async () => {
