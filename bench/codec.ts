@@ -57,7 +57,7 @@ import { runWorkflowId } from '../workflows/runs/definitions';
 import { loadStackEnv } from '../test/support/stack-env';
 import { testNamespace } from '../test/support/test-namespace';
 import { startWorkerProcess } from '../test/support/worker-process';
-import { freePort, startApiProcess, stopProcessGroup } from './lib/api-process';
+import { freePort, startApiProcess, stopProcessGroup } from '../test/support/api-process';
 import { codecCost, encryptedPayloadGroups, type CodecCost } from './lib/codec-cost';
 import { HostCpu } from './lib/host-cpu';
 import { httpCall, type Reply } from './lib/http-load';

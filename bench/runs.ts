@@ -40,7 +40,7 @@ import { loadStackEnv } from '../test/support/stack-env';
 import { testNamespace } from '../test/support/test-namespace';
 import { WORKER_READY_TIMEOUT_MS, startWorkerProcess } from '../test/support/worker-process';
 import { benchRunsTenant } from './lib/runs-tenant';
-import { startApiProcess } from './lib/api-process';
+import { startApiProcess } from '../test/support/api-process';
 
 const LATENCY_RUNS = Number(process.env.BENCH_LATENCY_RUNS ?? 40);
 const THROUGHPUT_RUNS = Number(process.env.BENCH_THROUGHPUT_RUNS ?? 150);

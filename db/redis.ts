@@ -70,3 +70,12 @@ export function redisScript<Reply>(
 export function enableAutoPipelining(redis: Redis): void {
   redis.options.enableAutoPipelining = true;
 }
+
+type KeysScriptCall = (numKeys: number, ...args: string[]) => Promise<unknown>;
+
+/** redisScript for a script of any number of keys: the call names how many come first. */
+export function redisKeysScript(redis: Redis, name: string, lua: string): KeysScriptCall {
+  if (!(name in redis)) redis.defineCommand(name, { lua });
+  return (numKeys, ...args) =>
+    (redis as unknown as Record<string, KeysScriptCall>)[name]!.call(redis, numKeys, ...args);
+}

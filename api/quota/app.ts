@@ -9,7 +9,7 @@ import { privateNetworkOnly } from '../platform/http/private-network';
 import { createApp } from '../platform/http/app';
 import type { PlatformDeps, ServiceInstance } from '../platform/service';
 import { createAlertDeliveryStarter } from './alerts/delivery-starter';
-import { createAlertRulesCache } from './alerts/rules-cache';
+import { createCatalogueCache } from './catalogue-cache';
 import { quotaEnvelope } from './envelope';
 import { QUOTA_ERRORS } from './errors';
 import { createLastUseRecorder } from './last-use';
@@ -75,10 +75,10 @@ export function quotaRoutes(
 export function createQuotaApi(deps: PlatformDeps): ServiceInstance {
   const lastUse = createLastUseRecorder(deps);
   const bootstraps = createBootstrapStarter(deps);
-  const alertRules = createAlertRulesCache(deps.pool);
+  const catalogues = createCatalogueCache(deps);
   const alertDeliveries = createAlertDeliveryStarter(deps);
   const router = quotaRoutes(
-    { ...deps, lastUse, bootstraps, alertRules, startedAtMs: Date.now() },
+    { ...deps, lastUse, bootstraps, catalogues, startedAtMs: Date.now() },
     () => metrics,
     () => app,
   );

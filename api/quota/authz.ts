@@ -1,4 +1,4 @@
-import { deleteTuples, relationsOf, writeTuples } from '../../db/quota/authz';
+import { deleteTuples, relationsOf, relationsOn, writeTuples } from '../../db/quota/authz';
 import type { Queryable } from '../../db/quota/queryable';
 
 /**
@@ -40,4 +40,17 @@ export async function scopesOf(
   key: { id: string; tenant_id: string | null },
 ): Promise<string[]> {
   return relationsOf(db, objectOf(key.tenant_id), subjectOf(key.id));
+}
+
+/** The scopes of every key of a tenant, by key row id. */
+export async function scopesOfTenantKeys(
+  db: Queryable,
+  tenantId: string,
+): Promise<Map<string, string[]>> {
+  const scopes = new Map<string, string[]>();
+  for (const tuple of await relationsOn(db, objectOf(tenantId))) {
+    const keyRowId = tuple.subject.slice('key:'.length);
+    scopes.set(keyRowId, [...(scopes.get(keyRowId) ?? []), tuple.relation]);
+  }
+  return scopes;
 }

@@ -1,5 +1,7 @@
 import { ulid } from '../../db/ids';
 import { sqlState, type DatabasePool } from '../../db/pool';
+import type { Redis } from '../../db/redis';
+import { announceChange } from './catalogue-cache';
 import { insertAudit } from '../../db/quota/audit';
 import {
   deleteRow,
@@ -24,7 +26,7 @@ import { tenantOf } from './keys';
  * the tenant (409 name_taken) and bounded by the key's catalog_name_prefix; what is still
  * referenced is not deleted (409 in_use).
  */
-type Deps = { pool: DatabasePool };
+type Deps = { pool: DatabasePool; redis: Redis };
 
 interface Kind<Row, Out> {
   table: CatalogueTable;
@@ -87,7 +89,7 @@ export async function audited<T>(
   change: (tx: Queryable, tenantId: string) => Promise<{ id: string; before: unknown; after: T }>,
 ): Promise<T> {
   const tenantId = tenantOf(principal);
-  return deps.pool.transaction(async (tx) => {
+  const after = await deps.pool.transaction(async (tx) => {
     const { id, before, after } = await uniqueName(() => change(tx, tenantId));
     await insertAudit(tx, {
       ...actedBy(principal, tenantId),
@@ -99,6 +101,8 @@ export async function audited<T>(
     });
     return after;
   });
+  await announceChange(deps, tenantId);
+  return after;
 }
 
 /** A row to change: the tenant's, and inside the key's catalog_name_prefix. */

@@ -13,7 +13,8 @@ import type { Queryable } from '../../db/quota/queryable';
 import { ulid } from '../../db/ids';
 import { grantScopes, revokeScopes } from './authz';
 import { normalizeConstraints, withinConstraints } from './constraints';
-import { actedBy, newSecret, refreshCredentials, type Principal } from './credentials';
+import { announceChange } from './catalogue-cache';
+import { actedBy, newSecret, type Principal } from './credentials';
 import { quotaError } from './errors';
 
 export interface KeyDeps {
@@ -93,7 +94,7 @@ export async function mintKey(
 ): Promise<ApiKeyMinted> {
   const tenantId = tenantOf(principal);
   refuseEscalation(principal, input.scopes, normalizeConstraints(input.constraints));
-  return deps.pool.transaction(async (tx) => {
+  const minted = await deps.pool.transaction(async (tx) => {
     const minted = await insertNewKey(tx, {
       ...input,
       tenantId,
@@ -110,6 +111,8 @@ export async function mintKey(
     });
     return apiKeyOut(minted);
   });
+  await announceChange(deps, tenantId);
+  return minted;
 }
 
 export async function listTenantKeys(deps: KeyDeps, principal: Principal): Promise<ApiKeyOut[]> {
@@ -127,7 +130,7 @@ const refuseRevoked = (): never => {
 
 /**
  * Changes a live key in a transaction with its row locked; the audit records before and after;
- * the cached credentials are rewritten once it committed. A revoked key is `whenRevoked`'s.
+ * every process judges the key anew once it committed. A revoked key is `whenRevoked`'s.
  * A tenant key changes its tenant's keys; an operator (the CLI) the operator keys, whose
  * tenant is none (the key routes take tenant keys only).
  */
@@ -155,7 +158,7 @@ async function changeKey<T extends ApiKeyRow>(
     });
     return { before: key, after: changed };
   });
-  await refreshCredentials(deps, [...new Set([before.key_id, after.key_id])]);
+  if (tenantId !== null && after !== before) await announceChange(deps, tenantId);
   return apiKeyOut(after);
 }
 

@@ -1,3 +1,5 @@
+import type { Redis } from '../../db/redis';
+import { announceChange } from './catalogue-cache';
 import type { DatabasePool } from '../../db/pool';
 import { insertAudit } from '../../db/quota/audit';
 import { plans, policies } from '../../db/quota/catalogue';
@@ -21,7 +23,7 @@ import { tenantOf } from './keys';
  * A subject's plan and its per-policy overrides. The subject is the caller's free-form string,
  * bounded by the key's subject_prefix; an assigned plan by its plan_ids.
  */
-type Deps = { pool: DatabasePool };
+type Deps = { pool: DatabasePool; redis: Redis };
 
 export type AssignmentOut = Omit<AssignmentRow, 'updated_at'>;
 const assignmentOut = ({ updated_at: _updated, ...row }: AssignmentRow): AssignmentOut => row;
@@ -81,7 +83,7 @@ export async function assignPlan(
 ): Promise<AssignmentOut> {
   const tenantId = subjectTenant(principal, subject);
   checkPlan(principal, planId);
-  return deps.pool.transaction(async (tx) => {
+  const after = await deps.pool.transaction(async (tx) => {
     if (!(await plans.find(tx, tenantId, planId))) throw referenceNotFound(['plan_id'], 'plan');
     const before = await findAssignment(tx, tenantId, subject);
     await upsertAssignment(tx, tenantId, subject, planId);
@@ -97,6 +99,8 @@ export async function assignPlan(
     );
     return after;
   });
+  await announceChange(deps, tenantId, subject);
+  return after;
 }
 
 export async function unassign(deps: Deps, principal: Principal, subject: string): Promise<void> {
@@ -107,6 +111,7 @@ export async function unassign(deps: Deps, principal: Principal, subject: string
     await deleteAssignment(tx, tenantId, subject);
     await audit(tx, principal, tenantId, 'assignment.delete', subject, assignmentOut(before), null);
   });
+  await announceChange(deps, tenantId, subject);
 }
 
 export async function getOverrides(
@@ -133,7 +138,7 @@ export async function putOverrides(
   items: OverrideItem[],
 ): Promise<OverrideOut[]> {
   const tenantId = subjectTenant(principal, subject);
-  return deps.pool.transaction(async (tx) => {
+  const after = await deps.pool.transaction(async (tx) => {
     const known = new Set(
       await policies.existing(
         tx,
@@ -157,4 +162,6 @@ export async function putOverrides(
     );
     return after;
   });
+  await announceChange(deps, tenantId, subject);
+  return after;
 }

@@ -1,7 +1,6 @@
 import { WorkflowIdReusePolicy } from '@temporalio/client';
 import { ulid } from '../../db/ids';
 import { insertAudit } from '../../db/quota/audit';
-import { keyIdsOfTenant } from '../../db/quota/keys';
 import {
   dueBootstraps,
   findTenant,
@@ -19,7 +18,8 @@ import { bootstrapWorkflowId } from '../../workflows/quota/bootstrap';
 import { createOutboxDispatcher, type OutboxSource } from '../platform/outbox';
 import type { PlatformDeps } from '../platform/service';
 import { taskQueues } from '../platform/temporal';
-import { actedBy, refreshCredentials, type Principal } from './credentials';
+import { announceChange } from './catalogue-cache';
+import { actedBy, type Principal } from './credentials';
 import { quotaError } from './errors';
 import { apiKeyOut, insertNewKey, type ApiKeyMinted } from './keys';
 import { TENANT_SCOPE_NAMES } from './scopes';
@@ -112,7 +112,7 @@ export async function listAllTenants(deps: Pick<TenantDeps, 'pool'>): Promise<Te
 
 /**
  * A change of name or status (PATCH; DELETE is `status: suspended`). A suspended tenant's keys
- * are refused from their next request (their cached credentials are rewritten); its data stays.
+ * are refused from their next request on every process; its data stays.
  */
 export async function changeTenant(
   deps: Pick<TenantDeps, 'pool' | 'redis'>,
@@ -133,7 +133,7 @@ export async function changeTenant(
     });
     return updated;
   });
-  if (change.status) await refreshCredentials(deps, await keyIdsOfTenant(deps.pool, id));
+  await announceChange(deps, id);
   return after;
 }
 

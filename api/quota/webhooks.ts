@@ -1,4 +1,5 @@
 import { ulid } from '../../db/ids';
+import type { Redis } from '../../db/redis';
 import type { DatabasePool } from '../../db/pool';
 import {
   deleteEndpoint,
@@ -30,7 +31,7 @@ import { tenantOf } from './keys';
  * never with the secret).
  */
 
-type Deps = { pool: DatabasePool; config: Config };
+type Deps = { pool: DatabasePool; redis: Redis; config: Config };
 
 /** The event types an endpoint may subscribe to (webhook.test is sent by the test route only). */
 export const QUOTA_EVENT_TYPES = ['alert.triggered'] as const;

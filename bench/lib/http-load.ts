@@ -55,6 +55,8 @@ export interface LoadFigures {
   ok: number;
   /** Requests answered 300 or above, or failed on the wire. */
   errors: number;
+  /** The errors by what they were: `<status> <detail>` (the JSON body's detail, when a string), or `no answer`. */
+  failures: Map<string, number>;
   /** Open loop only: requests not sent because `maxInFlight` were still unanswered. */
   skipped: number;
   seconds: number;
@@ -69,6 +71,7 @@ export interface LoadFigures {
 const emptyFigures = (seconds: number): LoadFigures => ({
   ok: 0,
   errors: 0,
+  failures: new Map(),
   skipped: 0,
   seconds,
   latenciesMs: [],
@@ -76,10 +79,24 @@ const emptyFigures = (seconds: number): LoadFigures => ({
   originMs: performance.now(),
 });
 
+/** What a failed request was: its status and the detail of its JSON body, or `no answer`. */
+function failure(reply: Reply | null): string {
+  if (reply === null) return 'no answer';
+  let detail: unknown;
+  try {
+    detail = (reply.json() as { detail?: unknown } | null)?.detail;
+  } catch {
+    // not JSON
+  }
+  return typeof detail === 'string' ? `${reply.status} ${detail}` : String(reply.status);
+}
+
 /** A reply's outcome: a success with its latency and start, or a failure. */
 function record(figures: LoadFigures, reply: Reply | null, startMs: number, latencyMs: number) {
   if (reply === null || reply.status >= 300) {
     figures.errors++;
+    const what = failure(reply);
+    figures.failures.set(what, (figures.failures.get(what) ?? 0) + 1);
     return;
   }
   figures.ok++;

@@ -44,3 +44,10 @@ export async function relationsOf(
     SELECT relation FROM quota.authz_tuples WHERE object = ${object} AND subject = ${subject}
     ORDER BY relation`)) as string[];
 }
+
+/** Every subject's relations on an object (a tenant's keys and their scopes). */
+export async function relationsOn(db: Queryable, object: string): Promise<Tuple[]> {
+  return (await db.any(sql.unsafe`
+    SELECT object, relation, subject FROM quota.authz_tuples WHERE object = ${object}
+    ORDER BY subject, relation`)) as Tuple[];
+}

@@ -11,50 +11,6 @@ export interface EffectivePolicyRow extends PolicyRow {
 }
 
 /**
- * The policies that govern a subject: its plan's enabled policies, with its overrides applied
- * (enabled: false drops one; a limit replaces the policy's), for the resources named (all when
- * null), in policy id order (the lock order of strict decisions).
- */
-export async function effectivePolicies(
-  db: Queryable,
-  tenantId: string,
-  subject: string,
-  resourceNames: string[] | null,
-): Promise<EffectivePolicyRow[]> {
-  const resources =
-    resourceNames === null
-      ? sql.fragment`true`
-      : sql.fragment`r.name = ANY(${sql.array(resourceNames, 'text')})`;
-  return (await db.any(sql.unsafe`
-    SELECT p.id, p.name, p.resource_id, p.kind, p.limit_amount, p.window_kind, p.window_unit,
-           p.window_size, p.tz, p.bucket_capacity, p.refill_rate_per_sec, p.enforcement_mode,
-           p.on_exceed, p.on_backend_error, p.enabled, p.created_at, p.updated_at,
-           r.name AS resource, o.limit_amount AS limit_override,
-           CASE WHEN o.policy_id IS NULL THEN 'plan' ELSE 'override' END AS source
-    FROM quota.assignments a
-    JOIN quota.plan_policies pp ON pp.plan_id = a.plan_id
-    JOIN quota.policies p ON p.id = pp.policy_id AND p.enabled
-    JOIN quota.resources r ON r.id = p.resource_id
-    LEFT JOIN quota.overrides o
-      ON o.tenant_id = a.tenant_id AND o.subject = a.subject AND o.policy_id = p.id
-    WHERE a.tenant_id = ${tenantId} AND a.subject = ${subject} AND ${resources}
-      AND coalesce(o.enabled, true)
-    ORDER BY p.id`)) as EffectivePolicyRow[];
-}
-
-/** Which of these resource names the tenant has. */
-export async function knownResources(
-  db: Queryable,
-  tenantId: string,
-  names: string[],
-): Promise<Set<string>> {
-  return new Set(
-    (await db.anyFirst(sql.unsafe`
-      SELECT name FROM quota.resources WHERE tenant_id = ${tenantId} AND name = ANY(${sql.array(names, 'text')})`)) as string[],
-  );
-}
-
-/**
  * Serializes the strict decisions of one subject under one policy until the transaction ends:
  * writers of a rolling window at a bucket boundary write different rows, and still must not both
  * miss the other's usage. Every request takes these in policy id order (no deadlock).

@@ -1,4 +1,4 @@
-import type { Redis } from '../redis';
+import { redisKeysScript as script, type Redis } from '../redis';
 
 /**
  * Fast-mode state in Redis. Each (tenant, policy, subject) has one hash: a quota policy's usage
@@ -44,20 +44,25 @@ export interface FastCommitExtras {
 }
 
 const READ_SCRIPT = `
-local n = tonumber(ARGV[1])
+local n, hasIdem, g = tonumber(ARGV[1]), ARGV[2] == '1', tonumber(ARGV[3])
 local out = {}
 for i = 1, n do out[i] = redis.call('HGETALL', KEYS[i]) end
-if #KEYS > n then out[n + 1] = redis.call('GET', KEYS[n + 1]) or false end
+local k = n
+if hasIdem then k = k + 1; out[k] = redis.call('GET', KEYS[k]) or false end
+for i = 1, g do out[k + i] = redis.call('GET', KEYS[k + i]) or '0' end
 return out`;
 
+// Answers 1 when written; 0 when a state's version moved or the idempotency key was answered
+// meanwhile; 2 when a generation moved (the request is judged again from a fresh catalogue).
 const COMMIT_SCRIPT = `
 local n = tonumber(ARGV[1])
 local hasStream = ARGV[2] == '1'
 local hasIdem = ARGV[3] == '1'
 local token = ARGV[4]
+local g = tonumber(ARGV[5])
 local idemKey = KEYS[n + (hasStream and 2 or 1)]
-if hasIdem and redis.call('EXISTS', idemKey) == 1 then return 0 end
-local pos = 5
+local genAt = n + (hasStream and 1 or 0) + (hasIdem and 1 or 0)
+local pos = 6
 local plans = {}
 for i = 1, n do
   local expected, expireAt, nSet = ARGV[pos], ARGV[pos + 1], tonumber(ARGV[pos + 2])
@@ -66,11 +71,17 @@ for i = 1, n do
   local nKeep = tonumber(ARGV[pos])
   local keepAt = pos + 1
   if nKeep > 0 then pos = keepAt + nKeep else pos = keepAt end
-  if (redis.call('HGET', KEYS[i], 'v') or '') ~= expected then return 0 end
-  plans[i] = { expireAt, setAt, nSet, keepAt, nKeep }
+  plans[i] = { expected, expireAt, setAt, nSet, keepAt, nKeep }
+end
+for i = 1, g do
+  if (redis.call('GET', KEYS[genAt + i]) or '0') ~= ARGV[pos + 3 + i] then return 2 end
+end
+if hasIdem and redis.call('EXISTS', idemKey) == 1 then return 0 end
+for i = 1, n do
+  if (redis.call('HGET', KEYS[i], 'v') or '') ~= plans[i][1] then return 0 end
 end
 for i = 1, n do
-  local expireAt, setAt, nSet, keepAt, nKeep = unpack(plans[i])
+  local _, expireAt, setAt, nSet, keepAt, nKeep = unpack(plans[i])
   if nKeep >= 0 then
     local keep = { v = true }
     for j = 0, nKeep - 1 do keep[ARGV[keepAt + j]] = true end
@@ -90,30 +101,38 @@ end
 if hasIdem then redis.call('SET', idemKey, ARGV[pos + 1], 'EX', ARGV[pos + 2]) end
 return 1`;
 
-type ScriptCall = (numKeys: number, ...args: string[]) => Promise<unknown>;
-
-/** A script of any number of keys as a named command of the client (sent by its hash). */
-function script(redis: Redis, name: string, lua: string): ScriptCall {
-  if (!(name in redis)) redis.defineCommand(name, { lua });
-  return (numKeys, ...args) =>
-    (redis as unknown as Record<string, ScriptCall>)[name]!.call(redis, numKeys, ...args);
-}
-
 const pairsToMap = (flat: string[]) => {
   const fields = new Map<string, string>();
   for (let i = 0; i < flat.length; i += 2) fields.set(flat[i]!, flat[i + 1]!);
   return fields;
 };
 
-/** The hashes of `keys`, and an idempotency key's recorded answer when one is named. */
+/** Redis's copies of a request's catalogue generations, and the values it was judged at. */
+export interface GenerationGuard {
+  keys: string[];
+  expected: string[];
+}
+
+/**
+ * The hashes of `keys`, an idempotency key's recorded answer when one is named, and the
+ * generations a guard names as Redis holds them.
+ */
 export async function readFastStates(
   redis: Redis,
   keys: string[],
   idempotencyKey?: string,
-): Promise<{ states: FastState[]; recorded: string | null }> {
+  guard?: GenerationGuard,
+): Promise<{ states: FastState[]; recorded: string | null; generations: string[] }> {
   const read = script(redis, 'quotaFastRead', READ_SCRIPT);
-  const allKeys = idempotencyKey ? [...keys, idempotencyKey] : keys;
-  const reply = (await read(allKeys.length, ...allKeys, String(keys.length))) as unknown[];
+  const generationKeys = guard?.keys ?? [];
+  const allKeys = [...keys, ...(idempotencyKey ? [idempotencyKey] : []), ...generationKeys];
+  const reply = (await read(
+    allKeys.length,
+    ...allKeys,
+    String(keys.length),
+    idempotencyKey ? '1' : '0',
+    String(generationKeys.length),
+  )) as unknown[];
   const states = keys.map((_, i) => {
     const fields = pairsToMap(reply[i] as string[]);
     const version = fields.get('v') ?? '';
@@ -121,28 +140,39 @@ export async function readFastStates(
     return { version, fields };
   });
   const recorded = idempotencyKey ? ((reply[keys.length] as string | null) ?? null) : null;
-  return { states, recorded };
+  const generations = reply.slice(allKeys.length - generationKeys.length) as string[];
+  return { states, recorded, generations };
 }
 
+export type FastCommit = 'committed' | 'state-moved' | 'generation-moved';
+const COMMIT_REPLIES: Record<number, FastCommit> = {
+  0: 'state-moved',
+  1: 'committed',
+  2: 'generation-moved',
+};
+
 /**
- * Writes every hash whose version is unchanged, with the extras, in one atomic step; false (and
- * nothing written) when a version moved or the idempotency key was answered meanwhile.
+ * Writes every hash whose version is unchanged, with the extras, in one atomic step, if the
+ * guard's generations are still current; nothing is written otherwise.
  */
 export async function commitFastStates(
   redis: Redis,
   writes: FastWrite[],
   token: string,
   extras: FastCommitExtras = {},
-): Promise<boolean> {
+  guard?: GenerationGuard,
+): Promise<FastCommit> {
   const commit = script(redis, 'quotaFastCommit', COMMIT_SCRIPT);
   const keys = writes.map((w) => w.key);
   if (extras.ledger !== undefined) keys.push(LEDGER_STREAM);
   if (extras.idempotency) keys.push(extras.idempotency.key);
+  keys.push(...(guard?.keys ?? []));
   const args = [
     String(writes.length),
     extras.ledger !== undefined ? '1' : '0',
     extras.idempotency ? '1' : '0',
     token,
+    String(guard?.keys.length ?? 0),
   ];
   for (const write of writes) {
     const set = Object.entries(write.set);
@@ -161,8 +191,9 @@ export async function commitFastStates(
     idem?.answer ?? '',
     String(idem?.ttlSeconds ?? 0),
     extras.alerts ?? '',
+    ...(guard?.expected ?? []),
   );
-  return (await commit(keys.length, ...keys, ...args)) === 1;
+  return COMMIT_REPLIES[(await commit(keys.length, ...keys, ...args)) as number]!;
 }
 
 /** The oldest entries of the ledger stream, with their stream ids (and alert crossings, if any). */

@@ -53,6 +53,15 @@ export async function findCredential(db: Queryable, keyId: string): Promise<Cred
     WHERE k.key_id = ${keyId}`)) as CredentialRow | null;
 }
 
+/** Every key of a tenant as authentication needs it (the revoked too: they answer 401 alone). */
+export async function tenantCredentials(db: Queryable, tenantId: string): Promise<CredentialRow[]> {
+  return (await db.any(sql.unsafe`
+    SELECT ${COLUMNS}, encode(k.secret_sha256, 'hex') AS secret_sha256_hex,
+           t.status AS tenant_status, t.bootstrap_state AS tenant_bootstrap_state
+    FROM quota.api_keys k JOIN quota.tenants t ON t.id = k.tenant_id
+    WHERE k.tenant_id = ${tenantId}`)) as CredentialRow[];
+}
+
 /** A tenant's key by row id (an operator key when tenantId is null). */
 export async function findKey(
   db: Queryable,
@@ -71,12 +80,6 @@ export async function listKeys(db: Queryable, tenantId: string | null): Promise<
   return (await db.any(sql.unsafe`
     SELECT ${COLUMNS} FROM quota.api_keys k WHERE k.tenant_id IS NOT DISTINCT FROM ${tenantId}
     ORDER BY k.created_at, k.id`)) as ApiKeyRow[];
-}
-
-/** The key ids (secrets' public halves) of a tenant's keys: their cached credentials. */
-export async function keyIdsOfTenant(db: Queryable, tenantId: string): Promise<string[]> {
-  return (await db.anyFirst(sql.unsafe`
-    SELECT key_id FROM quota.api_keys WHERE tenant_id = ${tenantId}`)) as string[];
 }
 
 export async function updateKey(

@@ -7,7 +7,7 @@ import {
 } from '../../../db/quota/alert-events';
 import type { DatabasePool } from '../../../db/pool';
 import { insertAlertMails } from '../../../db/quota/alert-mails';
-import { ruleRecipients } from '../../../db/quota/alert-rules';
+import { ruleRecipients, type AlertRuleRow } from '../../../db/quota/alert-rules';
 import { insertDelivery } from '../../../db/quota/webhooks';
 import type { Queryable } from '../../../db/quota/queryable';
 import type { PolicyVerdict } from '../consumption/verdicts';
@@ -15,7 +15,6 @@ import type { Principal } from '../credentials';
 import { tenantOf } from '../keys';
 import { crossingsOf } from './crossings';
 import { alertMail } from './mail';
-import type { AlertRulesCache } from './rules-cache';
 
 /**
  * Alert events: the crossings an admitted request makes, decided with it and recorded with it
@@ -33,7 +32,7 @@ export interface StreamedAlerts {
 
 /** The crossings of an admitted request, ready to record; null when there are none. */
 export function alertsOf(
-  rules: Awaited<ReturnType<AlertRulesCache['enabledRules']>>,
+  rules: AlertRuleRow[],
   at: { tenantId: string; subject: string; nowMs: number },
   verdicts: PolicyVerdict[],
 ): StreamedAlerts | null {

@@ -1,4 +1,5 @@
 import { ulid } from '../../../db/ids';
+import type { Redis } from '../../../db/redis';
 import type { DatabasePool } from '../../../db/pool';
 import {
   deleteAlertRule,
@@ -24,7 +25,7 @@ import { tenantOf } from '../keys';
  * (webhook endpoints of the tenant, e-mail addresses). Changes are audited (alert_rule.*).
  */
 
-type Deps = { pool: DatabasePool };
+type Deps = { pool: DatabasePool; redis: Redis };
 
 export interface AlertChannelsIn {
   webhooks: string[];

@@ -1,17 +1,19 @@
 import { ulid } from '../../../db/ids';
 import type { DatabasePool } from '../../../db/pool';
 import type { Redis } from '../../../db/redis';
-import { appendLedger, effectivePolicies, knownResources } from '../../../db/quota/consumption';
+import { appendLedger } from '../../../db/quota/consumption';
+import { generationsCurrent } from '../../../db/quota/generations';
 import { claimKey, recordAnswer } from '../../../db/quota/idempotency';
 import type { Queryable } from '../../../db/quota/queryable';
 import { checkSubject } from '../constraints';
 import type { Principal } from '../credentials';
-import { bodyRefusal, quotaError } from '../errors';
+import { quotaError } from '../errors';
 import { tenantOf } from '../keys';
 import type { PolicyVerdict } from './verdicts';
 import { decideAll, decideAndApply, isFast } from './decision';
 import { alertsOf, recordAlerts } from '../alerts/events';
-import type { AlertRulesCache } from '../alerts/rules-cache';
+import { CatalogueMoved, type CatalogueCache, type CatalogueView } from '../catalogue-cache';
+import { governingItems } from './governing';
 import type { AlertRuleRow } from '../../../db/quota/alert-rules';
 import type { Config } from '../../platform/config';
 import { taskQueues } from '../../platform/temporal';
@@ -37,9 +39,21 @@ export interface ConsumeBody {
   metadata?: Record<string, unknown>;
 }
 
-export type Deps = { pool: DatabasePool; redis: Redis };
-/** What a request that adds usage needs besides: the tenant's alert rules and its queue. */
-export type SpendingDeps = Deps & { alertRules: AlertRulesCache; config: Config };
+export type Deps = { pool: DatabasePool; redis: Redis; catalogues: CatalogueCache };
+/** What a request that adds usage needs besides: its alerts' queue. */
+export type SpendingDeps = Deps & { config: Config };
+
+/**
+ * Who sends a request, as its guard judged them from the catalogue in memory, and how to judge
+ * them again when the request's decision finds that catalogue moved.
+ */
+export interface Caller {
+  principal: Principal;
+  reauthorize(): Promise<Principal>;
+}
+
+/** How often a request is judged again from a catalogue read anew before 503 decision_contended. */
+const JUDGED_ATTEMPTS_MAX = 3;
 type Endpoint = 'consume' | 'refund' | 'reserve' | 'commit' | 'release';
 
 /** The request's amount per resource, in the order first named. */
@@ -48,23 +62,6 @@ export function amountsOf(items: Item[]): Map<string, bigint> {
   for (const { resource, amount } of items)
     amounts.set(resource, (amounts.get(resource) ?? 0n) + BigInt(amount));
   return amounts;
-}
-
-/** Items naming a resource the tenant does not have: 422 at each. */
-async function refuseUnknownResources(tx: Queryable, tenantId: string, items: Item[]) {
-  const known = await knownResources(tx, tenantId, [...new Set(items.map((i) => i.resource))]);
-  const refusals = items.flatMap((item, index) =>
-    known.has(item.resource)
-      ? []
-      : [
-          {
-            path: ['items', index, 'resource'],
-            message: 'no resource with this name in the tenant',
-            type: 'reference_not_found',
-          },
-        ],
-  );
-  if (refusals.length > 0) throw bodyRefusal(refusals);
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -106,12 +103,13 @@ export type PolicyUsageOut = ReturnType<typeof usageOut>;
  */
 export async function idempotent<T>(
   deps: Deps,
-  tenantId: string,
-  endpoint: Endpoint,
+  scope: { tenantId: string; endpoint: Endpoint; view?: CatalogueView },
   body: { idempotency_key?: string | null },
   decide: (tx: Queryable) => Promise<T>,
 ): Promise<T> {
+  const { tenantId, endpoint, view } = scope;
   return deps.pool.transaction(async (tx) => {
+    if (view) await assertCurrent(tx, view);
     const key = body.idempotency_key;
     if (!key) return decide(tx);
     const requestHash = requestHashOf(body);
@@ -128,16 +126,47 @@ export async function idempotent<T>(
   });
 }
 
-/** The policies governing the request's resources (each one the tenant's: 422 otherwise). */
-export async function governing(
-  db: Queryable,
-  tenantId: string,
-  body: Pick<ConsumeBody, 'subject' | 'items'>,
-) {
-  await refuseUnknownResources(db, tenantId, body.items);
-  const names = [...new Set(body.items.map((i) => i.resource))];
-  return effectivePolicies(db, tenantId, body.subject, names);
+/** A transaction's check that the catalogue a request was judged by is still current. */
+export async function assertCurrent(db: Queryable, view: CatalogueView): Promise<void> {
+  if (!(await generationsCurrent(db, view.tenantId, view.subject, view.generations)))
+    throw new CatalogueMoved();
 }
+
+/**
+ * Judges a request on a subject by the catalogue in memory; when its decision finds that
+ * catalogue moved (CatalogueMoved), reads it again, judges the caller again and decides again.
+ */
+export async function judged<T>(
+  deps: Deps,
+  caller: Caller,
+  subject: string,
+  decide: (view: CatalogueView, principal: Principal) => Promise<T>,
+): Promise<T> {
+  let principal = caller.principal;
+  for (let attempt = 1; ; attempt++) {
+    const view = await deps.catalogues.view(tenantOf(principal), subject);
+    try {
+      checkSubject(principal, subject);
+      return await decide(view, principal);
+    } catch (error) {
+      // A refusal may have been judged from memory alone (an unknown resource, a constraint):
+      // it stands only if that memory is still current.
+      const moved =
+        error instanceof CatalogueMoved ||
+        !(await deps.catalogues.stillCurrent(view).catch(() => true));
+      if (!moved) throw error;
+      if (attempt === JUDGED_ATTEMPTS_MAX)
+        throw quotaError('decision_contended', { retryAfterSeconds: 1 });
+      deps.catalogues.moved(view);
+      principal = await caller.reauthorize();
+    }
+  }
+}
+
+const guardOf = (view: CatalogueView) => ({
+  keys: view.generationKeys,
+  expected: [view.generations.catalogue, view.generations.subject],
+});
 
 export const contextOf = (tenantId: string, subject: string) => () => ({
   tenantId,
@@ -157,59 +186,73 @@ export const recordCrossings = (
   verdicts: PolicyVerdict[],
 ) => recordAlerts(tx, alertsOf(rules, at, verdicts), taskQueues(deps.config.taskQueuePrefix).quota);
 
-export async function consume(deps: SpendingDeps, principal: Principal, body: ConsumeBody) {
-  const tenantId = tenantOf(principal);
-  checkSubject(principal, body.subject);
+export async function consume(deps: SpendingDeps, caller: Caller, body: ConsumeBody) {
   const amounts = amountsOf(body.items);
-  const policies = await governing(deps.pool, tenantId, body);
-  const rules = await deps.alertRules.enabledRules(tenantId);
-  if (policies.every(isFast)) {
-    const spend = { tenantId, endpoint: 'consume', body, policies, amounts, rules } as const;
-    const answer = await spendInRedis(deps.redis, spend, (verdicts, eventId) => ({
-      allowed: verdicts.every((v) => v.allowed),
-      event_id: eventId,
-      degraded: false,
-      results: verdicts.map(usageOut),
-    }));
-    if (answer) return answer;
-  }
-  return idempotent(deps, tenantId, 'consume', body, async (tx) => {
-    const eventId = `evt_${ulid()}`;
-    const stores = { tx, redis: deps.redis };
-    const context = contextOf(tenantId, body.subject);
-    const decided = await decideAndApply(stores, context, policies, amounts, eventId);
-    if (decided.allowed) {
-      await appendLedger(
-        tx,
-        ledgerEntries({ tenantId, eventId, subject: body.subject, body }, amounts, 'consume'),
-      );
-      await recordCrossings(tx, deps, rules, context(), decided.verdicts);
+  return judged(deps, caller, body.subject, async (view) => {
+    const { tenantId } = view;
+    const policies = governingItems(view, body.items);
+    const rules = view.catalogue.enabledAlertRules;
+    if (policies.every(isFast)) {
+      const spend = {
+        ...({ tenantId, endpoint: 'consume', body, policies, amounts, rules } as const),
+        guard: guardOf(view),
+      };
+      const answer = await spendInRedis(deps.redis, spend, (verdicts, eventId) => ({
+        allowed: verdicts.every((v) => v.allowed),
+        event_id: eventId,
+        degraded: false,
+        results: verdicts.map(usageOut),
+      }));
+      if (answer) return answer;
     }
-    return {
-      allowed: decided.allowed,
-      event_id: eventId,
-      degraded: decided.degraded,
-      results: decided.verdicts.map(usageOut),
-    };
+    return idempotent(deps, { tenantId, endpoint: 'consume', view }, body, async (tx) => {
+      const eventId = `evt_${ulid()}`;
+      const stores = { tx, redis: deps.redis };
+      const context = contextOf(tenantId, body.subject);
+      const decided = await decideAndApply(stores, context, policies, amounts, eventId);
+      if (decided.allowed) {
+        await appendLedger(
+          tx,
+          ledgerEntries({ tenantId, eventId, subject: body.subject, body }, amounts, 'consume'),
+        );
+        await recordCrossings(tx, deps, rules, context(), decided.verdicts);
+      }
+      return {
+        allowed: decided.allowed,
+        event_id: eventId,
+        degraded: decided.degraded,
+        results: decided.verdicts.map(usageOut),
+      };
+    });
   });
 }
 
 /** What consume would answer, consuming nothing; `blocking` names the first policy that denies. */
 export async function check(
   deps: Deps,
-  principal: Principal,
+  caller: Caller,
   body: Pick<ConsumeBody, 'subject' | 'items'>,
 ) {
-  const tenantId = tenantOf(principal);
-  checkSubject(principal, body.subject);
   const amounts = amountsOf(body.items);
-  const policies = await governing(deps.pool, tenantId, body);
-  const decide = (tx: Queryable) =>
-    decideAll({ tx, redis: deps.redis }, contextOf(tenantId, body.subject)(), policies, amounts);
-  // Fast policies alone are read from Redis: no transaction to hold.
-  const decided = policies.every(isFast)
-    ? await decide(deps.pool)
-    : await deps.pool.transaction(decide);
+  const decided = await judged(deps, caller, body.subject, async (view) => {
+    const policies = governingItems(view, body.items);
+    const context = contextOf(view.tenantId, body.subject)();
+    // Fast policies alone are read from Redis (with the generations): no transaction to hold.
+    if (policies.every(isFast)) {
+      const fast = await decideAll(
+        { tx: deps.pool, redis: deps.redis },
+        context,
+        policies,
+        amounts,
+        guardOf(view),
+      );
+      if (!fast.degraded) return fast;
+    }
+    return deps.pool.transaction(async (tx) => {
+      await assertCurrent(tx, view);
+      return decideAll({ tx, redis: deps.redis }, context, policies, amounts);
+    });
+  });
   const blocking = decided.verdicts.find((v) => !v.allowed);
   return {
     allowed: blocking === undefined,
@@ -223,35 +266,33 @@ export async function check(
  * Gives amounts back to the current windows of the subject's quota policies (never below zero;
  * a rate limit's bucket is not refilled: the requests it paced have happened). Always admitted.
  */
-export async function refund(deps: Deps, principal: Principal, body: ConsumeBody) {
-  const tenantId = tenantOf(principal);
-  checkSubject(principal, body.subject);
+export async function refund(deps: Deps, caller: Caller, body: ConsumeBody) {
   const amounts = amountsOf(body.items);
   const negated = new Map([...amounts].map(([resource, amount]) => [resource, -amount]));
-  const quotas = (await governing(deps.pool, tenantId, body)).filter((p) => p.kind === 'quota');
-  if (quotas.every(isFast)) {
-    const spend = {
-      tenantId,
-      endpoint: 'refund',
-      body,
-      policies: quotas,
-      amounts: negated,
-    } as const;
-    const answer = await spendInRedis(deps.redis, spend, (_verdicts, eventId) => ({
-      event_id: eventId,
-      degraded: false,
-    }));
-    if (answer) return answer;
-  }
-  return idempotent(deps, tenantId, 'refund', body, async (tx) => {
-    const eventId = `evt_${ulid()}`;
-    const stores = { tx, redis: deps.redis };
-    const context = contextOf(tenantId, body.subject);
-    const decided = await decideAndApply(stores, context, quotas, negated, eventId);
-    await appendLedger(
-      tx,
-      ledgerEntries({ tenantId, eventId, subject: body.subject, body }, negated, 'refund'),
-    );
-    return { event_id: eventId, degraded: decided.degraded };
+  return judged(deps, caller, body.subject, async (view) => {
+    const { tenantId } = view;
+    const quotas = governingItems(view, body.items).filter((p) => p.kind === 'quota');
+    if (quotas.every(isFast)) {
+      const spend = {
+        ...({ tenantId, endpoint: 'refund', body, policies: quotas, amounts: negated } as const),
+        guard: guardOf(view),
+      };
+      const answer = await spendInRedis(deps.redis, spend, (_verdicts, eventId) => ({
+        event_id: eventId,
+        degraded: false,
+      }));
+      if (answer) return answer;
+    }
+    return idempotent(deps, { tenantId, endpoint: 'refund', view }, body, async (tx) => {
+      const eventId = `evt_${ulid()}`;
+      const stores = { tx, redis: deps.redis };
+      const context = contextOf(tenantId, body.subject);
+      const decided = await decideAndApply(stores, context, quotas, negated, eventId);
+      await appendLedger(
+        tx,
+        ledgerEntries({ tenantId, eventId, subject: body.subject, body }, negated, 'refund'),
+      );
+      return { event_id: eventId, degraded: decided.degraded };
+    });
   });
 }

@@ -1,5 +1,10 @@
 import type { EffectivePolicyRow } from '../../../db/quota/consumption';
-import { commitFastStates, type FastCommitExtras } from '../../../db/quota/fast-state';
+import {
+  commitFastStates,
+  type FastCommitExtras,
+  type GenerationGuard,
+} from '../../../db/quota/fast-state';
+import { CatalogueMoved } from '../catalogue-cache';
 import type { Queryable } from '../../../db/quota/queryable';
 import type { Redis } from '../../../db/redis';
 import { decideFast, MOVED, untilUnmoved, type FastVerdict } from './fast';
@@ -29,11 +34,16 @@ export interface Decided {
 
 export const isFast = (policy: EffectivePolicyRow) => policy.enforcement_mode === 'fast';
 
+/**
+ * Every policy's verdict; with a guard, the fast policies' state is read with the catalogue
+ * generations the request was judged by (CatalogueMoved when they moved).
+ */
 export async function decideAll(
   stores: Stores,
   context: DecisionContext,
   policies: EffectivePolicyRow[],
   amounts: Map<string, bigint>,
+  guard?: GenerationGuard,
 ): Promise<Decided> {
   const strict = await decideStrict(
     stores.tx,
@@ -43,9 +53,10 @@ export async function decideAll(
   );
   const fastPolicies = policies.filter(isFast);
   const fast =
-    fastPolicies.length > 0
-      ? await decideFast(stores.redis, context, fastPolicies, amounts)
-      : { verdicts: [], degraded: false };
+    fastPolicies.length > 0 || guard
+      ? await decideFast(stores.redis, context, fastPolicies, amounts, undefined, guard)
+      : { verdicts: [], degraded: false, generationMoved: false };
+  if (fast.generationMoved) throw new CatalogueMoved();
   const byPolicy = new Map<string, PolicyVerdict>(
     [...strict, ...fast.verdicts].map((v) => [v.policy.id, v]),
   );
@@ -80,7 +91,8 @@ export async function decideAndApply(
     if (!decided.allowed) return decided;
     const writes = fastWrites(decided.fast);
     if (writes.length > 0 || extras)
-      if (!(await commitFastStates(stores.redis, writes, token, extras))) return MOVED;
+      if ((await commitFastStates(stores.redis, writes, token, extras)) !== 'committed')
+        return MOVED;
     for (const verdict of decided.strict) await verdict.apply(stores.tx);
     return decided;
   });

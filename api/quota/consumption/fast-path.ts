@@ -1,6 +1,10 @@
 import { ulid } from '../../../db/ids';
 import type { EffectivePolicyRow, LedgerEntryInput } from '../../../db/quota/consumption';
-import { commitFastStates, fastIdempotencyKey } from '../../../db/quota/fast-state';
+import {
+  commitFastStates,
+  fastIdempotencyKey,
+  type GenerationGuard,
+} from '../../../db/quota/fast-state';
 import type { Redis } from '../../../db/redis';
 import { parseExact, stringifyExact } from '../../platform/http/exact-json';
 import { quotaError } from '../errors';
@@ -11,6 +15,7 @@ import { fastWrites } from './decision';
 import { decideFast, MOVED, untilUnmoved, type FastVerdict } from './fast';
 import type { AlertRuleRow } from '../../../db/quota/alert-rules';
 import { alertsOf } from '../alerts/events';
+import { CatalogueMoved } from '../catalogue-cache';
 
 /**
  * A consume or refund governed by fast policies only, decided and recorded in Redis alone: one
@@ -28,6 +33,8 @@ export interface RedisSpend {
   amounts: Map<string, bigint>;
   /** The tenant's enabled alert rules (a consume's crossings go with its ledger entries). */
   rules?: AlertRuleRow[];
+  /** The catalogue generations the request was judged by: checked in the same script. */
+  guard: GenerationGuard;
 }
 
 const IDEMPOTENCY_TTL_SECONDS = IDEMPOTENCY_WINDOW_HOURS * 3_600;
@@ -71,8 +78,16 @@ async function trySpend<T extends { event_id: string }>(
 ): Promise<T | null | typeof MOVED> {
   const { tenantId, body } = spend;
   const context = { tenantId, subject: body.subject, nowMs: Date.now() };
-  const decided = await decideFast(redis, context, spend.policies, spend.amounts, idempotency?.key);
+  const decided = await decideFast(
+    redis,
+    context,
+    spend.policies,
+    spend.amounts,
+    idempotency?.key,
+    spend.guard,
+  );
   if (decided.degraded) return null;
+  if (decided.generationMoved) throw new CatalogueMoved();
   if (decided.recorded !== null) return replay<T>(decided.recorded, idempotency!.hash);
   const eventId = `evt_${ulid()}`;
   const answer = answerOf(decided.verdicts, eventId);
@@ -87,10 +102,12 @@ async function trySpend<T extends { event_id: string }>(
   };
   const writes = allowed ? fastWrites(decided.verdicts) : [];
   if (writes.length === 0 && !ledger && !record) return answer;
-  const committed = await commitFastStates(redis, writes, eventId, {
+  const extras = {
     ledger,
     idempotency: record,
     alerts: crossed ? JSON.stringify(crossed) : undefined,
-  });
-  return committed ? answer : MOVED;
+  };
+  const committed = await commitFastStates(redis, writes, eventId, extras, spend.guard);
+  if (committed === 'generation-moved') throw new CatalogueMoved();
+  return committed === 'committed' ? answer : MOVED;
 }

@@ -5,6 +5,7 @@ import {
   fastStateKey,
   readFastStates,
   type FastState,
+  type GenerationGuard,
   type FastWrite,
 } from '../../../db/quota/fast-state';
 import type { Redis } from '../../../db/redis';
@@ -137,6 +138,8 @@ export interface FastDecision {
   recorded: string | null;
   /** Redis could not be read: every verdict is its policy's on_backend_error. */
   degraded: boolean;
+  /** The guard's generations were no longer current (verdicts judged by an old catalogue). */
+  generationMoved: boolean;
 }
 
 /** Every fast policy's verdict on the request's amounts per resource, read in one round trip. */
@@ -146,23 +149,25 @@ export async function decideFast(
   policies: EffectivePolicyRow[],
   amounts: Map<string, bigint>,
   idempotencyKey?: string,
+  guard?: GenerationGuard,
 ): Promise<FastDecision> {
   const requestedOf = (policy: EffectivePolicyRow) => amounts.get(policy.resource) ?? 0n;
   const keys = policies.map((p) => fastStateKey(context.tenantId, p.id, context.subject));
   let read: Awaited<ReturnType<typeof readFastStates>>;
   try {
-    read = await readFastStates(redis, keys, idempotencyKey);
+    read = await readFastStates(redis, keys, idempotencyKey, guard);
   } catch (error) {
     if (!isBackendUnreachable(error)) throw error;
     const verdicts = policies.map((p) => degradedVerdict(context, p, requestedOf(p)));
-    return { verdicts, recorded: null, degraded: true };
+    return { verdicts, recorded: null, degraded: true, generationMoved: false };
   }
   const verdicts = policies.map((policy, i) =>
     policy.kind === 'quota'
       ? fastQuotaVerdict(context, policy, requestedOf(policy), read.states[i]!)
       : fastBucketVerdict(context, policy, requestedOf(policy), read.states[i]!),
   );
-  return { verdicts, recorded: read.recorded, degraded: false };
+  const generationMoved = read.generations.some((g, i) => g !== guard!.expected[i]);
+  return { verdicts, recorded: read.recorded, degraded: false, generationMoved };
 }
 
 /**
@@ -188,7 +193,7 @@ export async function adjustFastWindow(
       keep: null,
       expireAtMs: 'keep',
     };
-    return (await commitFastStates(redis, [write], ulid())) ? 'adjusted' : MOVED;
+    return (await commitFastStates(redis, [write], ulid())) === 'committed' ? 'adjusted' : MOVED;
   });
 }
 

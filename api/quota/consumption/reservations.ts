@@ -22,18 +22,20 @@ import { tenantOf } from '../keys';
 import {
   amountsOf,
   contextOf,
-  governing,
   idempotent,
+  judged,
   recordCrossings,
   usageOut,
+  type Caller,
   type Deps,
   type Item,
   type SpendingDeps,
 } from './consume';
+import { governingItems, governingPolicies } from './governing';
+import type { CatalogueView } from '../catalogue-cache';
 import { decideAndApply, isFast, type Stores } from './decision';
 import { ledgerEntries, storedMetadata } from './records';
 import { adjustFastWindow, fastWindowUsed } from './fast';
-import { effectivePolicies } from '../../../db/quota/consumption';
 import { windowAt } from './windows';
 import { limitOf, type PolicyVerdict } from './verdicts';
 
@@ -71,13 +73,21 @@ export const reservationOut = (row: ReservationRow) => ({
   settled_at: row.settled_at,
 });
 
-export async function reserve(deps: SpendingDeps, principal: Principal, body: ReserveBody) {
-  const tenantId = tenantOf(principal);
-  checkSubject(principal, body.subject);
+export async function reserve(deps: SpendingDeps, caller: Caller, body: ReserveBody) {
   const amounts = amountsOf(body.items);
-  const policies = await governing(deps.pool, tenantId, body);
-  const rules = await deps.alertRules.enabledRules(tenantId);
-  return idempotent(deps, tenantId, 'reserve', body, async (tx) => {
+  return judged(deps, caller, body.subject, (view) => reserveJudged(deps, view, body, amounts));
+}
+
+async function reserveJudged(
+  deps: SpendingDeps,
+  view: CatalogueView,
+  body: ReserveBody,
+  amounts: Map<string, bigint>,
+) {
+  const { tenantId } = view;
+  const policies = governingItems(view, body.items);
+  const rules = view.catalogue.enabledAlertRules;
+  return idempotent(deps, { tenantId, endpoint: 'reserve', view }, body, async (tx) => {
     const eventId = `evt_${ulid()}`;
     const context = contextOf(tenantId, body.subject);
     const decided = await decideAndApply(
@@ -185,7 +195,7 @@ async function giveBack(stores: Stores, row: ReservationRow, status: 'released' 
 
 /** Expires a held reservation past its expires_at (by the database's clock); true if it did. */
 export async function expireIfDue(
-  deps: Deps,
+  deps: Pick<Deps, 'pool' | 'redis'>,
   tenantId: string | null,
   id: string,
 ): Promise<boolean> {
@@ -198,7 +208,10 @@ export async function expireIfDue(
 }
 
 /** The reservation-expiry job: every held reservation past expires_at, each in its own transaction. */
-export async function expireDueReservations(deps: Deps, batch = 500): Promise<{ expired: number }> {
+export async function expireDueReservations(
+  deps: Pick<Deps, 'pool' | 'redis'>,
+  batch = 500,
+): Promise<{ expired: number }> {
   let expired = 0;
   for (;;) {
     const ids = await dueReservations(deps.pool, batch);
@@ -254,10 +267,13 @@ function actualsOf(row: ReservationRow, actuals: Item[]): Map<string, bigint> {
  * admitted: the work is done), for the alert rules to judge. An extra counted in a window
  * since ended (the hold's) crosses nothing now.
  */
-async function extraUsage(stores: Stores, row: ReservationRow, delta: Map<string, bigint>) {
-  const policies = await effectivePolicies(stores.tx, row.tenant_id, row.subject, [
-    ...delta.keys(),
-  ]);
+async function extraUsage(
+  stores: Stores,
+  view: CatalogueView,
+  row: ReservationRow,
+  delta: Map<string, bigint>,
+) {
+  const policies = governingPolicies(view, new Set(delta.keys()));
   const over = new Map<string, bigint>();
   const verdicts: PolicyVerdict[] = [];
   for (const policy of policies.filter((p) => p.kind === 'quota')) {
@@ -302,11 +318,12 @@ export async function commit(
 ) {
   const tenantId = tenantOf(principal);
   const expired = await expireIfDue(deps, tenantId, id);
-  const rules = await deps.alertRules.enabledRules(tenantId);
+  const reserved = await findReservation(deps.pool, tenantId, id);
+  if (!reserved) throw quotaError('reservation_not_found');
+  const view = await deps.catalogues.currentView(tenantId, reserved.subject);
   return idempotent(
     deps,
-    tenantId,
-    'commit',
+    { tenantId, endpoint: 'commit' },
     { ...body, idempotency_key: body.idempotency_key && `${id}/${body.idempotency_key}` },
     async (tx) => {
       const row = await lockedReservation(tx, tenantId, id);
@@ -319,8 +336,10 @@ export async function commit(
         [...actual].map(([resource, amount]) => [resource, amount - held.get(resource)!]),
       );
       await adjustHolds({ tx, redis: deps.redis }, row, delta);
-      const { over, verdicts } = await extraUsage({ tx, redis: deps.redis }, row, delta);
+      const stores = { tx, redis: deps.redis };
+      const { over, verdicts } = await extraUsage(stores, view, row, delta);
       // An actual past the hold adds usage: it crosses thresholds as a consume does.
+      const rules = view.catalogue.enabledAlertRules;
       await recordCrossings(tx, deps, rules, contextOf(tenantId, row.subject)(), verdicts);
       const eventId = `evt_${ulid()}`;
       await appendLedger(

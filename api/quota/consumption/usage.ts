@@ -1,4 +1,4 @@
-import { effectivePolicies, type EffectivePolicyRow } from '../../../db/quota/consumption';
+import type { EffectivePolicyRow } from '../../../db/quota/consumption';
 import { findAssignment } from '../../../db/quota/subjects';
 import { exactIntegerOrNull } from '../../platform/http/exact-json';
 import { checkSubject } from '../constraints';
@@ -6,6 +6,7 @@ import type { Principal } from '../credentials';
 import { tenantOf } from '../keys';
 import { usageOut, type Deps } from './consume';
 import { decideAll } from './decision';
+import { governingPolicies } from './governing';
 
 /**
  * What governs a subject and how much of it is used, read as it is (no lock, no write): the
@@ -15,7 +16,7 @@ import { decideAll } from './decision';
 async function governed(deps: Deps, principal: Principal, subject: string) {
   const tenantId = tenantOf(principal);
   checkSubject(principal, subject);
-  const policies = await effectivePolicies(deps.pool, tenantId, subject, null);
+  const policies = governingPolicies(await deps.catalogues.currentView(tenantId, subject), null);
   const context = { tenantId, subject, nowMs: Date.now(), readOnly: true };
   const stores = { tx: deps.pool, redis: deps.redis };
   const { verdicts } = await decideAll(stores, context, policies, new Map());

@@ -302,9 +302,6 @@ export function mountAlertRoutes(router: Router, deps: QuotaRouteDeps): void {
     validated<RuleId>(ctx, 'params').rule_id;
   const endpointIdOf = (ctx: Parameters<Parameters<typeof mountOperation>[3]>[0]) =>
     validated<EndpointId>(ctx, 'params').endpoint_id;
-  // This process's consume path sees a rule change at once (others within RULES_TTL_MS).
-  const rulesChanged = (ctx: Parameters<Parameters<typeof mountOperation>[3]>[0]) =>
-    deps.alertRules.forget(principalOf(ctx).tenantId!);
   mountOperation(router, deps, ops.listEvents, async (ctx) => {
     const q = validated<{ subject?: string; limit: number }>(ctx, 'query');
     ctx.body = await listTenantAlertEvents(deps, principalOf(ctx), {
@@ -318,18 +315,15 @@ export function mountAlertRoutes(router: Router, deps: QuotaRouteDeps): void {
   mountOperation(router, deps, ops.createRule, async (ctx) => {
     ctx.status = 201;
     ctx.body = await createAlertRule(deps, principalOf(ctx), validated(ctx, 'body'));
-    rulesChanged(ctx);
   });
   mountOperation(router, deps, ops.getRule, async (ctx) => {
     ctx.body = await getAlertRule(deps, principalOf(ctx), ruleIdOf(ctx));
   });
   mountOperation(router, deps, ops.patchRule, async (ctx) => {
     ctx.body = await patchAlertRule(deps, principalOf(ctx), ruleIdOf(ctx), validated(ctx, 'body'));
-    rulesChanged(ctx);
   });
   mountOperation(router, deps, ops.deleteRule, async (ctx) => {
     await removeAlertRule(deps, principalOf(ctx), ruleIdOf(ctx));
-    rulesChanged(ctx);
     ctx.status = 204;
   });
   mountOperation(router, deps, ops.listEndpoints, async (ctx) => {

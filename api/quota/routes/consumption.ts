@@ -21,6 +21,7 @@ import {
 import { body, id, idempotencyKey, LIMITS, subject } from '../schemas';
 import { boundedText } from '../../platform/http/text';
 import {
+  callerOf,
   mountOperation,
   operation,
   principalOf,
@@ -56,6 +57,7 @@ export const CONSUMPTION_OPERATIONS = {
     method: 'post',
     path: '/v1/consume',
     operationId: 'consume',
+    decides: true,
     summary: "Spend amounts against a subject's policies",
     description: `${DECIDED_TOGETHER} ${IDEMPOTENT} A denial is a 200 with allowed: false (and retry_after_seconds per policy).`,
     tags: ['consumption'],
@@ -74,6 +76,7 @@ export const CONSUMPTION_OPERATIONS = {
     method: 'post',
     path: '/v1/check',
     operationId: 'check',
+    decides: true,
     summary: 'What consume would answer, consuming nothing',
     description: `${DECIDED_TOGETHER} blocking is the first policy that denies.`,
     tags: ['consumption'],
@@ -86,6 +89,7 @@ export const CONSUMPTION_OPERATIONS = {
     method: 'post',
     path: '/v1/refund',
     operationId: 'refund',
+    decides: true,
     summary: "Give amounts back to the current windows of the subject's quota policies",
     description: `Never below zero; a rate limit's bucket is not refilled (the requests it paced happened). Ledger entries of type refund with negative amounts. ${IDEMPOTENT}`,
     tags: ['consumption'],
@@ -104,6 +108,7 @@ export const CONSUMPTION_OPERATIONS = {
     method: 'post',
     path: '/v1/reserve',
     operationId: 'reserve',
+    decides: true,
     summary: 'Hold amounts until commit, release or expiry',
     description: `Decided as consume is (all or nothing): 201 with the reservation when held, 200 with allowed: false and no reservation when not. The hold counts in the window it was made in; rate limits are paced now and their tokens are not given back. ttl_seconds 1..86400 (default 300): past it, commit and release answer 409 reservation_expired and the hold is released (by them, or within a minute by the reservation-expiry job on its Temporal schedule; a workflow per reservation was not chosen: the dev server starts ~110 workflows/s, below the reserve rate the service aims for). ${IDEMPOTENT}`,
     tags: ['reservations'],
@@ -187,18 +192,18 @@ export const CONSUMPTION_OPERATIONS = {
 export function mountConsumptionRoutes(router: Router, deps: QuotaRouteDeps): void {
   const ops = CONSUMPTION_OPERATIONS;
   mountOperation(router, deps, ops.consume, async (ctx) => {
-    ctx.body = await consume(deps, principalOf(ctx), validated<ConsumeBody>(ctx, 'body'));
+    ctx.body = await consume(deps, callerOf(ctx), validated<ConsumeBody>(ctx, 'body'));
   });
   mountOperation(router, deps, ops.check, async (ctx) => {
-    ctx.body = await check(deps, principalOf(ctx), validated<ConsumeBody>(ctx, 'body'));
+    ctx.body = await check(deps, callerOf(ctx), validated<ConsumeBody>(ctx, 'body'));
   });
   mountOperation(router, deps, ops.refund, async (ctx) => {
-    ctx.body = await refund(deps, principalOf(ctx), validated<ConsumeBody>(ctx, 'body'));
+    ctx.body = await refund(deps, callerOf(ctx), validated<ConsumeBody>(ctx, 'body'));
   });
   const reservationOf = (ctx: Parameters<Parameters<typeof mountOperation>[3]>[0]) =>
     validated<{ reservation_id: string }>(ctx, 'params').reservation_id;
   mountOperation(router, deps, ops.reserve, async (ctx) => {
-    const answer = await reserve(deps, principalOf(ctx), validated<ReserveBody>(ctx, 'body'));
+    const answer = await reserve(deps, callerOf(ctx), validated<ReserveBody>(ctx, 'body'));
     ctx.status = answer.allowed ? 201 : 200;
     ctx.body = answer;
   });

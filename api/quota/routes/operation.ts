@@ -14,7 +14,8 @@ import { QUOTA_ERRORS, quotaError, type QuotaErrorCode } from '../errors';
 import type { LastUseRecorder } from '../last-use';
 import { isOperatorScope, type Scope } from '../scopes';
 import type { BootstrapStarter } from '../tenants';
-import type { AlertRulesCache } from '../alerts/rules-cache';
+import type { CatalogueCache } from '../catalogue-cache';
+import type { Caller } from '../consumption/consume';
 
 export interface QuotaRouteDeps {
   config: Config;
@@ -24,8 +25,8 @@ export interface QuotaRouteDeps {
   redis: Redis;
   lastUse: LastUseRecorder;
   bootstraps: BootstrapStarter;
-  /** The enabled alert rules per tenant, as the consume path reads them. */
-  alertRules: AlertRulesCache;
+  /** Tenants' catalogues and subjects' plans as requests are judged by them, from memory. */
+  catalogues: CatalogueCache;
   /** When this API started (the jobs' health counts a job never run from here). */
   startedAtMs: number;
 }
@@ -41,31 +42,57 @@ export interface QuotaOperation extends OperationContract {
   refusals?: Refusals;
   /** A cookie that may carry the key instead of `Authorization` (a browser's codec session). */
   keyCookie?: string;
+  /**
+   * The operation's decision checks the catalogue's generations in its own store step
+   * (catalogue-cache.ts), so its guard judges the key from memory without a round trip first,
+   * and the handler judges it again (`callerOf`) when the decision finds them moved.
+   */
+  decides?: boolean;
 }
 
 export const principalOf = (ctx: Context): Principal => ctx.state.principal as Principal;
+/** The caller of an operation that `decides`, and how to judge them again. */
+export const callerOf = (ctx: Context): Caller => ({
+  principal: principalOf(ctx),
+  reauthorize: ctx.state.reauthorize as Caller['reauthorize'],
+});
 export const validated = <T>(ctx: Context, part: keyof ValidatedState): T =>
   (ctx.state.validated as ValidatedState)[part] as T;
 
-/** Authenticates the caller and checks it may call an operation of this access. */
-function guard(
+/** The caller of a request, if it may call an operation of this access. */
+async function authorizeCaller(
   deps: QuotaRouteDeps,
+  authorization: string | undefined,
   access: Exclude<Access, 'public'>,
-  keyCookie?: string,
-): Middleware {
+  verify: boolean,
+): Promise<Principal> {
+  const principal = await authenticate(deps.catalogues, authorization, { verify });
+  const operatorRoute = access !== 'tenant' && isOperatorScope(access);
+  if (operatorRoute && principal.tenantId !== null) throw quotaError('operator_key_required');
+  if (!operatorRoute && principal.tenantId === null) throw quotaError('tenant_key_required');
+  if (access !== 'tenant' && !principal.scopes.includes(access))
+    throw quotaError('insufficient_scope', {
+      challenge: `Bearer error="insufficient_scope", scope="${access}"`,
+    });
+  return principal;
+}
+
+/** Authenticates the caller and checks it may call the operation. */
+function guard(deps: QuotaRouteDeps, op: QuotaOperation & { access: Exclude<Access, 'public'> }) {
   return async function authorize(ctx: Context, next: Next) {
-    const cookie = keyCookie ? ctx.cookies.get(keyCookie) : undefined;
+    const cookie = op.keyCookie ? ctx.cookies.get(op.keyCookie) : undefined;
     const authorization = ctx.get('Authorization') || (cookie ? `Bearer ${cookie}` : undefined);
-    const principal = await authenticate(deps, authorization);
+    // A refusal judged from memory (an operation that `decides`) stands only once checked.
+    const principal = await authorizeCaller(deps, authorization, op.access, !op.decides).catch(
+      (error: unknown) => {
+        if (!op.decides) throw error;
+        return authorizeCaller(deps, authorization, op.access, true);
+      },
+    );
     deps.lastUse.used(principal.keyRowId);
-    const operatorRoute = access !== 'tenant' && isOperatorScope(access);
-    if (operatorRoute && principal.tenantId !== null) throw quotaError('operator_key_required');
-    if (!operatorRoute && principal.tenantId === null) throw quotaError('tenant_key_required');
-    if (access !== 'tenant' && !principal.scopes.includes(access))
-      throw quotaError('insufficient_scope', {
-        challenge: `Bearer error="insufficient_scope", scope="${access}"`,
-      });
     ctx.state.principal = principal;
+    if (op.decides)
+      ctx.state.reauthorize = () => authorizeCaller(deps, authorization, op.access, false);
     await next();
   };
 }
@@ -159,6 +186,7 @@ export function mountOperation(
   handler: Middleware,
   before: Middleware[] = [],
 ): void {
-  const guards = op.access === 'public' ? [] : [guard(deps, op.access, op.keyCookie)];
+  const { access } = op;
+  const guards = access === 'public' ? [] : [guard(deps, { ...op, access })];
   mount(router, op, [...before, ...guards], handler);
 }

@@ -2,9 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
-const REPO_ROOT = path.resolve(__dirname, '..', '..');
+import { REPO_ROOT } from './stack-env';
 
-export { freePort } from '../../test/support/throwaway-backends';
+export { freePort } from './throwaway-backends';
 
 /**
  * `api/main.ts <services...>` in its own process (node --import tsx, so the pid is the API

@@ -1,0 +1,94 @@
+import { sql } from '../pool';
+import { redisKeysScript as script, type Redis } from '../redis';
+import type { Queryable } from './queryable';
+
+/**
+ * The generations of a tenant's catalogue and of a subject's assignment (migration quota/0007):
+ * bumped by triggers in every transaction that changes them, compared by each decision with the
+ * ones its process's memory was read at (api/quota/catalogue-cache.ts). Decimal strings; '0' when
+ * nothing was ever written.
+ */
+export interface Generations {
+  catalogue: string;
+  subject: string;
+}
+
+export async function catalogueGeneration(db: Queryable, tenantId: string): Promise<string> {
+  return (await db.oneFirst(sql.unsafe`
+    SELECT coalesce((SELECT generation FROM quota.catalogue_generations
+                     WHERE tenant_id = ${tenantId}), 0)::text`)) as string;
+}
+
+/** A subject's assignment and overrides, and their generation, read in one statement. */
+export interface SubjectRow {
+  generation: string;
+  plan_id: string | null;
+  overrides: { policy_id: string; limit_amount: string | null; enabled: boolean }[];
+}
+
+export async function loadSubject(
+  db: Queryable,
+  tenantId: string,
+  subject: string,
+): Promise<SubjectRow> {
+  return (await db.one(sql.unsafe`
+    SELECT
+      coalesce((SELECT generation FROM quota.subject_generations
+                WHERE tenant_id = ${tenantId} AND subject = ${subject}), 0)::text AS generation,
+      (SELECT plan_id FROM quota.assignments
+       WHERE tenant_id = ${tenantId} AND subject = ${subject}) AS plan_id,
+      coalesce((SELECT json_agg(json_build_object('policy_id', policy_id,
+                                                  'limit_amount', limit_amount::text,
+                                                  'enabled', enabled))
+                FROM quota.overrides WHERE tenant_id = ${tenantId} AND subject = ${subject}),
+               '[]') AS overrides`)) as SubjectRow;
+}
+
+/** Whether a tenant's catalogue and a subject are still at the generations given. */
+export async function generationsCurrent(
+  db: Queryable,
+  tenantId: string,
+  subject: string,
+  expected: Generations,
+): Promise<boolean> {
+  return (await db.oneFirst(sql.unsafe`
+    SELECT coalesce((SELECT generation FROM quota.catalogue_generations
+                     WHERE tenant_id = ${tenantId}), 0) = ${expected.catalogue}::bigint
+       AND coalesce((SELECT generation FROM quota.subject_generations
+                     WHERE tenant_id = ${tenantId} AND subject = ${subject}), 0)
+           = ${expected.subject}::bigint`)) as boolean;
+}
+
+/**
+ * Redis's copy of the generations, for fast-mode decisions to compare in the same script that
+ * decides: raised to Postgres's value after every committed change (and by any process that read
+ * a newer one there), never lowered, so a copy lost or late is repaired by the next reader.
+ */
+export const catalogueGenerationKey = (tenantId: string) => `generation:${tenantId}`;
+export const subjectGenerationKey = (tenantId: string, subject: string) =>
+  `generation:${tenantId}:${subject}`;
+
+const RAISE_SCRIPT = `
+for i = 1, #KEYS do
+  local current = tonumber(redis.call('GET', KEYS[i]) or '0')
+  if tonumber(ARGV[i]) > current then redis.call('SET', KEYS[i], ARGV[i]) end
+end
+return 1`;
+
+/** Raises each key's generation to the value given (left alone when it is already there or past). */
+export async function raiseGenerations(
+  redis: Redis,
+  generations: { key: string; generation: string }[],
+): Promise<void> {
+  const raise = script(redis, 'quotaRaiseGenerations', RAISE_SCRIPT);
+  await raise(
+    generations.length,
+    ...generations.map((g) => g.key),
+    ...generations.map((g) => g.generation),
+  );
+}
+
+/** The generations Redis holds for these keys ('0' for a key it lacks). */
+export async function redisGenerations(redis: Redis, keys: string[]): Promise<string[]> {
+  return (await redis.mget(...keys)).map((value) => value ?? '0');
+}
