@@ -19,11 +19,31 @@ export function subjectMatches(filter: string | null, subject: string): boolean 
   return filter.endsWith('*') ? subject.startsWith(filter.slice(0, -1)) : subject === filter;
 }
 
-const ruleWatches = (rule: AlertRuleRow, verdict: PolicyVerdict, subject: string) =>
+const ruleWatches = (
+  rule: AlertRuleRow,
+  policy: Pick<PolicyVerdict['policy'], 'id' | 'resource_id'>,
+  subject: string,
+) =>
   rule.enabled &&
-  (rule.policy_id === null || rule.policy_id === verdict.policy.id) &&
-  (rule.resource_id === null || rule.resource_id === verdict.policy.resource_id) &&
+  (rule.policy_id === null || rule.policy_id === policy.id) &&
+  (rule.resource_id === null || rule.resource_id === policy.resource_id) &&
   subjectMatches(rule.subject_filter, subject);
+
+/**
+ * The usages at which the rules watching a quota policy for a subject are crossed: usage u is at
+ * or above threshold_pct of `limit` exactly when u ≥ ceil(threshold_pct × limit / 100). A
+ * decision that goes from below one of these to at or above it crosses (what crossingsOf finds).
+ */
+export function crossingUsages(
+  rules: AlertRuleRow[],
+  policy: Pick<PolicyVerdict['policy'], 'id' | 'resource_id'>,
+  subject: string,
+  limit: bigint,
+): bigint[] {
+  return rules
+    .filter((rule) => ruleWatches(rule, policy, subject))
+    .map((rule) => (BigInt(rule.threshold_pct) * limit + 99n) / 100n);
+}
 
 /** used × 100 / limit with two decimals, rounded down, exactly. */
 function percentOf(used: bigint, limit: bigint): string {
@@ -45,7 +65,7 @@ export function crossingsOf(
     const after = verdict.used;
     const before = after - verdict.requested;
     for (const rule of rules) {
-      if (!ruleWatches(rule, verdict, subject)) continue;
+      if (!ruleWatches(rule, verdict.policy, subject)) continue;
       const threshold = BigInt(rule.threshold_pct) * verdict.limit;
       if (before * 100n >= threshold || after * 100n < threshold) continue;
       crossings.push({

@@ -51,7 +51,8 @@ export async function untilUnmoved<T>(attempt: () => Promise<T | typeof MOVED>):
   throw quotaError('decision_contended', { retryAfterSeconds: 1 });
 }
 
-const windowField = (windowKey: string) => `w:${windowKey}`;
+/** The field of a quota's state that holds a window's (or a rolling window's bucket's) usage. */
+export const windowField = (windowKey: string) => `w:${windowKey}`;
 const maxOf = (a: bigint, b: bigint) => (a > b ? a : b);
 
 function fastQuotaVerdict(

@@ -1,5 +1,6 @@
 import type { AlertRuleRow } from '../../../db/quota/alert-rules';
-import { crossingsOf, subjectMatches } from '../../../api/quota/alerts/crossings';
+import fc from 'fast-check';
+import { crossingUsages, crossingsOf, subjectMatches } from '../../../api/quota/alerts/crossings';
 import type { PolicyVerdict } from '../../../api/quota/consumption/verdicts';
 
 const rule = (extra: Partial<AlertRuleRow> = {}): AlertRuleRow => ({
@@ -83,5 +84,38 @@ describe('quota alerts: which admitted requests cross a rule (pure)', () => {
     expect(subjectMatches('acme:*', 'acme:10')).toBe(true);
     expect(subjectMatches('acme:*', 'acme')).toBe(false);
     expect(subjectMatches('*', 'x')).toBe(true);
+  });
+
+  it('crossingUsages: a decision crosses exactly when it goes from below one to at or above it, as crossingsOf finds (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 1000 }),
+        fc.bigInt({ min: 1n, max: BigInt(Number.MAX_SAFE_INTEGER) }),
+        fc.bigInt({ min: 0n, max: 1n << 60n }),
+        fc.bigInt({ min: 1n, max: 1n << 55n }),
+        (pct, limit, before, requested) => {
+          const watching = rule({ threshold_pct: pct });
+          const [usage] = crossingUsages(
+            [watching],
+            { id: 'pol_1', resource_id: 'res_1' },
+            's',
+            limit,
+          );
+          const after = before + requested;
+          const crosses =
+            crossingsOf([watching], [verdict(after, requested, limit)], 's').length === 1;
+          expect(before < usage! && after >= usage!).toBe(crosses);
+        },
+      ),
+      { numRuns: 2_000 },
+    );
+    expect(
+      crossingUsages(
+        [rule({ enabled: false }), rule({ policy_id: 'pol_2' })],
+        { id: 'pol_1', resource_id: 'res_1' },
+        's',
+        10n,
+      ),
+    ).toEqual([]);
   });
 });
