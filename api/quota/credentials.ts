@@ -41,10 +41,19 @@ const grantsWritten = (row: Credential['row']) =>
 
 const unauthorized = () => quotaError('unauthorized');
 
-function secretMatches(secret: string, storedHex: string): boolean {
-  const stored = Buffer.from(storedHex, 'hex');
-  const given = sha256(secret);
-  return stored.length === given.length && timingSafeEqual(stored, given);
+/** The secret each credential (as read, one per catalogue read) was last presented with. */
+const presented = new WeakMap<Credential, Buffer>();
+
+/** Whether `secret` is the credential's: hashed once, then compared as it is. */
+function secretMatches(secret: string, credential: Credential): boolean {
+  const given = Buffer.from(secret);
+  const known = presented.get(credential);
+  if (known && known.length === given.length && timingSafeEqual(known, given)) return true;
+  const stored = Buffer.from(credential.secretSha256Hex, 'hex');
+  const hashed = sha256(secret);
+  const matches = stored.length === hashed.length && timingSafeEqual(stored, hashed);
+  if (matches) presented.set(credential, given);
+  return matches;
 }
 
 /**
@@ -64,7 +73,7 @@ export async function authenticate(
   const [, keyId, secret] = parsed as unknown as [string, string, string];
   if (options.verify) await catalogues.verifyKey(keyId);
   const credential = await catalogues.credential(keyId);
-  if (!credential || !secretMatches(secret, credential.secretSha256Hex)) throw unauthorized();
+  if (!credential || !secretMatches(secret, credential)) throw unauthorized();
   const { row } = credential;
   if (row.status !== 'active') throw unauthorized();
   if (row.tenant_status === 'suspended') throw quotaError('tenant_suspended');

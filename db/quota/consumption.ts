@@ -26,7 +26,8 @@ export async function lockSubjectPolicy(
 
 /**
  * A strict quota policy's usage in a window, under lockSubjectPolicy: its current counter row
- * (made at 0 if missing) and, for a rolling window, the other buckets it covers (`otherKeys`).
+ * (made at 0 if missing) and, for a rolling window, the other buckets it covers (`otherKeys`), in
+ * one round trip (db/quota/functions/lock_counter.sql).
  */
 export async function lockCounter(
   db: Queryable,
@@ -39,15 +40,9 @@ export async function lockCounter(
   },
   otherKeys: string[] = [],
 ): Promise<string> {
-  await lockSubjectPolicy(db, key);
-  await db.query(sql.unsafe`
-    INSERT INTO quota.counters (tenant_id, subject, policy_id, window_key, expires_at)
-    VALUES (${key.tenantId}, ${key.subject}, ${key.policyId}, ${key.windowKey}, ${key.expiresAt})
-    ON CONFLICT DO NOTHING`);
   return (await db.oneFirst(sql.unsafe`
-    SELECT coalesce(sum(used), 0)::text FROM quota.counters
-    WHERE tenant_id = ${key.tenantId} AND subject = ${key.subject} AND policy_id = ${key.policyId}
-      AND window_key = ANY(${sql.array([key.windowKey, ...otherKeys], 'text')})`)) as string;
+    SELECT quota.lock_counter(${key.tenantId}, ${key.subject}, ${key.policyId}, ${key.windowKey},
+                              ${key.expiresAt}, ${sql.array([key.windowKey, ...otherKeys], 'text')})`)) as string;
 }
 
 /** A window's usage, read without a lock or a write (the usage and entitlements routes). */
@@ -78,13 +73,16 @@ export interface BucketRow {
   updated_ms: string;
 }
 
-/** A strict token bucket's row, under lockSubjectPolicy; null: none yet (a full bucket). */
+/**
+ * A strict token bucket's row under lockSubjectPolicy, in one round trip
+ * (db/quota/functions/lock_bucket.sql); null: none yet (a full bucket).
+ */
 export async function lockBucket(
   db: Queryable,
   key: { tenantId: string; subject: string; policyId: string },
 ): Promise<BucketRow | null> {
-  await lockSubjectPolicy(db, key);
-  return readBucket(db, key);
+  return (await db.maybeOne(sql.unsafe`
+    SELECT * FROM quota.lock_bucket(${key.tenantId}, ${key.subject}, ${key.policyId})`)) as BucketRow | null;
 }
 
 /** A token bucket's row as it is; null: none yet (a full bucket). */
@@ -173,4 +171,54 @@ export async function appendLedger(db: Queryable, entries: LedgerEntryInput[]): 
         'timestamptz',
       )})
     ON CONFLICT (event_id, resource, entry_type) DO NOTHING`);
+}
+
+/** A strict quota policy as decide_strict_quotas takes it (amounts as decimal strings). */
+export interface StrictQuotaInput {
+  policy_id: string;
+  window_key: string;
+  window_keys: string[];
+  expires_at: string | null;
+  requested: string;
+  limit: string;
+  allow_overage: boolean;
+  thresholds: string[];
+}
+
+export type StrictQuotasReply =
+  | { status: 'moved' }
+  | { status: 'crossing' }
+  | { status: 'decided'; allowed: boolean; used: string[] };
+
+/**
+ * A consume of strict quota policies decided, applied and written to the ledger in one statement
+ * (db/quota/functions/decide_strict_quotas.sql).
+ */
+export async function decideStrictQuotas(
+  db: Queryable,
+  request: {
+    tenantId: string;
+    subject: string;
+    generations: { catalogue: string; subject: string };
+    policies: StrictQuotaInput[];
+    ledger: LedgerEntryInput[];
+  },
+): Promise<StrictQuotasReply> {
+  const ledger = request.ledger.map((e) => ({
+    tenant_id: e.tenantId,
+    event_id: e.eventId,
+    subject: e.subject,
+    resource: e.resource,
+    amount: e.amount.toString(),
+    entry_type: e.entryType,
+    idempotency_key: e.idempotencyKey,
+    reservation_id: e.reservationId,
+    metadata: e.metadata,
+    occurred_at: e.occurredAt,
+  }));
+  return (await db.oneFirst(sql.unsafe`
+    SELECT quota.decide_strict_quotas(
+      ${request.tenantId}, ${request.subject}, ${request.generations.catalogue}::bigint,
+      ${request.generations.subject}::bigint, ${JSON.stringify(request.policies)}::jsonb,
+      ${JSON.stringify(ledger)}::jsonb)`)) as StrictQuotasReply;
 }

@@ -14,6 +14,8 @@ import { decideAll, decideAndApply, isFast } from './decision';
 import { alertsOf, recordAlerts } from '../alerts/events';
 import { CatalogueMoved, type CatalogueCache, type CatalogueView } from '../catalogue-cache';
 import { governingItems } from './governing';
+import { consumeInOneStatement, decidedInOneStatement } from './strict-statement';
+import type { EffectivePolicyRow } from '../../../db/quota/consumption';
 import type { AlertRuleRow } from '../../../db/quota/alert-rules';
 import type { Config } from '../../platform/config';
 import { taskQueues } from '../../platform/temporal';
@@ -186,44 +188,72 @@ export const recordCrossings = (
   verdicts: PolicyVerdict[],
 ) => recordAlerts(tx, alertsOf(rules, at, verdicts), taskQueues(deps.config.taskQueuePrefix).quota);
 
+/**
+ * consume: fast policies alone in one Redis script (fast-path.ts); strict quotas alone, without
+ * an idempotency key, in one Postgres statement (strict-statement.ts); anything else (strict
+ * and fast together, rate limits in strict mode, an idempotency key, a crossing alert threshold,
+ * Redis out of reach) in one Postgres transaction.
+ */
 export async function consume(deps: SpendingDeps, caller: Caller, body: ConsumeBody) {
   const amounts = amountsOf(body.items);
   return judged(deps, caller, body.subject, async (view) => {
-    const { tenantId } = view;
-    const policies = governingItems(view, body.items);
-    const rules = view.catalogue.enabledAlertRules;
-    if (policies.every(isFast)) {
-      const spend = {
-        ...({ tenantId, endpoint: 'consume', body, policies, amounts, rules } as const),
-        guard: guardOf(view),
-      };
-      const answer = await spendInRedis(deps.redis, spend, (verdicts, eventId) => ({
-        allowed: verdicts.every((v) => v.allowed),
-        event_id: eventId,
-        degraded: false,
-        results: verdicts.map(usageOut),
-      }));
+    const spend = { view, body, amounts, policies: governingItems(view, body.items) };
+    if (spend.policies.every(isFast)) {
+      const answer = await consumeInRedis(deps, spend);
       if (answer) return answer;
+    } else if (decidedInOneStatement(spend.policies, body)) {
+      const decided = await consumeInOneStatement(deps.pool, spend);
+      if (decided) return consumeAnswer(decided, decided.eventId);
     }
-    return idempotent(deps, { tenantId, endpoint: 'consume', view }, body, async (tx) => {
-      const eventId = `evt_${ulid()}`;
-      const stores = { tx, redis: deps.redis };
-      const context = contextOf(tenantId, body.subject);
-      const decided = await decideAndApply(stores, context, policies, amounts, eventId);
-      if (decided.allowed) {
-        await appendLedger(
-          tx,
-          ledgerEntries({ tenantId, eventId, subject: body.subject, body }, amounts, 'consume'),
-        );
-        await recordCrossings(tx, deps, rules, context(), decided.verdicts);
-      }
-      return {
-        allowed: decided.allowed,
-        event_id: eventId,
-        degraded: decided.degraded,
-        results: decided.verdicts.map(usageOut),
-      };
-    });
+    return consumeInTransaction(deps, spend);
+  });
+}
+
+interface Consumption {
+  view: CatalogueView;
+  body: ConsumeBody;
+  amounts: Map<string, bigint>;
+  policies: EffectivePolicyRow[];
+}
+
+const consumeAnswer = (
+  decided: { verdicts: PolicyVerdict[]; degraded?: boolean },
+  eventId: string,
+) => ({
+  allowed: decided.verdicts.every((v) => v.allowed),
+  event_id: eventId,
+  degraded: decided.degraded ?? false,
+  results: decided.verdicts.map(usageOut),
+});
+
+async function consumeInRedis(deps: SpendingDeps, { view, body, amounts, policies }: Consumption) {
+  const spend = {
+    ...({ tenantId: view.tenantId, endpoint: 'consume', body, policies, amounts } as const),
+    rules: view.catalogue.enabledAlertRules,
+    guard: guardOf(view),
+  };
+  return spendInRedis(deps.redis, spend, (verdicts, eventId) =>
+    consumeAnswer({ verdicts }, eventId),
+  );
+}
+
+async function consumeInTransaction(deps: SpendingDeps, c: Consumption) {
+  const { view, body, amounts, policies } = c;
+  const { tenantId } = view;
+  return idempotent(deps, { tenantId, endpoint: 'consume', view }, body, async (tx) => {
+    const eventId = `evt_${ulid()}`;
+    const stores = { tx, redis: deps.redis };
+    const context = contextOf(tenantId, body.subject);
+    const decided = await decideAndApply(stores, context, policies, amounts, eventId);
+    if (decided.allowed) {
+      await appendLedger(
+        tx,
+        ledgerEntries({ tenantId, eventId, subject: body.subject, body }, amounts, 'consume'),
+      );
+      const rules = view.catalogue.enabledAlertRules;
+      await recordCrossings(tx, deps, rules, context(), decided.verdicts);
+    }
+    return consumeAnswer(decided, eventId);
   });
 }
 

@@ -12,12 +12,30 @@ export function governingPolicies(
   view: CatalogueView,
   resourceNames: ReadonlySet<string> | null,
 ): EffectivePolicyRow[] {
-  const { catalogue, entry } = view;
+  const all = allGoverning(view);
+  return resourceNames === null ? all : all.filter((p) => resourceNames.has(p.resource));
+}
+
+/** Every policy governing the subject, made once per subject and catalogue read. */
+const governingBySubject = new WeakMap<
+  CatalogueView['entry'],
+  { catalogue: CatalogueView['catalogue']; all: EffectivePolicyRow[] }
+>();
+
+function allGoverning(view: CatalogueView): EffectivePolicyRow[] {
+  const made = governingBySubject.get(view.entry);
+  if (made?.catalogue === view.catalogue) return made.all;
+  const all = Object.freeze(governingOf(view)) as EffectivePolicyRow[];
+  governingBySubject.set(view.entry, { catalogue: view.catalogue, all });
+  return all;
+}
+
+function governingOf({ catalogue, entry }: CatalogueView): EffectivePolicyRow[] {
   if (entry.planId === null) return [];
   const governing: EffectivePolicyRow[] = [];
   for (const id of catalogue.planPolicies.get(entry.planId) ?? []) {
     const policy = catalogue.policies.get(id);
-    if (!policy?.enabled || (resourceNames && !resourceNames.has(policy.resource))) continue;
+    if (!policy?.enabled) continue;
     const override = entry.overrides.get(id);
     if (override && !override.enabled) continue;
     governing.push({
