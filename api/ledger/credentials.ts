@@ -15,7 +15,7 @@ import {
   type LedgerRole,
 } from '../../db/ledger/tenants';
 import type { DomainError } from '../platform/errors';
-import { batcherPerOwner, type BatcherOptions } from './batching';
+import { batcherPerOwner, type BatcherOptions } from '../platform/batching';
 
 /** Bytes of randomness in a key secret (256 bits). */
 const SECRET_BYTES = 32;

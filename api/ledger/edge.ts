@@ -5,7 +5,7 @@ import type { Context, Middleware, Next } from 'koa';
 import { redisScript, type Redis } from '../../db/redis';
 import type { Logger } from '../platform/logger';
 import { PayloadTooLargeError } from '../platform/http/json-body';
-import { countingBatcher } from './batching';
+import { countingBatcher } from '../platform/batching';
 
 /** Paths the edge never limits (probes). */
 export const EDGE_EXEMPT_PATHS = new Set(['/healthz']);

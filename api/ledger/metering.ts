@@ -5,7 +5,7 @@ import { redisScript, type Redis } from '../../db/redis';
 import { withSystem } from '../../db/ledger/context';
 import type { Logger } from '../platform/logger';
 import type { Principal } from './credentials';
-import { countingBatcher } from './batching';
+import { countingBatcher } from '../platform/batching';
 
 /** A month's counter outlives its month by this much, for late reconciliation reads. */
 const COUNTER_TTL_SECONDS = 40 * 24 * 3600;

@@ -25,7 +25,7 @@ import {
   type TransactionState,
 } from '../../db/ledger/transactions';
 import { isCatalogueCode, type DomainError } from '../platform/errors';
-import { batcherPerOwner, type BatcherOptions } from './batching';
+import { batcherPerOwner, type BatcherOptions } from '../platform/batching';
 import { observePostingFlight } from './metrics';
 import { IDEMPOTENCY_LOCK_MS } from './idempotency';
 import { minorToDecimal } from './money';

@@ -190,21 +190,17 @@ export type StrictQuotasReply =
   | { status: 'crossing' }
   | { status: 'decided'; allowed: boolean; used: string[] };
 
-/**
- * A consume of strict quota policies decided, applied and written to the ledger in one statement
- * (db/quota/functions/decide_strict_quotas.sql).
- */
-export async function decideStrictQuotas(
-  db: Queryable,
-  request: {
-    tenantId: string;
-    subject: string;
-    generations: { catalogue: string; subject: string };
-    policies: StrictQuotaInput[];
-    ledger: LedgerEntryInput[];
-  },
-): Promise<StrictQuotasReply> {
-  const ledger = request.ledger.map((e) => ({
+/** A strict consume as decide_strict_quotas and its batch take it. */
+export interface StrictQuotasRequest {
+  tenantId: string;
+  subject: string;
+  generations: { catalogue: string; subject: string };
+  policies: StrictQuotaInput[];
+  ledger: LedgerEntryInput[];
+}
+
+const ledgerJson = (entries: LedgerEntryInput[]) =>
+  entries.map((e) => ({
     tenant_id: e.tenantId,
     event_id: e.eventId,
     subject: e.subject,
@@ -216,9 +212,67 @@ export async function decideStrictQuotas(
     metadata: e.metadata,
     occurred_at: e.occurredAt,
   }));
+
+/**
+ * A consume of strict quota policies decided, applied and written to the ledger in one statement
+ * (db/quota/functions/decide_strict_quotas.sql).
+ */
+export async function decideStrictQuotas(
+  db: Queryable,
+  request: StrictQuotasRequest,
+): Promise<StrictQuotasReply> {
   return (await db.oneFirst(sql.unsafe`
     SELECT quota.decide_strict_quotas(
       ${request.tenantId}, ${request.subject}, ${request.generations.catalogue}::bigint,
       ${request.generations.subject}::bigint, ${JSON.stringify(request.policies)}::jsonb,
-      ${JSON.stringify(ledger)}::jsonb)`)) as StrictQuotasReply;
+      ${JSON.stringify(ledgerJson(request.ledger))}::jsonb)`)) as StrictQuotasReply;
+}
+
+/**
+ * Strict consumes that arrived together, each decided as decideStrictQuotas decides it, in one
+ * statement (db/quota/functions/decide_strict_quota_batch.sql); their answers in order.
+ */
+export async function decideStrictQuotaBatch(
+  db: Queryable,
+  requests: StrictQuotasRequest[],
+): Promise<StrictQuotasReply[]> {
+  const batch = requests.map((r) => ({
+    tenant_id: r.tenantId,
+    subject: r.subject,
+    catalogue_generation: r.generations.catalogue,
+    subject_generation: r.generations.subject,
+    policies: r.policies,
+    ledger: ledgerJson(r.ledger),
+  }));
+  return (await db.oneFirst(sql.unsafe`
+    SELECT quota.decide_strict_quota_batch(${JSON.stringify(batch)}::jsonb)`)) as StrictQuotasReply[];
+}
+
+/** A strict check as read_strict_quotas takes it. */
+export interface StrictReadRequest {
+  tenantId: string;
+  subject: string;
+  generations: { catalogue: string; subject: string };
+  policies: { policy_id: string; window_keys: string[] }[];
+}
+
+export type StrictReadReply = { status: 'moved' } | { status: 'read'; used: string[] };
+
+/**
+ * Strict checks' usage read in one statement (db/quota/functions/read_strict_quotas.sql), each
+ * with its generations checked; their answers in order.
+ */
+export async function readStrictQuotas(
+  db: Queryable,
+  requests: StrictReadRequest[],
+): Promise<StrictReadReply[]> {
+  const batch = requests.map((r) => ({
+    tenant_id: r.tenantId,
+    subject: r.subject,
+    catalogue_generation: r.generations.catalogue,
+    subject_generation: r.generations.subject,
+    policies: r.policies,
+  }));
+  return (await db.oneFirst(sql.unsafe`
+    SELECT quota.read_strict_quotas(${JSON.stringify(batch)}::jsonb)`)) as StrictReadReply[];
 }

@@ -14,7 +14,11 @@ import { decideAll, decideAndApply, isFast } from './decision';
 import { alertsOf, recordAlerts } from '../alerts/events';
 import { CatalogueMoved, type CatalogueCache, type CatalogueView } from '../catalogue-cache';
 import { governingItems } from './governing';
-import { consumeInOneStatement, decidedInOneStatement } from './strict-statement';
+import {
+  checkInOneStatement,
+  consumeInOneStatement,
+  decidedInOneStatement,
+} from './strict-statement';
 import type { EffectivePolicyRow } from '../../../db/quota/consumption';
 import type { AlertRuleRow } from '../../../db/quota/alert-rules';
 import type { Config } from '../../platform/config';
@@ -269,14 +273,12 @@ export async function check(
     const context = contextOf(view.tenantId, body.subject)();
     // Fast policies alone are read from Redis (with the generations): no transaction to hold.
     if (policies.every(isFast)) {
-      const fast = await decideAll(
-        { tx: deps.pool, redis: deps.redis },
-        context,
-        policies,
-        amounts,
-        guardOf(view),
-      );
+      const stores = { tx: deps.pool, redis: deps.redis };
+      const fast = await decideAll(stores, context, policies, amounts, guardOf(view));
       if (!fast.degraded) return fast;
+    } else if (decidedInOneStatement(policies, {})) {
+      const request = { view, subject: body.subject, policies, amounts };
+      return { verdicts: await checkInOneStatement(deps.pool, request), degraded: false };
     }
     return deps.pool.transaction(async (tx) => {
       await assertCurrent(tx, view);

@@ -1,7 +1,17 @@
-import { decideStrictQuotas, type EffectivePolicyRow } from '../../../db/quota/consumption';
+import {
+  decideStrictQuotaBatch,
+  decideStrictQuotas,
+  readStrictQuotas,
+  type StrictReadReply,
+  type StrictReadRequest,
+  type EffectivePolicyRow,
+  type StrictQuotasReply,
+  type StrictQuotasRequest,
+} from '../../../db/quota/consumption';
+import type { DatabasePool } from '../../../db/pool';
+import { batcherPerOwner } from '../../platform/batching';
 import { crossingUsages } from '../alerts/crossings';
 import { CatalogueMoved, type CatalogueView } from '../catalogue-cache';
-import type { Queryable } from '../../../db/quota/queryable';
 import type { ConsumeBody } from './consume';
 import { ledgerEntries } from './records';
 import { ulid } from '../../../db/ids';
@@ -15,13 +25,41 @@ import { currentWindow, limitOf, quotaVerdict } from './verdicts';
  * made here from the usage it read, with the same arithmetic. Null when the admission would cross
  * an alert threshold: the general path decides it and records the crossing.
  */
-export const decidedInOneStatement = (policies: EffectivePolicyRow[], body: ConsumeBody) =>
+export const decidedInOneStatement = (
+  policies: EffectivePolicyRow[],
+  body: Pick<ConsumeBody, 'idempotency_key'>,
+) =>
   policies.length > 0 &&
   !body.idempotency_key &&
   policies.every((p) => p.enforcement_mode === 'strict' && p.kind === 'quota');
 
+const BATCH_SIZE_MAX = 100;
+/** Strict checks read together, as consumes are decided together. */
+const readBatcher = batcherPerOwner((pool: DatabasePool) => ({
+  sizeMax: BATCH_SIZE_MAX,
+  flightsMax: BATCH_FLIGHTS_MAX,
+  runBatch: (_partition: string, requests: StrictReadRequest[]) => readStrictQuotas(pool, requests),
+  runOne: async (_partition: string, request: StrictReadRequest): Promise<StrictReadReply> =>
+    (await readStrictQuotas(pool, [request]))[0]!,
+}));
+/** Batches in flight at once: a few, so one's round trip does not idle the others' connections. */
+const BATCH_FLIGHTS_MAX = 4;
+
+/**
+ * Group commit: strict consumes that arrive while a batch is in flight go together in the next
+ * (api/platform/batching.ts); a batch that fails as a whole is decided request by request.
+ */
+const strictBatcher = batcherPerOwner((pool: DatabasePool) => ({
+  sizeMax: BATCH_SIZE_MAX,
+  flightsMax: BATCH_FLIGHTS_MAX,
+  runBatch: (_partition: string, requests: StrictQuotasRequest[]) =>
+    decideStrictQuotaBatch(pool, requests),
+  runOne: (_partition: string, request: StrictQuotasRequest): Promise<StrictQuotasReply> =>
+    decideStrictQuotas(pool, request),
+}));
+
 export async function consumeInOneStatement(
-  db: Queryable,
+  pool: DatabasePool,
   request: {
     view: CatalogueView;
     body: ConsumeBody;
@@ -38,7 +76,7 @@ export async function consumeInOneStatement(
     const limit = limitOf(policy);
     return { policy, window, requested, limit };
   });
-  const reply = await decideStrictQuotas(db, {
+  const reply = await strictBatcher(pool).submit('strict', {
     tenantId: view.tenantId,
     subject: body.subject,
     generations: view.generations,
@@ -69,4 +107,38 @@ export async function consumeInOneStatement(
   const allowed = verdicts.every((v) => v.allowed);
   if (allowed !== reply.allowed) throw new Error('decide_strict_quotas and the verdicts disagree');
   return { verdicts, eventId };
+}
+
+/**
+ * A check of strict quota policies alone, read in one statement (batched with the checks that
+ * arrive with it): the generations checked, each policy's usage read, nothing locked or written.
+ */
+export async function checkInOneStatement(
+  pool: DatabasePool,
+  request: {
+    view: CatalogueView;
+    subject: string;
+    policies: EffectivePolicyRow[];
+    amounts: Map<string, bigint>;
+  },
+) {
+  const { view, subject, policies, amounts } = request;
+  const context = { tenantId: view.tenantId, subject, nowMs: Date.now() };
+  const windows = policies.map((policy) => currentWindow(policy, context.nowMs));
+  const reply = await readBatcher(pool).submit('strict', {
+    tenantId: view.tenantId,
+    subject,
+    generations: view.generations,
+    policies: policies.map((p, i) => ({ policy_id: p.id, window_keys: windows[i]!.keys })),
+  });
+  if (reply.status === 'moved') throw new CatalogueMoved();
+  return policies.map((policy, i) =>
+    quotaVerdict(
+      context,
+      policy,
+      windows[i]!,
+      BigInt(reply.used[i]!),
+      amounts.get(policy.resource) ?? 0n,
+    ),
+  );
 }

@@ -23,7 +23,7 @@ import {
 jest.setTimeout(120_000);
 
 /**
- * Group commit (migration 0009, api/ledger/batching.ts): concurrent postings of a tenant go to
+ * Group commit (migration 0009, api/platform/batching.ts): concurrent postings of a tenant go to
  * Postgres in one statement and one transaction. Each posting must get exactly what it would get
  * alone, a refusal or an unexpected error must stay with its own posting, and batches in two
  * processes must never deadlock.

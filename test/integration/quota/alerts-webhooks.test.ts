@@ -20,7 +20,7 @@ describe('quota: webhook endpoints and alert rules', () => {
   let receiver: Receiver;
   beforeAll(async () => {
     // Retries a second apart: a delivery's second attempt comes within the test.
-    h = await startQuota({ ...webhookTestEnv(), WEBHOOK_RETRY_DELAYS_SECONDS: '1,1,1,1' });
+    h = await startQuota(webhookTestEnv());
     ({ admin, id: tenantId } = await h.newTenant());
     receiver = await startHttpsReceiver();
   });
@@ -628,7 +628,7 @@ describe('quota: webhook endpoints and alert rules', () => {
           return d?.status === 'dead' ? d : undefined;
         }, 60_000);
       expect(await settled(gone.id)).toMatchObject({ attempt_count: 1, last_status_code: 410 });
-      // Waits of a second: five attempts (one more than there are waits), then dead.
+      // Waits of a second (support.ts): five attempts (one more than there are waits), then dead.
       expect(await settled(broken.id)).toMatchObject({
         attempt_count: 5,
         last_status_code: 503,

@@ -63,8 +63,15 @@ export interface QuotaHarness {
   close(): Promise<void>;
 }
 
+/**
+ * One retry schedule for every quota service of a test run (four waits of a second): any of them
+ * may start a pending alert notice (the outbox sweepers share the run's task queues), and a
+ * delivery waits by the schedule of the process that started it.
+ */
+const RUN_RETRY_DELAYS = { WEBHOOK_RETRY_DELAYS_SECONDS: '1,1,1,1' };
+
 export async function startQuota(overrides: NodeJS.ProcessEnv = {}): Promise<QuotaHarness> {
-  const service = await startTestService('quota', overrides);
+  const service = await startTestService('quota', { ...RUN_RETRY_DELAYS, ...overrides });
   const pool = await createDatabasePool(config, {
     applicationName: 'quota-test',
     maximumPoolSize: 3,

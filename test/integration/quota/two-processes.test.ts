@@ -26,7 +26,14 @@ describe.each(['strict', 'fast'] as const)('quota: two API processes (%s decisio
     otherUrl = `http://127.0.0.1:${port}`;
     other = await startApiProcess({
       services: ['quota'],
-      env: { QUOTA_PORT: String(port), QUOTA_JOB_SCHEDULES: 'false', LOG_LEVEL: 'warn' },
+      // Task queues of its own: its outboxes then start only what it wrote, never another test
+      // file's deliveries (which carry that file's retry delays).
+      env: {
+        QUOTA_PORT: String(port),
+        QUOTA_JOB_SCHEDULES: 'false',
+        LOG_LEVEL: 'warn',
+        TASK_QUEUE_PREFIX: `${process.env.TASK_QUEUE_PREFIX ?? ''}second-process-`,
+      },
       logFile: path.join(DATA_DIR, 'logs', `quota-second-process-${process.pid}.log`),
       readyUrls: [`${otherUrl}/healthz`],
     });
