@@ -71,7 +71,7 @@ export const QUOTA_ERRORS = {
   key_revoked: refusal(409, 'the key is revoked: it can be neither rotated nor patched'),
   decision_contended: refusal(
     503,
-    "the subject's fast-mode state kept changing under 100 decisions in a row; retry (with the same idempotency_key)",
+    "the request could not be decided: the catalogue it was judged by changed under 3 reads in a row, or the subject's fast-mode state under 100 decisions; retry (with the same idempotency_key)",
     true,
   ),
   tenant_bootstrap_pending: refusal(

@@ -190,7 +190,7 @@ export type StrictQuotasReply =
   | { status: 'crossing' }
   | { status: 'decided'; allowed: boolean; used: string[] };
 
-/** A strict consume as decide_strict_quotas and its batch take it. */
+/** A strict consume as decide_strict_quota_batch takes it. */
 export interface StrictQuotasRequest {
   tenantId: string;
   subject: string;
@@ -198,6 +198,17 @@ export interface StrictQuotasRequest {
   policies: StrictQuotaInput[];
   ledger: LedgerEntryInput[];
 }
+
+/** A request of a batch as the SQL functions read it. */
+const requestJson = (
+  r: Omit<StrictQuotasRequest, 'ledger' | 'policies'> & { policies: unknown },
+) => ({
+  tenant_id: r.tenantId,
+  subject: r.subject,
+  catalogue_generation: r.generations.catalogue,
+  subject_generation: r.generations.subject,
+  policies: r.policies,
+});
 
 const ledgerJson = (entries: LedgerEntryInput[]) =>
   entries.map((e) => ({
@@ -214,45 +225,20 @@ const ledgerJson = (entries: LedgerEntryInput[]) =>
   }));
 
 /**
- * A consume of strict quota policies decided, applied and written to the ledger in one statement
- * (db/quota/functions/decide_strict_quotas.sql).
- */
-export async function decideStrictQuotas(
-  db: Queryable,
-  request: StrictQuotasRequest,
-): Promise<StrictQuotasReply> {
-  return (await db.oneFirst(sql.unsafe`
-    SELECT quota.decide_strict_quotas(
-      ${request.tenantId}, ${request.subject}, ${request.generations.catalogue}::bigint,
-      ${request.generations.subject}::bigint, ${JSON.stringify(request.policies)}::jsonb,
-      ${JSON.stringify(ledgerJson(request.ledger))}::jsonb)`)) as StrictQuotasReply;
-}
-
-/**
- * Strict consumes that arrived together, each decided as decideStrictQuotas decides it, in one
+ * Strict consumes that arrived together (or one alone), each decided as decide_strict_quotas.sql decides it, in one
  * statement (db/quota/functions/decide_strict_quota_batch.sql); their answers in order.
  */
 export async function decideStrictQuotaBatch(
   db: Queryable,
   requests: StrictQuotasRequest[],
 ): Promise<StrictQuotasReply[]> {
-  const batch = requests.map((r) => ({
-    tenant_id: r.tenantId,
-    subject: r.subject,
-    catalogue_generation: r.generations.catalogue,
-    subject_generation: r.generations.subject,
-    policies: r.policies,
-    ledger: ledgerJson(r.ledger),
-  }));
+  const batch = requests.map((r) => ({ ...requestJson(r), ledger: ledgerJson(r.ledger) }));
   return (await db.oneFirst(sql.unsafe`
     SELECT quota.decide_strict_quota_batch(${JSON.stringify(batch)}::jsonb)`)) as StrictQuotasReply[];
 }
 
 /** A strict check as read_strict_quotas takes it. */
-export interface StrictReadRequest {
-  tenantId: string;
-  subject: string;
-  generations: { catalogue: string; subject: string };
+export interface StrictReadRequest extends Omit<StrictQuotasRequest, 'policies' | 'ledger'> {
   policies: { policy_id: string; window_keys: string[] }[];
 }
 
@@ -266,13 +252,7 @@ export async function readStrictQuotas(
   db: Queryable,
   requests: StrictReadRequest[],
 ): Promise<StrictReadReply[]> {
-  const batch = requests.map((r) => ({
-    tenant_id: r.tenantId,
-    subject: r.subject,
-    catalogue_generation: r.generations.catalogue,
-    subject_generation: r.generations.subject,
-    policies: r.policies,
-  }));
+  const batch = requests.map(requestJson);
   return (await db.oneFirst(sql.unsafe`
     SELECT quota.read_strict_quotas(${JSON.stringify(batch)}::jsonb)`)) as StrictReadReply[];
 }

@@ -1,6 +1,5 @@
 import {
   decideStrictQuotaBatch,
-  decideStrictQuotas,
   readStrictQuotas,
   type StrictReadReply,
   type StrictReadRequest,
@@ -19,8 +18,9 @@ import { currentWindow, limitOf, quotaVerdict } from './verdicts';
 
 /**
  * A consume governed by strict quota policies alone, without an idempotency key, decided in one
- * statement: the generations checked, each policy locked and read, decided, applied and written
- * to the ledger in one round trip (db/quota/functions/decide_strict_quotas.sql), where the general
+ * statement with the consumes that arrive with it (group commit): the generations checked, each
+ * policy locked and read, decided, applied and written to the ledger in one round trip
+ * (db/quota/functions/decide_strict_quota_batch.sql, decide_strict_quotas.sql), where the general
  * path (consume.ts: a transaction of a statement per step) takes about eight. The verdicts are
  * made here from the usage it read, with the same arithmetic. Null when the admission would cross
  * an alert threshold: the general path decides it and records the crossing.
@@ -54,8 +54,8 @@ const strictBatcher = batcherPerOwner((pool: DatabasePool) => ({
   flightsMax: BATCH_FLIGHTS_MAX,
   runBatch: (_partition: string, requests: StrictQuotasRequest[]) =>
     decideStrictQuotaBatch(pool, requests),
-  runOne: (_partition: string, request: StrictQuotasRequest): Promise<StrictQuotasReply> =>
-    decideStrictQuotas(pool, request),
+  runOne: async (_partition: string, request: StrictQuotasRequest): Promise<StrictQuotasReply> =>
+    (await decideStrictQuotaBatch(pool, [request]))[0]!,
 }));
 
 export async function consumeInOneStatement(

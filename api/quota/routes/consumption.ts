@@ -48,7 +48,7 @@ const spending = () => ({
 });
 
 const DECIDED_TOGETHER =
-  "Every item and every policy that governs it (the subject's plan, with its overrides) are decided together: all admitted or nothing consumed. Items naming one resource are summed. A resource the tenant does not have is 422 reference_not_found; a subject outside the key's subject_prefix 403. A subject without a plan is governed by nothing: allowed, with no results. Strict policies are decided on Postgres rows locked in the request's transaction; fast policies on the subject's state in Redis, read, decided with the same exact arithmetic and written back in one atomic script only if nothing changed it meanwhile (else decided again): neither mode over-admits. A request governed by fast policies only opens no Postgres transaction: its ledger entries go to a Redis stream in the same atomic step (write-ahead, before the answer) and the ledger-flush job moves them into the ledger within seconds (strict_deferred: true; /healthz/worker watches the wait). When Redis does not answer, each fast policy follows its on_backend_error (null: allow), the answer says degraded: true, and the ledger entries are written in Postgres.";
+  "Every item and every policy that governs it (the subject's plan, with its overrides) are decided together: all admitted or nothing consumed. Items naming one resource are summed. A resource the tenant does not have is 422 reference_not_found; a subject outside the key's subject_prefix 403. A subject without a plan is governed by nothing: allowed, with no results. Fast policies are decided on the subject's state in Redis by one atomic script (read, decided with the same exact arithmetic, written); strict policies on Postgres rows locked for the decision (concurrent strict requests are decided together in one statement, each seeing the ones before it): neither mode over-admits. A request governed by fast policies only opens no Postgres transaction: its ledger entries go to a Redis stream in the same atomic step (write-ahead, before the answer) and the ledger-flush job moves them into the ledger within seconds (strict_deferred: true; /healthz/worker watches the wait). When Redis does not answer, each fast policy follows its on_backend_error (null: allow), the answer says degraded: true, and the ledger entries are written in Postgres. 503 decision_contended (with Retry-After) when the request could not be decided after the catalogue it was judged by kept changing, or its state kept moving.";
 const IDEMPOTENT =
   'With idempotency_key, a retry with the same body answers the first decision and its event_id and consumes nothing more (for 24 hours); a concurrent duplicate waits for the first; another body under the key is 409 idempotency_key_reused.';
 
@@ -83,7 +83,7 @@ export const CONSUMPTION_OPERATIONS = {
     access: 'check',
     request: { body: body({ subject: subject().required(), items: items() }).id('CheckRequest') },
     responses: { '200': { description: 'the decision', schema: CheckResponse } },
-    refusals: { 403: ['constraint_violation'] },
+    refusals: { 403: ['constraint_violation'], 503: ['decision_contended'] },
   }),
   refund: operation({
     method: 'post',
