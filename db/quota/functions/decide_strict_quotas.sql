@@ -16,11 +16,11 @@ CREATE OR REPLACE FUNCTION quota.decide_strict_quotas(
 AS $function$
 DECLARE
   policy jsonb;
-  threshold text;
+  policy_at integer := 0;
+  usages numeric[];
   used numeric;
   after numeric;
   requested numeric;
-  before text[] := '{}';
   allowed boolean := true;
   crossing boolean := false;
 BEGIN
@@ -31,19 +31,38 @@ BEGIN
         <> p_subject_generation THEN
     RETURN jsonb_build_object('status', 'moved');
   END IF;
+  -- Locked one by one in the order given; then every policy's row made and usage read at once.
   FOR policy IN SELECT * FROM jsonb_array_elements(p_policies) LOOP
-    used := quota.lock_counter(p_tenant_id, p_subject, policy->>'policy_id', policy->>'window_key',
-              (policy->>'expires_at')::timestamptz,
-              ARRAY(SELECT jsonb_array_elements_text(policy->'window_keys')))::numeric;
+    PERFORM pg_advisory_xact_lock(
+      hashtext(p_tenant_id || '/' || p_subject || '/' || (policy->>'policy_id')));
+  END LOOP;
+  INSERT INTO quota.counters (tenant_id, subject, policy_id, window_key, expires_at)
+  SELECT p_tenant_id, p_subject, q.p->>'policy_id', q.p->>'window_key',
+         (q.p->>'expires_at')::timestamptz
+  FROM jsonb_array_elements(p_policies) AS q(p)
+  ON CONFLICT DO NOTHING;
+  SELECT array_agg((SELECT coalesce(sum(c.used), 0) FROM quota.counters c
+                    WHERE c.tenant_id = p_tenant_id AND c.subject = p_subject
+                      AND c.policy_id = q.p->>'policy_id'
+                      AND c.window_key = ANY(ARRAY(
+                        SELECT jsonb_array_elements_text(q.p->'window_keys'))))
+                   ORDER BY q.n)
+  INTO usages
+  FROM jsonb_array_elements(p_policies) WITH ORDINALITY AS q(p, n);
+  FOR policy IN SELECT * FROM jsonb_array_elements(p_policies) LOOP
+    policy_at := policy_at + 1;
+    used := usages[policy_at];
     requested := (policy->>'requested')::numeric;
     after := used + requested;
-    before := before || used::text;
     IF after > (policy->>'limit')::numeric AND NOT (policy->>'allow_overage')::boolean THEN
       allowed := false;
     END IF;
     IF requested > 0 THEN
-      FOR threshold IN SELECT jsonb_array_elements_text(policy->'thresholds') LOOP
-        IF used < threshold::numeric AND after >= threshold::numeric THEN crossing := true; END IF;
+      FOR t IN 0 .. jsonb_array_length(policy->'thresholds') - 1 LOOP
+        IF used < (policy->'thresholds'->>t)::numeric
+           AND after >= (policy->'thresholds'->>t)::numeric THEN
+          crossing := true;
+        END IF;
       END LOOP;
     END IF;
   END LOOP;
@@ -51,11 +70,10 @@ BEGIN
     RETURN jsonb_build_object('status', 'crossing');
   END IF;
   IF allowed THEN
-    FOR policy IN SELECT * FROM jsonb_array_elements(p_policies) LOOP
-      UPDATE quota.counters c SET used = greatest(0, c.used + (policy->>'requested')::numeric)
-      WHERE c.tenant_id = p_tenant_id AND c.subject = p_subject
-        AND c.policy_id = policy->>'policy_id' AND c.window_key = policy->>'window_key';
-    END LOOP;
+    UPDATE quota.counters c SET used = greatest(0, c.used + (q.p->>'requested')::numeric)
+    FROM jsonb_array_elements(p_policies) AS q(p)
+    WHERE c.tenant_id = p_tenant_id AND c.subject = p_subject
+      AND c.policy_id = q.p->>'policy_id' AND c.window_key = q.p->>'window_key';
     INSERT INTO quota.ledger_entries
       (tenant_id, event_id, subject, resource, amount, entry_type, idempotency_key, reservation_id,
        strict_deferred, metadata, occurred_at)
@@ -66,5 +84,5 @@ BEGIN
            reservation_id text, metadata jsonb, occurred_at timestamptz)
     ON CONFLICT (event_id, resource, entry_type) DO NOTHING;
   END IF;
-  RETURN jsonb_build_object('status', 'decided', 'allowed', allowed, 'used', to_jsonb(before));
+  RETURN jsonb_build_object('status', 'decided', 'allowed', allowed, 'used', to_jsonb(usages::text[]));
 END $function$
