@@ -84,10 +84,9 @@ async function withQueuePosition(deps: PlatformDeps, run: RunRow) {
 
 export async function getRunStatus(deps: PlatformDeps, tenantId: string, trackId: string) {
   const read = await loadRun(deps, tenantId, trackId);
-  const [events, { run, position }] = await Promise.all([
-    listEvents(deps.pool, trackId),
-    withQueuePosition(deps, read),
-  ]);
+  const { run, position } = await withQueuePosition(deps, read);
+  // After the row shown: a state's event commits with it, so the events never lag behind it.
+  const events = await listEvents(deps.pool, trackId);
   return {
     ...presentRun(run),
     events: events.map(presentEvent),
