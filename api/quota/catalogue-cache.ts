@@ -15,7 +15,6 @@ import { findCredential, tenantCredentials, type CredentialRow } from '../../db/
 import type { Queryable } from '../../db/quota/queryable';
 import type { Redis } from '../../db/redis';
 import { isBackendUnreachable } from '../../db/unreachable';
-import type { Logger } from '../platform/logger';
 import { scopesOf, scopesOfTenantKeys } from './authz';
 
 /**
@@ -142,7 +141,14 @@ function singleFlight<T>() {
   };
 }
 
-export function createCatalogueCache(deps: { pool: DatabasePool; redis: Redis; logger: Logger }) {
+/** Raises Redis's copies to what Postgres said; Redis out of reach is the decision's to face. */
+async function raiseQuietly(redis: Redis, generations: { key: string; generation: string }[]) {
+  await raiseGenerations(redis, generations).catch((error: unknown) => {
+    if (!isBackendUnreachable(error)) throw error;
+  });
+}
+
+export function createCatalogueCache(deps: { pool: DatabasePool; redis: Redis }) {
   const catalogues = new Map<string, TenantCatalogue>();
   const subjects = new Map<string, SubjectEntry>();
   const keyTenants = new Map<string, string>();
@@ -163,13 +169,6 @@ export function createCatalogueCache(deps: { pool: DatabasePool; redis: Redis; l
     subjects.clear();
   }
 
-  /** Raises Redis's copies to what Postgres said; Redis out of reach is the decision's to face. */
-  async function raise(generations: { key: string; generation: string }[]) {
-    await raiseGenerations(deps.redis, generations).catch((error: unknown) => {
-      if (!isBackendUnreachable(error)) throw error;
-    });
-  }
-
   async function catalogue(tenantId: string): Promise<TenantCatalogue> {
     const cached = catalogues.get(tenantId);
     if (fresh(cached)) return cached!;
@@ -181,7 +180,8 @@ export function createCatalogueCache(deps: { pool: DatabasePool; redis: Redis; l
       );
       if (bootstrapped) catalogues.set(tenantId, loaded);
       for (const keyId of loaded.credentials.keys()) keyTenants.set(keyId, tenantId);
-      await raise([{ key: catalogueGenerationKey(tenantId), generation: loaded.generation }]);
+      const raised = { key: catalogueGenerationKey(tenantId), generation: loaded.generation };
+      await raiseQuietly(deps.redis, [raised]);
       return loaded;
     });
   }
@@ -195,8 +195,11 @@ export function createCatalogueCache(deps: { pool: DatabasePool; redis: Redis; l
       subjects.delete(key);
       if (subjects.size >= SUBJECTS_MAX) subjects.delete(subjects.keys().next().value!);
       subjects.set(key, loaded);
-      const generationKey = subjectGenerationKey(tenantId, subject);
-      await raise([{ key: generationKey, generation: loaded.generation }]);
+      const raised = {
+        key: subjectGenerationKey(tenantId, subject),
+        generation: loaded.generation,
+      };
+      await raiseQuietly(deps.redis, [raised]);
       return loaded;
     });
   }
@@ -315,7 +318,5 @@ export async function announceChange(
     const { generation } = await loadSubject(deps.pool, tenantId, subject);
     raised.push({ key: subjectGenerationKey(tenantId, subject), generation });
   }
-  await raiseGenerations(deps.redis, raised).catch((error: unknown) => {
-    if (!isBackendUnreachable(error)) throw error;
-  });
+  await raiseQuietly(deps.redis, raised);
 }
