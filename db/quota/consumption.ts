@@ -11,16 +11,15 @@ export interface EffectivePolicyRow extends PolicyRow {
 }
 
 /**
- * Serializes the strict decisions of one subject under one policy until the transaction ends:
- * writers of a rolling window at a bucket boundary write different rows, and still must not both
- * miss the other's usage. Every request takes these in policy id order (no deadlock).
+ * Serializes the strict decisions of one subject under one policy until the transaction ends
+ * (db/quota/functions/lock_subject_policy.sql: why, and the order every path takes them in).
  */
 export async function lockSubjectPolicy(
   db: Queryable,
   key: { tenantId: string; subject: string; policyId: string },
 ): Promise<void> {
   await db.query(
-    sql.unsafe`SELECT pg_advisory_xact_lock(hashtext(${`${key.tenantId}/${key.subject}/${key.policyId}`}))`,
+    sql.unsafe`SELECT quota.lock_subject_policy(${key.tenantId}, ${key.subject}, ${key.policyId})`,
   );
 }
 

@@ -10,18 +10,17 @@ CREATE OR REPLACE FUNCTION quota.decide_strict_quota_batch(p_requests jsonb)
  LANGUAGE plpgsql
 AS $function$
 DECLARE
-  lock_key text;
+  held record;
   request jsonb;
   answers jsonb := '[]';
 BEGIN
-  FOR lock_key IN
-    SELECT k.tenant_id || '/' || k.subject || '/' || k.policy_id
-    FROM (SELECT DISTINCT r->>'tenant_id' AS tenant_id, r->>'subject' AS subject,
-                          p->>'policy_id' AS policy_id
-          FROM jsonb_array_elements(p_requests) r, jsonb_array_elements(r->'policies') p) k
-    ORDER BY k.tenant_id COLLATE "C", k.subject COLLATE "C", k.policy_id COLLATE "C"
+  FOR held IN
+    SELECT DISTINCT r->>'tenant_id' COLLATE "C" AS tenant_id, r->>'subject' COLLATE "C" AS subject,
+                    p->>'policy_id' COLLATE "C" AS policy_id
+    FROM jsonb_array_elements(p_requests) r, jsonb_array_elements(r->'policies') p
+    ORDER BY 1, 2, 3
   LOOP
-    PERFORM pg_advisory_xact_lock(hashtext(lock_key));
+    PERFORM quota.lock_subject_policy(held.tenant_id, held.subject, held.policy_id);
   END LOOP;
   FOR request IN SELECT * FROM jsonb_array_elements(p_requests) LOOP
     answers := answers || jsonb_build_array(quota.decide_strict_quotas(

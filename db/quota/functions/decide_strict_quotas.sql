@@ -33,8 +33,7 @@ BEGIN
   END IF;
   -- Locked one by one in the order given; then every policy's row made and usage read at once.
   FOR policy IN SELECT * FROM jsonb_array_elements(p_policies) LOOP
-    PERFORM pg_advisory_xact_lock(
-      hashtext(p_tenant_id || '/' || p_subject || '/' || (policy->>'policy_id')));
+    PERFORM quota.lock_subject_policy(p_tenant_id, p_subject, policy->>'policy_id');
   END LOOP;
   INSERT INTO quota.counters (tenant_id, subject, policy_id, window_key, expires_at)
   SELECT p_tenant_id, p_subject, q.p->>'policy_id', q.p->>'window_key',

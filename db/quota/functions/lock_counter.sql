@@ -1,5 +1,5 @@
 -- A strict quota policy's usage in a window, with the (tenant, subject, policy) serialized until
--- the transaction ends (api/quota/consumption/strict.ts): the advisory lock, the current window's
+-- the transaction ends (api/quota/consumption/strict.ts): quota.lock_subject_policy, the current window's
 -- counter row made at 0 if missing, and the sum over the window's rows (a rolling window's
 -- buckets), in one round trip. Each statement reads after the lock (plpgsql takes a new snapshot
 -- per statement), so a writer that held it is seen. Returns the sum as text (exact).
@@ -10,7 +10,7 @@ CREATE OR REPLACE FUNCTION quota.lock_counter(
  LANGUAGE plpgsql
 AS $function$
 BEGIN
-  PERFORM pg_advisory_xact_lock(hashtext(p_tenant_id || '/' || p_subject || '/' || p_policy_id));
+  PERFORM quota.lock_subject_policy(p_tenant_id, p_subject, p_policy_id);
   INSERT INTO quota.counters (tenant_id, subject, policy_id, window_key, expires_at)
   VALUES (p_tenant_id, p_subject, p_policy_id, p_window_key, p_expires_at)
   ON CONFLICT DO NOTHING;
