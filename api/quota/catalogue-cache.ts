@@ -14,6 +14,7 @@ import {
 import { findCredential, tenantCredentials, type CredentialRow } from '../../db/quota/keys';
 import type { Queryable } from '../../db/quota/queryable';
 import type { Redis } from '../../db/redis';
+import type { GenerationGuard } from '../../db/quota/fast-state';
 import { isBackendUnreachable } from '../../db/unreachable';
 import { scopesOf, scopesOfTenantKeys } from './authz';
 
@@ -73,8 +74,8 @@ export interface CatalogueView {
   catalogue: TenantCatalogue;
   entry: SubjectEntry;
   generations: Generations;
-  /** Redis's copies of those generations (fast-mode scripts compare them). */
-  generationKeys: [string, string];
+  /** Redis's copies of those generations and their values here (fast-mode scripts compare them). */
+  guard: GenerationGuard;
 }
 
 /** Thrown by a decision that found a generation moved: reload and judge the request again. */
@@ -229,8 +230,19 @@ export function createCatalogueCache(deps: { pool: DatabasePool; redis: Redis })
       catalogue: tenant,
       entry,
       generations: { catalogue: tenant.generation, subject: entry.generation },
-      generationKeys: [catalogueGenerationKey(tenantId), subjectGenerationKey(tenantId, subject)],
+      guard: {
+        keys: [catalogueGenerationKey(tenantId), subjectGenerationKey(tenantId, subject)],
+        expected: [tenant.generation, entry.generation],
+      },
     };
+  }
+
+  /** The generations Redis holds for `keys`; Postgres's (`fromPostgres`) while it is out of reach. */
+  async function storedGenerations(keys: string[], fromPostgres: () => Promise<string[]>) {
+    return redisGenerations(deps.redis, keys).catch((error: unknown) => {
+      if (!isBackendUnreachable(error)) throw error;
+      return fromPostgres();
+    });
   }
 
   function moved(moving: Pick<CatalogueView, 'tenantId' | 'subject'>): void {
@@ -250,19 +262,11 @@ export function createCatalogueCache(deps: { pool: DatabasePool; redis: Redis })
      * out of reach): a refusal judged from memory before any store was asked is checked so.
      */
     async stillCurrent(current: CatalogueView): Promise<boolean> {
-      const expected = [current.generations.catalogue, current.generations.subject];
-      const held = await redisGenerations(deps.redis, current.generationKeys).catch(
-        async (error: unknown) => {
-          if (!isBackendUnreachable(error)) throw error;
-          const same = await generationsCurrent(
-            deps.pool,
-            current.tenantId,
-            current.subject,
-            current.generations,
-          );
-          return same ? expected : [];
-        },
-      );
+      const { keys, expected } = current.guard;
+      const held = await storedGenerations(keys, async () => [
+        await catalogueGeneration(deps.pool, current.tenantId),
+        (await loadSubject(deps.pool, current.tenantId, current.subject)).generation,
+      ]);
       return held.every((generation, i) => generation === expected[i]);
     },
 
@@ -286,12 +290,10 @@ export function createCatalogueCache(deps: { pool: DatabasePool; redis: Redis })
       const tenantId = keyTenants.get(keyId);
       const cached = tenantId && catalogues.get(tenantId);
       if (!cached) return;
-      const current = await redisGenerations(deps.redis, [catalogueGenerationKey(cached.tenantId)])
-        .then(([generation]) => generation!)
-        .catch(async (error: unknown) => {
-          if (!isBackendUnreachable(error)) throw error;
-          return catalogueGeneration(deps.pool, cached.tenantId);
-        });
+      const [current] = await storedGenerations(
+        [catalogueGenerationKey(cached.tenantId)],
+        async () => [await catalogueGeneration(deps.pool, cached.tenantId)],
+      );
       if (current !== cached.generation) catalogues.delete(cached.tenantId);
     },
   };

@@ -169,11 +169,6 @@ export async function judged<T>(
   }
 }
 
-const guardOf = (view: CatalogueView) => ({
-  keys: view.generationKeys,
-  expected: [view.generations.catalogue, view.generations.subject],
-});
-
 export const contextOf = (tenantId: string, subject: string) => () => ({
   tenantId,
   subject,
@@ -234,7 +229,7 @@ async function consumeInRedis(deps: SpendingDeps, { view, body, amounts, policie
   const spend = {
     ...({ tenantId: view.tenantId, endpoint: 'consume', body, policies, amounts } as const),
     rules: view.catalogue.enabledAlertRules,
-    guard: guardOf(view),
+    guard: view.guard,
   };
   return spendInRedis(deps.redis, spend, (verdicts, eventId) =>
     consumeAnswer({ verdicts }, eventId),
@@ -274,7 +269,7 @@ export async function check(
     // Fast policies alone are read from Redis (with the generations): no transaction to hold.
     if (policies.every(isFast)) {
       const stores = { tx: deps.pool, redis: deps.redis };
-      const fast = await decideAll(stores, context, policies, amounts, guardOf(view));
+      const fast = await decideAll(stores, context, policies, amounts, view.guard);
       if (!fast.degraded) return fast;
     } else if (decidedInOneStatement(policies, {})) {
       const request = { view, subject: body.subject, policies, amounts };
@@ -307,7 +302,7 @@ export async function refund(deps: Deps, caller: Caller, body: ConsumeBody) {
     if (quotas.every(isFast)) {
       const spend = {
         ...({ tenantId, endpoint: 'refund', body, policies: quotas, amounts: negated } as const),
-        guard: guardOf(view),
+        guard: view.guard,
       };
       const answer = await spendInRedis(deps.redis, spend, (_verdicts, eventId) => ({
         event_id: eventId,
