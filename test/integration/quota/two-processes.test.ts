@@ -7,7 +7,7 @@ import { flushLedgerStream } from '../../../api/quota/consumption/ledger-flush';
 import { catalogueGenerationKey } from '../../../db/quota/generations';
 import { freePort, startApiProcess, stopProcessGroup } from '../../support/api-process';
 import { DATA_DIR } from '../../support/stack-env';
-import { client, startQuota, type QuotaClient, type QuotaHarness } from './support';
+import { client, startQuota, subjectOnPlan, type QuotaClient, type QuotaHarness } from './support';
 
 // Two API processes serving one tenant: each judges requests by the catalogue in its own memory
 // (api/quota/catalogue-cache.ts), both count in the same stores. A change made through one binds
@@ -51,27 +51,14 @@ describe.each(['strict', 'fast'] as const)('quota: two API processes (%s decisio
 
   /** A subject on a plan of one daily quota of `limit` on a resource of its own. */
   async function subjectWith(limit: number) {
-    const n = ++seq;
-    const resource = `calls-${n}`;
-    const resourceId = (await admin.post('/v1/resources', { name: resource })).body.id;
-    const policy = (
-      await admin.post('/v1/policies', {
-        name: `p-${n}`,
-        resource_id: resourceId,
-        kind: 'quota',
-        limit_amount: limit,
-        window_kind: 'fixed',
-        window_unit: 'day',
-        enforcement_mode: mode,
-      })
-    ).body;
-    const plan = (await admin.post('/v1/plans', { name: `plan-${n}`, policy_ids: [policy.id] }))
-      .body;
-    const subject = `subject-${n}`;
-    await admin.put(`/v1/subjects/${subject}/assignment`, { plan_id: plan.id });
+    const name = `calls-${mode}-${++seq}`;
+    const { subject, policies } = await subjectOnPlan(admin, name, {
+      limits: { day: limit },
+      mode,
+    });
     const consume = (c: QuotaClient, amount: number) =>
-      c.post('/v1/consume', { subject, items: [{ resource, amount }] });
-    return { subject, resource, resourceId, policy, plan, consume };
+      c.post('/v1/consume', { subject, items: [{ resource: name, amount }] });
+    return { subject, resource: name, policy: policies.day, consume };
   }
 
   it('never admits more than the limit when both decide at once, and the ledger sums the admitted (property)', async () => {
