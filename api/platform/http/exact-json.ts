@@ -6,6 +6,13 @@ import { isSafeNumber, parse, stringify } from 'lossless-json';
  * every unit on the wire and in storage.
  */
 export function stringifyExact(value: unknown): string {
+  // Most values hold no bigint: the native writer, many times faster, writes those the same, and
+  // refuses a bigint with a TypeError.
+  try {
+    return JSON.stringify(value) ?? 'null';
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+  }
   return stringify(value) ?? 'null';
 }
 

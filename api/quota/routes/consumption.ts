@@ -62,9 +62,7 @@ export const CONSUMPTION_OPERATIONS = {
     description: `${DECIDED_TOGETHER} ${IDEMPOTENT} A denial is a 200 with allowed: false (and retry_after_seconds per policy).`,
     tags: ['consumption'],
     access: 'consume',
-    request: {
-      body: body(spending()).id('ConsumeRequest'),
-    },
+    request: { body: body(spending()).id('ConsumeRequest'), bodyCheckedByJsonSchema: true },
     responses: { '200': { description: 'the decision', schema: ConsumeResponse } },
     refusals: {
       403: ['constraint_violation'],
@@ -81,7 +79,10 @@ export const CONSUMPTION_OPERATIONS = {
     description: `${DECIDED_TOGETHER} blocking is the first policy that denies.`,
     tags: ['consumption'],
     access: 'check',
-    request: { body: body({ subject: subject().required(), items: items() }).id('CheckRequest') },
+    request: {
+      body: body({ subject: subject().required(), items: items() }).id('CheckRequest'),
+      bodyCheckedByJsonSchema: true,
+    },
     responses: { '200': { description: 'the decision', schema: CheckResponse } },
     refusals: { 403: ['constraint_violation'], 503: ['decision_contended'] },
   }),
@@ -94,9 +95,7 @@ export const CONSUMPTION_OPERATIONS = {
     description: `Never below zero; a rate limit's bucket is not refilled (the requests it paced happened). Ledger entries of type refund with negative amounts. ${IDEMPOTENT}`,
     tags: ['consumption'],
     access: 'consume',
-    request: {
-      body: body(spending()).id('RefundRequest'),
-    },
+    request: { body: body(spending()).id('RefundRequest'), bodyCheckedByJsonSchema: true },
     responses: { '200': { description: 'refunded', schema: RefundResponse } },
     refusals: {
       403: ['constraint_violation'],
