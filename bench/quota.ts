@@ -64,6 +64,8 @@ interface Row {
   resources: number;
   alertRules: number;
   hot: boolean;
+  /** Each request sends its own idempotency key (as the Python SDK always does). */
+  keyed: boolean;
   /** The row this one is also read against, and how that ratio reads. */
   against?: { name: string; reads: string };
 }
@@ -78,6 +80,7 @@ function rowsOf(mode: Mode): Row[] {
     resources: 1,
     alertRules: 0,
     hot: false,
+    keyed: false,
     ...extra,
   });
   return [
@@ -90,6 +93,10 @@ function rowsOf(mode: Mode): Row[] {
     }),
     row(`alerts-${mode}`, `${mode}, 1 item, 10 alert rules`, {
       alertRules: 10,
+      against: { name: spread, reads: 'of the same without' },
+    }),
+    row(`keyed-${mode}`, `consume ${mode}, 1 item, idempotency key`, {
+      keyed: true,
       against: { name: spread, reads: 'of the same without' },
     }),
   ];
@@ -186,14 +193,17 @@ function decision(apiBase: string, row: Row, setup: Setup): () => Promise<Reply>
   const headers = { ...JSON_HEADERS, authorization: `Bearer ${setup.token}` };
   const items = setup.names.map((resource) => ({ resource, amount: 1 }));
   let n = 0;
-  return () =>
-    httpCall(
+  return () => {
+    const subject = `s${(n++ % setup.subjects) + 1}`;
+    const key = row.keyed ? { idempotency_key: `k${n}-${ulid()}` } : {};
+    return httpCall(
       apiBase,
       'POST',
       row.route,
       headers,
-      JSON.stringify({ subject: `s${(n++ % setup.subjects) + 1}`, items }),
+      JSON.stringify({ subject, items, ...key }),
     );
+  };
 }
 
 type CpuProcess = 'api' | 'redis' | 'postgres' | 'loadgen';

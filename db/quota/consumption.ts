@@ -187,7 +187,9 @@ export interface StrictQuotaInput {
 export type StrictQuotasReply =
   | { status: 'moved' }
   | { status: 'crossing' }
-  | { status: 'decided'; allowed: boolean; used: string[] };
+  | { status: 'decided'; allowed: boolean; used: string[] }
+  /** The key's answer as recorded (`response`: its JSON text) under the request hash `hash`. */
+  | { status: 'recorded'; hash: string; response: string };
 
 /** A strict consume as decide_strict_quota_batch takes it. */
 export interface StrictQuotasRequest {
@@ -196,6 +198,11 @@ export interface StrictQuotasRequest {
   generations: { catalogue: string; subject: string };
   policies: StrictQuotaInput[];
   ledger: LedgerEntryInput[];
+  /**
+   * The request's idempotency key on consume, its request hash (hex), and what a decision
+   * records under it besides the usage it read (from which its answer is made again).
+   */
+  idempotency?: { key: string; hash: string; record: object };
 }
 
 /** A request of a batch as the SQL functions read it. */
@@ -231,7 +238,11 @@ export async function decideStrictQuotaBatch(
   db: Queryable,
   requests: StrictQuotasRequest[],
 ): Promise<StrictQuotasReply[]> {
-  const batch = requests.map((r) => ({ ...requestJson(r), ledger: ledgerJson(r.ledger) }));
+  const batch = requests.map((r) => ({
+    ...requestJson(r),
+    ledger: ledgerJson(r.ledger),
+    idempotency: r.idempotency,
+  }));
   return (await db.oneFirst(sql.unsafe`
     SELECT quota.decide_strict_quota_batch(${JSON.stringify(batch)}::jsonb)`)) as StrictQuotasReply[];
 }

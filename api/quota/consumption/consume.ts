@@ -18,6 +18,7 @@ import {
   checkInOneStatement,
   consumeInOneStatement,
   decidedInOneStatement,
+  recordedConsumeAnswer,
 } from './strict-statement';
 import type { EffectivePolicyRow } from '../../../db/quota/consumption';
 import type { AlertRuleRow } from '../../../db/quota/alert-rules';
@@ -29,7 +30,8 @@ import { parseExact, stringifyExact } from '../../platform/http/exact-json';
 
 /**
  * consume, check and refund. Every item of a request and every policy that governs it are
- * decided together in one transaction: all admitted, or nothing consumed. Items naming the same
+ * decided together in one atomic step (a Redis script, a Postgres statement or a Postgres
+ * transaction, by the policies' modes): all admitted, or nothing consumed. Items naming the same
  * resource are summed. An idempotency key replays the first answer (and its event_id) and
  * consumes nothing more; a concurrent duplicate waits for the first and replays it.
  */
@@ -109,7 +111,13 @@ export type PolicyUsageOut = ReturnType<typeof usageOut>;
  */
 export async function idempotent<T>(
   deps: Deps,
-  scope: { tenantId: string; endpoint: Endpoint; view?: CatalogueView },
+  scope: {
+    tenantId: string;
+    endpoint: Endpoint;
+    view?: CatalogueView;
+    /** The answer of what the key recorded, when it may not be the answer itself. */
+    replay?: (recorded: unknown) => T;
+  },
   body: { idempotency_key?: string | null },
   decide: (tx: Queryable) => Promise<T>,
 ): Promise<T> {
@@ -124,7 +132,8 @@ export async function idempotent<T>(
     if (recorded) {
       if (recorded.request_hash_hex !== requestHash.toString('hex'))
         throw quotaError('idempotency_key_reused');
-      return parseExact(recorded.response_text) as T;
+      const answer = parseExact(recorded.response_text);
+      return scope.replay ? scope.replay(answer) : (answer as T);
     }
     const answer = await decide(tx);
     await recordAnswer(tx, claimed, { status: 200, responseJson: stringifyExact(answer) });
@@ -188,10 +197,10 @@ export const recordCrossings = (
 ) => recordAlerts(tx, alertsOf(rules, at, verdicts), taskQueues(deps.config.taskQueuePrefix).quota);
 
 /**
- * consume: fast policies alone in one Redis script (fast-path.ts); strict quotas alone, without
- * an idempotency key, in one Postgres statement (strict-statement.ts); anything else (strict
- * and fast together, rate limits in strict mode, an idempotency key, a crossing alert threshold,
- * Redis out of reach) in one Postgres transaction.
+ * consume: fast policies alone in one Redis script (fast-path.ts); strict quotas alone in one
+ * Postgres statement with the consumes that arrive with them (strict-statement.ts); anything else
+ * (strict and fast together, rate limits in strict mode, a crossing alert threshold, Redis out
+ * of reach) in one Postgres transaction.
  */
 export async function consume(deps: SpendingDeps, caller: Caller, body: ConsumeBody) {
   const amounts = amountsOf(body.items);
@@ -200,9 +209,9 @@ export async function consume(deps: SpendingDeps, caller: Caller, body: ConsumeB
     if (spend.policies.every(isFast)) {
       const answer = await consumeInRedis(deps, spend);
       if (answer) return answer;
-    } else if (decidedInOneStatement(spend.policies, body)) {
-      const decided = await consumeInOneStatement(deps.pool, spend);
-      if (decided) return consumeAnswer(decided, decided.eventId);
+    } else if (decidedInOneStatement(spend.policies)) {
+      const answer = await consumeInOneStatement(deps.pool, spend, answerOfVerdicts);
+      if (answer) return answer;
     }
     return consumeInTransaction(deps, spend);
   });
@@ -225,21 +234,25 @@ const consumeAnswer = (
   results: decided.verdicts.map(usageOut),
 });
 
+const answerOfVerdicts = (verdicts: PolicyVerdict[], eventId: string) =>
+  consumeAnswer({ verdicts }, eventId);
+
 async function consumeInRedis(deps: SpendingDeps, { view, body, amounts, policies }: Consumption) {
   const spend = {
     ...({ tenantId: view.tenantId, endpoint: 'consume', body, policies, amounts } as const),
     rules: view.catalogue.enabledAlertRules,
     guard: view.guard,
   };
-  return spendInRedis(deps.redis, spend, (verdicts, eventId) =>
-    consumeAnswer({ verdicts }, eventId),
-  );
+  return spendInRedis(deps.redis, spend, answerOfVerdicts);
 }
 
 async function consumeInTransaction(deps: SpendingDeps, c: Consumption) {
   const { view, body, amounts, policies } = c;
   const { tenantId } = view;
-  return idempotent(deps, { tenantId, endpoint: 'consume', view }, body, async (tx) => {
+  const request = { tenantId, subject: body.subject, amounts };
+  // A key may hold the decision a statement recorded (strict-statement.ts): its answer made again.
+  const replay = (recorded: unknown) => recordedConsumeAnswer(recorded, request, answerOfVerdicts);
+  return idempotent(deps, { tenantId, endpoint: 'consume', view, replay }, body, async (tx) => {
     const eventId = `evt_${ulid()}`;
     const stores = { tx, redis: deps.redis };
     const context = contextOf(tenantId, body.subject);
@@ -271,7 +284,7 @@ export async function check(
       const stores = { tx: deps.pool, redis: deps.redis };
       const fast = await decideAll(stores, context, policies, amounts, view.guard);
       if (!fast.degraded) return fast;
-    } else if (decidedInOneStatement(policies, {})) {
+    } else if (decidedInOneStatement(policies)) {
       const request = { view, subject: body.subject, policies, amounts };
       return { verdicts: await checkInOneStatement(deps.pool, request), degraded: false };
     }

@@ -12,26 +12,74 @@ import { batcherPerOwner } from '../../platform/batching';
 import { crossingUsages } from '../alerts/crossings';
 import { CatalogueMoved, type CatalogueView } from '../catalogue-cache';
 import type { ConsumeBody } from './consume';
-import { ledgerEntries } from './records';
+import { ledgerEntries, requestHashOf } from './records';
 import { ulid } from '../../../db/ids';
-import { currentWindow, limitOf, quotaVerdict } from './verdicts';
+import { parseExact } from '../../platform/http/exact-json';
+import { quotaError } from '../errors';
+import {
+  currentWindow,
+  limitOf,
+  quotaVerdict,
+  type DecisionContext,
+  type PolicyVerdict,
+} from './verdicts';
 
 /**
- * A consume governed by strict quota policies alone, without an idempotency key, decided in one
- * statement with the consumes that arrive with it (group commit): the generations checked, each
- * policy locked and read, decided, applied and written to the ledger in one round trip
- * (db/quota/functions/decide_strict_quota_batch.sql, decide_strict_quotas.sql), where the general
- * path (consume.ts: a transaction of a statement per step) takes about eight. The verdicts are
- * made here from the usage it read, with the same arithmetic. Null when the admission would cross
- * an alert threshold: the general path decides it and records the crossing.
+ * A consume governed by strict quota policies alone, decided in one statement with the consumes
+ * that arrive with it (group commit): its idempotency key claimed, the generations checked, each
+ * policy locked and read, decided, applied, written to the ledger and recorded under the key in
+ * one round trip (db/quota/functions/decide_strict_quota_batch.sql, decide_strict_quotas.sql),
+ * where the general path (consume.ts: a transaction of a statement per step) takes about eight.
+ * The verdicts are made here from the usage it read, with the same arithmetic; a key records that
+ * usage with the decision's inputs, from which a retry's answer is made again. Null when the
+ * admission would cross an alert threshold: the general path decides it and records the crossing.
  */
-export const decidedInOneStatement = (
-  policies: EffectivePolicyRow[],
-  body: Pick<ConsumeBody, 'idempotency_key'>,
-) =>
+export const decidedInOneStatement = (policies: EffectivePolicyRow[]) =>
   policies.length > 0 &&
-  !body.idempotency_key &&
   policies.every((p) => p.enforcement_mode === 'strict' && p.kind === 'quota');
+
+/** What a consume decided in one statement records under its idempotency key, besides `used`. */
+interface DecisionRecord {
+  eventId: string;
+  nowMs: number;
+  policies: EffectivePolicyRow[];
+}
+
+type AnswerOf<T> = (verdicts: PolicyVerdict[], eventId: string) => T;
+
+/** Each quota policy's verdict on the amounts, from the usage before them (`used`, in order). */
+function verdictsOf(
+  context: DecisionContext,
+  policies: EffectivePolicyRow[],
+  amounts: Map<string, bigint>,
+  used: string[],
+): PolicyVerdict[] {
+  return policies.map((policy, i) =>
+    quotaVerdict(
+      context,
+      policy,
+      currentWindow(policy, context.nowMs),
+      BigInt(used[i]!),
+      amounts.get(policy.resource) ?? 0n,
+    ),
+  );
+}
+
+/**
+ * A consume's answer as recorded under its idempotency key: the answer itself (the general path
+ * records it), or made again from the decision a statement recorded.
+ */
+export function recordedConsumeAnswer<T>(
+  recorded: unknown,
+  request: { tenantId: string; subject: string; amounts: Map<string, bigint> },
+  answerOf: AnswerOf<T>,
+): T {
+  const { decision, used } = recorded as { decision?: DecisionRecord; used?: string[] };
+  if (!decision || !used) return recorded as T;
+  const context = { tenantId: request.tenantId, subject: request.subject, nowMs: decision.nowMs };
+  const verdicts = verdictsOf(context, decision.policies, request.amounts, used);
+  return answerOf(verdicts, decision.eventId);
+}
 
 const BATCH_SIZE_MAX = 100;
 /**
@@ -62,7 +110,7 @@ const readBatcher = batcherPerOwner((pool: DatabasePool) => ({
     (await readStrictQuotas(pool, [request]))[0]!,
 }));
 
-export async function consumeInOneStatement(
+export async function consumeInOneStatement<T>(
   pool: DatabasePool,
   request: {
     view: CatalogueView;
@@ -70,10 +118,14 @@ export async function consumeInOneStatement(
     policies: EffectivePolicyRow[];
     amounts: Map<string, bigint>;
   },
-) {
+  answerOf: AnswerOf<T>,
+): Promise<T | null> {
   const { view, body, policies, amounts } = request;
   const eventId = `evt_${ulid()}`;
   const context = { tenantId: view.tenantId, subject: body.subject, nowMs: Date.now() };
+  const key = body.idempotency_key;
+  const record: DecisionRecord = { eventId, nowMs: context.nowMs, policies };
+  const hash = key ? requestHashOf(body).toString('hex') : '';
   const decided = policies.map((policy) => {
     const window = currentWindow(policy, context.nowMs);
     const requested = amounts.get(policy.resource) ?? 0n;
@@ -102,15 +154,23 @@ export async function consumeInOneStatement(
       amounts,
       'consume',
     ),
+    ...(key ? { idempotency: { key, hash, record } } : {}),
   });
-  if (reply.status === 'moved') throw new CatalogueMoved();
-  if (reply.status === 'crossing') return null;
-  const verdicts = decided.map(({ policy, window, requested }, i) =>
-    quotaVerdict(context, policy, window, BigInt(reply.used[i]!), requested),
-  );
-  const allowed = verdicts.every((v) => v.allowed);
-  if (allowed !== reply.allowed) throw new Error('decide_strict_quotas and the verdicts disagree');
-  return { verdicts, eventId };
+  switch (reply.status) {
+    case 'moved':
+      throw new CatalogueMoved();
+    case 'crossing':
+      return null;
+    case 'recorded':
+      if (reply.hash !== hash) throw quotaError('idempotency_key_reused');
+      return recordedConsumeAnswer(parseExact(reply.response), { ...context, amounts }, answerOf);
+    case 'decided': {
+      const verdicts = verdictsOf(context, policies, amounts, reply.used);
+      if (verdicts.every((v) => v.allowed) !== reply.allowed)
+        throw new Error('decide_strict_quotas and the verdicts disagree');
+      return answerOf(verdicts, eventId);
+    }
+  }
 }
 
 /**
@@ -136,13 +196,5 @@ export async function checkInOneStatement(
     policies: policies.map((p, i) => ({ policy_id: p.id, window_keys: windows[i]!.keys })),
   });
   if (reply.status === 'moved') throw new CatalogueMoved();
-  return policies.map((policy, i) =>
-    quotaVerdict(
-      context,
-      policy,
-      windows[i]!,
-      BigInt(reply.used[i]!),
-      amounts.get(policy.resource) ?? 0n,
-    ),
-  );
+  return verdictsOf(context, policies, amounts, reply.used);
 }
