@@ -7,7 +7,7 @@
  *   - pgbench, baseline of the strict rows: tpcb-like, N clients, on the stack's PostgreSQL
  *     (database bench_pgbench, scale 10: bench/lib/pgbench.ts), run before the strict rows and
  *     after them; their ratio is of the mean of its two tps.
- * Rows (their names for --only), each N clients in a closed loop for --seconds after 1 s
+ * Rows (their names for --only), each N clients in a closed loop for --seconds after 3 s
  * unmeasured, over 1,000 subjects, strict mode's then fast mode's:
  *   consume-<mode>-1, consume-<mode>-5: consume 1 item, 5 items (5 resources, a policy each);
  *   check-<mode>-1: POST /v1/check of 1 item;
@@ -240,8 +240,12 @@ interface Load {
   seconds: number;
 }
 
-/** Unmeasured load before each measured one, so that no row pays for the JIT or for opening pools. */
-const WARMUP_SECONDS = 1;
+/**
+ * Unmeasured load before each measured one, so that no row pays for the JIT, for opening pools or
+ * for filling the catalogue cache (with 1 s the first strict row still paid ~1.5x the API CPU of
+ * the rows after it).
+ */
+const WARMUP_SECONDS = 3;
 
 /** `request` in a closed loop after a warm-up, with the CPU each process spent per answer below 300. */
 async function loadRow<K extends CpuProcess>(
