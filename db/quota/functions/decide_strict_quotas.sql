@@ -1,8 +1,7 @@
--- A consume governed by strict quota policies only, decided in one statement (one round trip, its
--- own transaction): the catalogue generations the request was judged by are checked; each
--- policy's (tenant, subject, policy) is locked and its window's usage read, in the order given
--- (policy id order, as every strict decision locks); all admitting, the counters move and the
--- ledger entries are written. The arithmetic is decideQuota's (api/quota/consumption/decide.ts),
+-- A consume governed by strict quota policies only, decided within decide_strict_quota_batch,
+-- which holds every (tenant, subject, policy) lock of the request already: the catalogue
+-- generations the request was judged by are checked; each policy's window usage is read; all
+-- admitting, the counters move and the ledger entries are written. The arithmetic is decideQuota's (api/quota/consumption/decide.ts),
 -- in numeric. An admission that would cross an alert threshold (`thresholds`: the usages at which
 -- a watching rule is crossed) writes nothing and answers `crossing`: the caller decides it on the
 -- path that records crossings. p_policies: [{policy_id, window_key, window_keys, expires_at,
@@ -31,10 +30,7 @@ BEGIN
         <> p_subject_generation THEN
     RETURN jsonb_build_object('status', 'moved');
   END IF;
-  -- Locked one by one in the order given; then every policy's row made and usage read at once.
-  FOR policy IN SELECT * FROM jsonb_array_elements(p_policies) LOOP
-    PERFORM quota.lock_subject_policy(p_tenant_id, p_subject, policy->>'policy_id');
-  END LOOP;
+  -- Every policy's row made and its usage read at once.
   INSERT INTO quota.counters (tenant_id, subject, policy_id, window_key, expires_at)
   SELECT p_tenant_id, p_subject, q.p->>'policy_id', q.p->>'window_key',
          (q.p->>'expires_at')::timestamptz
