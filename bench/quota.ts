@@ -2,11 +2,12 @@
  * Quota benchmark (not a test), for issue "quota decisions at the speed of their floor":
  * decisions per second, p50/p99 and the CPU each process spends per decision, over HTTP, each
  * row as a ratio of a baseline measured in the same run on the same cores:
- *   - the floor, baseline of the fast rows: a bare Koa endpoint making one Redis script call
- *     (bench/lib/redis-floor.ts), N clients in a closed loop;
  *   - pgbench, baseline of the strict rows: tpcb-like, N clients, on the stack's PostgreSQL
- *     (database bench_pgbench, scale 10: bench/lib/pgbench.ts), run before the strict rows and
- *     after them; their ratio is of the mean of its two tps.
+ *     (database bench_pgbench, scale 10: bench/lib/pgbench.ts);
+ *   - the floor, baseline of the fast rows: a bare Koa endpoint making one Redis script call
+ *     (bench/lib/redis-floor.ts), N clients in a closed loop.
+ * Each baseline runs just before its mode's rows and just after them (the VM's speed drifts by
+ * up to 2x within minutes); a row's ratio is of the mean of the two.
  * Rows (their names for --only), each N clients in a closed loop for --seconds after 3 s
  * unmeasured, over 1,000 subjects, strict mode's then fast mode's:
  *   consume-<mode>-1, consume-<mode>-5: consume 1 item, 5 items (5 resources, a policy each);
@@ -14,14 +15,16 @@
  *   hot-<mode>: consume 1 item, every client on one subject and one policy; also as a ratio of
  *     consume-<mode>-1;
  *   alerts-<mode>: consume 1 item with ten alert rules watching its policy (thresholds 10% to
- *     100%: each request is judged against all ten); also as a ratio of the same without.
+ *     100%: each request is judged against all ten); also as a ratio of the same without;
+ *   keyed-<mode>: consume 1 item, each request with its own idempotency key (as the Python SDK
+ *     sends); also as a ratio of the same without.
  * Every policy is a lifetime quota of 2^53 - 1, so every request is admitted. Each row prints its
  * errors and, of them, the answers 503 decision_contended; and the CPU per decision, in µs, of
  * the API (the floor's own process on the floor row), redis-server, PostgreSQL (the stack's
  * postmaster and every process under it, with the backends that ended) and the load generator
  * (this process; pgbench on pgbench's rows, per transaction). Then the ratios, and a markdown
  * table of every row for bench/RESULTS.md. Fast mode's ledger entries go to the write-ahead
- * stream; the bench flushes them into Postgres after its runs.
+ * stream; the bench flushes them into Postgres after each row, unmeasured.
  * Usage: npm run bench:quota [-- --seconds 10 --clients 32 --only hot,check --profile /tmp/prof]
  *   --only: rows by name or name prefix, comma-separated (the baselines always run);
  *   --profile: the API runs with --cpu-prof and writes its profile there when it stops.
@@ -45,7 +48,7 @@ import { testNamespace } from '../test/support/test-namespace';
 import { freePort, startApiProcess, stopProcessGroup } from '../test/support/api-process';
 import { cpuPerUnit } from './lib/cpu-per-unit';
 import { closedLoop, httpCall, percentile, type Reply } from './lib/http-load';
-import { preparePgbench, runPgbench } from './lib/pgbench';
+import { preparePgbench, runPgbench, vacuumPgbench } from './lib/pgbench';
 import { endedChildrenCpuMs, parentPid, processCpuMs } from './lib/process-cpu';
 import { processTreeCpuMs } from './lib/process-tree-cpu';
 
@@ -284,6 +287,7 @@ async function pgbenchRow(
     () => runPgbench(databaseUrl, load.clients, load.seconds),
     (figures) => figures.transactions,
   );
+  await vacuumPgbench(databaseUrl);
   return {
     what,
     rate: result.tps,
@@ -334,22 +338,29 @@ async function postmasterPid(pool: DatabasePool): Promise<number> {
   return pid;
 }
 
+/**
+ * Each mode's baseline, measured just before its rows and just after them (the VM's speed drifts
+ * by up to 2x within minutes): a row is read against the mean of the two.
+ */
 interface Baselines {
-  floor: Result;
+  floor: [Result, Result];
   pgbench: [Result, Result];
 }
 
-const pgbenchMean = ({ pgbench: [before, after] }: Baselines) => (before.rate + after.rate) / 2;
+const meanRate = ([before, after]: [Result, Result]) => (before.rate + after.rate) / 2;
 
 /** A row's ratio to its mode's baseline, and to the row it is also read against. */
 function ratios(r: Result, baselines: Baselines, results: Result[]) {
   const row = r.row!;
   const baseline =
     row.mode === 'fast'
-      ? { text: `floor ${baselines.floor.rate.toFixed(0)}/s`, rate: baselines.floor.rate }
+      ? {
+          text: `floor mean ${meanRate(baselines.floor).toFixed(0)}/s`,
+          rate: meanRate(baselines.floor),
+        }
       : {
-          text: `pgbench mean ${pgbenchMean(baselines).toFixed(0)} tps`,
-          rate: pgbenchMean(baselines),
+          text: `pgbench mean ${meanRate(baselines.pgbench).toFixed(0)} tps`,
+          rate: meanRate(baselines.pgbench),
         };
   const other = results.find((o) => o.row?.name === row.against?.name);
   return {
@@ -360,9 +371,10 @@ function ratios(r: Result, baselines: Baselines, results: Result[]) {
 }
 
 function printRatios(results: Result[], baselines: Baselines): void {
-  const [before, after] = baselines.pgbench;
+  const pair = ([before, after]: [Result, Result], unit: string) =>
+    `${before.rate.toFixed(0)}${unit} before, ${after.rate.toFixed(0)} after, mean ${meanRate([before, after]).toFixed(0)}`;
   console.log(
-    `\nbaselines: floor ${baselines.floor.rate.toFixed(0)}/s; pgbench ${before.rate.toFixed(0)} tps before the strict rows, ${after.rate.toFixed(0)} after, mean ${pgbenchMean(baselines).toFixed(0)}`,
+    `\nbaselines: pgbench ${pair(baselines.pgbench, ' tps')} the strict rows; floor ${pair(baselines.floor, '/s')} the fast rows`,
   );
   for (const r of results) {
     const { baseline, ofBaseline, ofOther } = ratios(r, baselines, results);
@@ -380,10 +392,9 @@ function printTable(results: Result[], baselines: Baselines): void {
     '\n| what | decisions/s | p50 / p99 ms | errors / 503 contended | ratio | baseline | CPU µs/decision API / Redis / Postgres / LG |',
   );
   console.log('|---|---|---|---|---|---|---|');
-  console.log(line(baselines.floor, '—', '— (API column: the floor process)'));
-  const [before, after] = baselines.pgbench;
-  console.log(line(before, '—', '— (per transaction; LG column: pgbench)'));
-  console.log(line(after, '—', '— (per transaction; LG column: pgbench)'));
+  for (const r of baselines.pgbench)
+    console.log(line(r, '—', '— (per transaction; LG column: pgbench)'));
+  for (const r of baselines.floor) console.log(line(r, '—', '— (API column: the floor process)'));
   for (const r of results) {
     const { baseline, ofBaseline, ofOther } = ratios(r, baselines, results);
     console.log(line(r, ofOther ? `${ofBaseline}; ${ofOther}` : ofBaseline, baseline));
@@ -416,10 +427,17 @@ interface Bench {
   setups: Map<Row, Setup>;
   redisPid: number;
   postmasterPid: number;
+  /** Moves fast mode's ledger stream into Postgres, as the ledger-flush job does every 10 s. */
+  flushLedger: () => Promise<number>;
 }
 
-/** The floor, pgbench, the strict rows, pgbench again, the fast rows: each printed as measured. */
-async function measureAll(bench: Bench): Promise<{ results: Result[]; baselines: Baselines }> {
+/**
+ * pgbench, the strict rows, pgbench again; the floor, the fast rows, the floor again: each
+ * printed as measured.
+ */
+async function measureAll(
+  bench: Bench,
+): Promise<{ results: Result[]; baselines: Baselines; flushed: number }> {
   const { load, rows } = bench;
   const shared = {
     redis: () => processCpuMs(bench.redisPid) + endedChildrenCpuMs(bench.redisPid),
@@ -430,41 +448,51 @@ async function measureAll(bench: Bench): Promise<{ results: Result[]; baselines:
     return (usage.user + usage.system) / 1000;
   };
   let n = 0;
-  const floor = {
-    ...(await loadRow(
-      'floor (Koa + 1 Redis script)',
-      { ...shared, api: () => processCpuMs(bench.floor.pid), loadgen },
-      load,
-      () =>
-        httpCall(
-          `http://127.0.0.1:${bench.floor.port}`,
-          'POST',
-          '/',
-          JSON_HEADERS,
-          JSON.stringify({ subject: `s${(n++ % SUBJECTS) + 1}`, amount: 1 }),
-        ),
-    )),
-    stands: { api: 'floor process' },
+  const floor = async (when: string) => {
+    const result = {
+      ...(await loadRow(
+        `floor (Koa + 1 Redis script), ${when}`,
+        { ...shared, api: () => processCpuMs(bench.floor.pid), loadgen },
+        load,
+        () =>
+          httpCall(
+            `http://127.0.0.1:${bench.floor.port}`,
+            'POST',
+            '/',
+            JSON_HEADERS,
+            JSON.stringify({ subject: `s${(n++ % SUBJECTS) + 1}`, amount: 1 }),
+          ),
+      )),
+      stands: { api: 'floor process' },
+    };
+    printResult(result);
+    return result;
   };
-  printResult(floor);
   const pgbench = async (when: string) => {
     const result = await pgbenchRow(`pgbench tpcb-like, ${when}`, shared, bench.databaseUrl, load);
     printResult(result);
     return result;
   };
   const results: Result[] = [];
+  let flushed = 0;
   const measure = async (row: Row) => {
     const readers = { ...shared, api: () => processCpuMs(bench.api.pid), loadgen };
     const call = decision(`http://127.0.0.1:${bench.api.port}`, row, bench.setups.get(row)!);
     const result = { ...(await loadRow(row.what, readers, load, call)), row };
+    // Unmeasured: a stream left to grow across rows makes Redis rewrite its append-only file
+    // during the later ones.
+    flushed += await bench.flushLedger();
     printResult(result);
     results.push(result);
   };
-  const before = await pgbench('before');
-  for (const row of rows.filter((r) => r.mode === 'strict')) await measure(row);
-  const after = await pgbench('after');
-  for (const row of rows.filter((r) => r.mode === 'fast')) await measure(row);
-  return { results, baselines: { floor, pgbench: [before, after] } };
+  const bracketed = async (mode: Mode, baseline: (when: string) => Promise<Result>) => {
+    const before = await baseline('before');
+    for (const row of rows.filter((r) => r.mode === mode)) await measure(row);
+    return [before, await baseline('after')] as [Result, Result];
+  };
+  const pgbenchPair = await bracketed('strict', pgbench);
+  const baselines = { pgbench: pgbenchPair, floor: await bracketed('fast', floor) };
+  return { results, baselines, flushed };
 }
 
 async function main(): Promise<void> {
@@ -503,7 +531,10 @@ async function main(): Promise<void> {
     console.log(
       `quota bench: ${load.clients} clients, ${load.seconds} s each after ${WARMUP_SECONDS} s unmeasured, ${SUBJECTS} subjects (hot rows: 1); rows ${rows.map((r) => r.name).join(', ')}`,
     );
-    const { results, baselines } = await measureAll({
+    const flushLedger = async () =>
+      (await flushLedgerStream({ pool, redis, taskQueuePrefix: config.taskQueuePrefix }))
+        .flushed_events;
+    const { results, baselines, flushed } = await measureAll({
       load,
       rows,
       databaseUrl: config.databaseUrl,
@@ -512,15 +543,11 @@ async function main(): Promise<void> {
       setups,
       redisPid: await redisPid(redis),
       postmasterPid: await postmasterPid(pool),
+      flushLedger,
     });
     printRatios(results, baselines);
     printTable(results, baselines);
-    const { flushed_events } = await flushLedgerStream({
-      pool,
-      redis,
-      taskQueuePrefix: config.taskQueuePrefix,
-    });
-    console.log(`\nflushed ${flushed_events} fast-mode ledger events into Postgres`);
+    console.log(`\nflushed ${flushed} fast-mode ledger events into Postgres, after each row`);
   } finally {
     floor?.kill();
     if (api) await stopProcessGroup(api);

@@ -109,3 +109,11 @@ export async function runPgbench(
     latencyAvgMs: figure(/^latency average = ([\d.]+) ms/m),
   };
 }
+
+/**
+ * pgbench's tables vacuumed after a run, so that autovacuum does not take the cores from what is
+ * measured next (it cost the next row a third of its rate).
+ */
+export async function vacuumPgbench(databaseUrl: string): Promise<void> {
+  await psql(libpqEnv(databaseUrl, DATABASE), `VACUUM ${INIT_RELATIONS.join(', ')}`);
+}
