@@ -3,35 +3,32 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
 
-/** Imports of HTTP code that db/ and activities/ may not make. */
-const BELOW_THE_EDGE = {
+/**
+ * The HTTP edge: Koa, the shared edge under api/platform (http, mcp, the codec endpoint, the
+ * server), and each service's routes, operations, app, envelope, OpenAPI document and MCP tools.
+ */
+const THE_HTTP_EDGE = {
   group: [
     'koa',
     'koa-*',
     '@koa/*',
-    '**/api/platform/http',
-    '**/api/platform/http/**',
+    '**/api/platform/**',
     '**/api/*/routes*',
+    '**/api/*/operations*',
     '**/api/*/app*',
     '**/api/*/envelope*',
     '**/api/*/openapi*',
+    '**/api/*/mcp*',
   ],
-  message: 'db/ and activities/ sit below the HTTP edge: return or throw domain outcomes',
+  message:
+    "below the HTTP edge: return or throw domain outcomes; shared ground goes in platform/, a service's plain modules in api/<service>/",
 };
 
-/**
- * What db/ may import from api/: the domain errors it throws (api/platform/errors has no HTTP in
- * it). Services call data access, never the reverse.
- */
-const ABOVE_THE_DATA = (...allowed) => ({
-  group: [
-    '**/api/*/**',
-    '!**/api/platform/errors',
-    ...allowed.map((module) => `!**/api/platform/${module}`),
-  ],
-  message: 'db/ is below the services: move what it needs down (db/<service>/) or pass it in',
-});
-
+/** The services: what data access and the platform's ground floor may never import. */
+const THE_SERVICES = {
+  group: ['**/api/**'],
+  message: 'db/ and platform/ are below the services: move what they need down or pass it in',
+};
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.data/**', 'jest.config.js'] },
   js.configs.recommended,
@@ -54,28 +51,15 @@ export default tseslint.config(
     },
   },
   {
-    // Data access and activities sit below the HTTP edge: no Koa, no routes, apps, envelopes or
-    // OpenAPI documents. Activities may call service logic (api/<service>/ plain modules) and
-    // api/platform's errors, config, logger, docker and temporal modules, none of which is HTTP.
-    files: ['activities/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [BELOW_THE_EDGE] }] },
+    // Activities and the worker sit below the HTTP edge; they may call a service's plain modules
+    // (api/<service>/) and the platform's ground floor (platform/).
+    files: ['activities/**/*.ts', 'worker/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [THE_HTTP_EDGE] }] },
   },
   {
-    // ...and data access imports nothing of the services but the domain errors it throws.
-    files: ['db/**/*.ts'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: [BELOW_THE_EDGE, ABOVE_THE_DATA()] }],
-    },
-  },
-  {
-    // The migration command is a process entry point: it reads the configuration and logs.
-    files: ['db/migrate.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        { patterns: [BELOW_THE_EDGE, ABOVE_THE_DATA('config', 'logger')] },
-      ],
-    },
+    // Data access and the platform's ground floor import nothing of the services.
+    files: ['db/**/*.ts', 'platform/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [THE_HTTP_EDGE, THE_SERVICES] }] },
   },
   {
     // Workflow code runs in Temporal's deterministic sandbox: no I/O, no Node built-ins.
@@ -100,19 +84,10 @@ export default tseslint.config(
               message: 'workflow code must not use Node built-ins',
             },
             {
-              group: [
-                'slonik',
-                'pg',
-                'ioredis',
-                'dockerode',
-                'koa',
-                '@koa/*',
-                '../../db/*',
-                '../db/*',
-                '../../api/*/routes*',
-              ],
+              group: ['slonik', 'pg', 'ioredis', 'dockerode', '../../db/*', '../db/*'],
               message: 'workflow code must not do I/O; call an activity',
             },
+            THE_HTTP_EDGE,
           ],
         },
       ],

@@ -1,8 +1,8 @@
-import { loadConfig } from './platform/config';
-import { createLogger } from './platform/logger';
+import { loadConfig } from '../platform/config';
+import { createLogger } from '../platform/logger';
 import { bootService, type BootedService } from './platform/bootstrap';
 import { SERVICES, isServiceName, type ServiceName } from './services';
-import { watchEventLoop } from './platform/event-loop';
+import { watchEventLoop } from '../platform/event-loop';
 
 /**
  * Serves the services named on the command line (all three by default), each on its own

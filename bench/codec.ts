@@ -1,6 +1,6 @@
 /**
  * Payload codec benchmark (not a test): what encrypting every Temporal payload
- * (api/platform/payload-codec.ts, AES-256-GCM under TEMPORAL_PAYLOAD_KEYS) costs a run and a
+ * (platform/payload-codec.ts, AES-256-GCM under TEMPORAL_PAYLOAD_KEYS) costs a run and a
  * posting hold, as a ratio of the same work without it, both measured in the same bench run.
  *
  * Two setups side by side, each with its own worker process (test/support/worker-process.ts)
@@ -39,14 +39,14 @@ import { Client, Connection } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { ulid } from 'ulid';
 import { v7 as uuidv7 } from 'uuid';
-import { loadConfig } from '../api/platform/config';
-import { createLogger } from '../api/platform/logger';
+import { loadConfig } from '../platform/config';
+import { createLogger } from '../platform/logger';
 import {
   EncryptionCodec,
   parsePayloadKeys,
   payloadDataConverter,
   type PayloadKey,
-} from '../api/platform/payload-codec';
+} from '../platform/payload-codec';
 import { issueKey } from '../api/ledger/credentials';
 import { createDatabasePool, sql, type DatabasePool } from '../db/pool';
 import { migrateAll } from '../db/migrate';

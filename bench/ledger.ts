@@ -19,7 +19,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { v7 as uuidv7 } from 'uuid';
-import { loadConfig } from '../api/platform/config';
+import { loadConfig } from '../platform/config';
 import { createDatabasePool, sql, type DatabasePool } from '../db/pool';
 import { withSystem, withTenant } from '../db/ledger/context';
 import { insertTenant } from '../db/ledger/tenants';
@@ -34,7 +34,7 @@ import { issueKey } from '../api/ledger/credentials';
 import { loadStackEnv } from '../test/support/stack-env';
 import { testNamespace } from '../test/support/test-namespace';
 import { scrapeMetrics } from '../test/support/metrics-scrape';
-import { watchEventLoop } from '../api/platform/event-loop';
+import { watchEventLoop } from '../platform/event-loop';
 import {
   closedLoop,
   httpCall,

@@ -33,8 +33,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../api/platform/config';
-import { createLogger } from '../api/platform/logger';
+import { loadConfig } from '../platform/config';
+import { createLogger } from '../platform/logger';
 import { insertNewKey } from '../api/quota/keys';
 import { TENANT_SCOPE_NAMES } from '../api/quota/scopes';
 import { ulid } from '../db/ids';

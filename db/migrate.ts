@@ -4,8 +4,8 @@ import { repositoryRoot } from './repository';
 import fs from 'node:fs';
 import pg from 'pg';
 import { runner } from 'node-pg-migrate';
-import { loadConfig } from '../api/platform/config';
-import { createLogger } from '../api/platform/logger';
+import { loadConfig } from '../platform/config';
+import { createLogger } from '../platform/logger';
 
 /**
  * Migrations: one Postgres schema per service, migrated in two steps (db/README.md):

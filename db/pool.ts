@@ -54,7 +54,7 @@ export interface PoolOptions {
 /** The connection setting that names the writer's task-queue prefix ('' or unset: none). */
 export const TASK_QUEUE_PREFIX_SETTING = 'platform.task_queue_prefix';
 
-/** What a pool is made from (api/platform/config.ts reads it from the environment). */
+/** What a pool is made from (platform/config.ts reads it from the environment). */
 export interface DatabaseSettings {
   databaseUrl: string;
   databasePoolSize: number;

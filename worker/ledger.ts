@@ -1,5 +1,5 @@
 import type { WorkerOptions } from '@temporalio/worker';
-import { taskQueues } from '../api/platform/temporal';
+import { taskQueues } from '../platform/temporal';
 import { createLedgerHoldActivities } from '../activities/ledger/holds';
 import type { WorkerDeps } from './workers';
 

@@ -1,5 +1,5 @@
 import type { WorkerOptions } from '@temporalio/worker';
-import { taskQueues } from '../api/platform/temporal';
+import { taskQueues } from '../platform/temporal';
 import { createQuotaBootstrapActivities } from '../activities/quota/bootstrap';
 import { createQuotaJobActivities } from '../activities/quota/jobs';
 import { createDeliveryActivities } from '../activities/platform/delivery';

@@ -1,5 +1,5 @@
 import type { WorkerOptions } from '@temporalio/worker';
-import { taskQueues } from '../api/platform/temporal';
+import { taskQueues } from '../platform/temporal';
 import { createHostClaimActivities } from '../activities/runs/host';
 import {
   createSelfCheckActivities,
@@ -15,7 +15,7 @@ import { createTimerActivities } from '../activities/runs/timers';
 import { createScheduleActivities } from '../activities/runs/schedules';
 import { createTriggerActivities } from '../activities/runs/triggers';
 import type { WorkerDeps } from './workers';
-import type { Logger } from '../api/platform/logger';
+import type { Logger } from '../platform/logger';
 import {
   DOCKER_HOST_ALIVE_MS,
   announceDockerHost,

@@ -4,11 +4,11 @@ import {
   Worker,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
-import type { Config } from '../api/platform/config';
-import { payloadDataConverter } from '../api/platform/payload-codec';
+import type { Config } from '../platform/config';
+import { payloadDataConverter } from '../platform/payload-codec';
 import type { DatabasePool } from '../db/pool';
 import type { Redis } from '../db/redis';
-import type { Docker } from '../api/platform/docker';
+import type { Docker } from '../platform/docker';
 import { runsWorkerOptions } from './runs';
 import { ledgerWorkerOptions } from './ledger';
 import { quotaWorkerOptions } from './quota';

@@ -1,15 +1,15 @@
 import { Context } from '@temporalio/activity';
 import type { DatabasePool } from '../../db/pool';
 import { platformVersion } from '../../db/repository';
-import type { Config } from '../../api/platform/config';
+import type { Config } from '../../platform/config';
 import {
   createWebhookSender,
   type SendOutcome,
   type WebhookRequest,
-} from '../../api/platform/webhooks/http-delivery';
+} from '../../platform/webhooks/http-delivery';
 import { signedMessage } from '../../api/quota/webhooks';
 import { beginQuotaAttempt, recordQuotaAttempt } from '../../db/quota/webhooks';
-import { svcSignature } from '../../api/platform/webhooks/signing';
+import { svcSignature } from '../../platform/webhooks/signing';
 import { DELIVERY_HEALTH_NOTICES } from '../../api/runs/webhooks/catalogue';
 import { beginAttempt, recordAttempt, type AttemptTarget } from '../../db/runs/deliveries';
 import type {
@@ -31,7 +31,7 @@ export interface AttemptInput {
 /**
  * One attempt of a webhook delivery of either service, at least once: marks it delivering, signs
  * the body at attempt time (runs: its own scheme; quota: Standard Webhooks), sends it
- * (egress-safe, api/platform/webhooks/http-delivery.ts) and records the outcome with its
+ * (egress-safe, platform/webhooks/http-delivery.ts) and records the outcome with its
  * consequences. A failure with no attempt left is dead. The activity itself
  * retries only when Postgres or the worker fails; a retried attempt sends again with the same
  * event_id (receivers dedupe on it).

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { isDomainError, isRetryable, type ErrorCatalogue } from '../../api/platform/errors';
+import { isDomainError, isRetryable, type ErrorCatalogue } from '../../platform/errors';
 
 /**
  * How an activity hands a service's refusal to its workflow: a refusal its catalogue calls final

@@ -1,6 +1,6 @@
 import { createTransport } from 'nodemailer';
 import type { NodemailerError } from 'nodemailer/lib/errors';
-import type { Config } from '../../api/platform/config';
+import type { Config } from '../../platform/config';
 import type { DatabasePool } from '../../db/pool';
 import { beginMailAttempt, recordMailOutcome } from '../../db/quota/alert-mails';
 import type { MailVerdict } from '../../workflows/quota/alert-mail-definitions';

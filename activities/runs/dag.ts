@@ -19,7 +19,7 @@ import {
   type DagRunTerms,
 } from '../../workflows/runs/dag-definitions';
 import { inputVariable } from '../../workflows/runs/dag-rules';
-import { decryptWorkflowSecret } from '../../api/platform/secrets';
+import { decryptWorkflowSecret } from '../../platform/secrets';
 import { workflowSecrets } from '../../db/runs/workflows';
 import { substituteSecrets } from '../../api/runs/templates/substitution';
 

@@ -4,7 +4,7 @@ import type { DatabasePool } from '../../db/pool';
 import type { Redis } from '../../db/redis';
 import { insertUtilizationSample } from '../../db/runs/utilization';
 import { findContainerOutcome, keepContainerOutcome } from '../../db/runs/container-outcomes';
-import type { Docker } from '../../api/platform/docker';
+import type { Docker } from '../../platform/docker';
 import { OWNER_LABEL, findOwnedContainer, pullImageOrFail } from '../docker/containers';
 import { sampleOf, type DockerStats } from '../docker/stats';
 import { LogCapture } from './log-capture';

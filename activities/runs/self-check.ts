@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { DatabasePool } from '../../db/pool';
 import { finishSelfCheck, markSelfCheckRunning } from '../../db/runs/self-checks';
-import type { Docker } from '../../api/platform/docker';
+import type { Docker } from '../../platform/docker';
 import {
   OWNER_LABEL,
   demultiplexLogs,

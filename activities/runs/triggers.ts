@@ -1,9 +1,9 @@
 import { Context } from '@temporalio/activity';
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
-import type { Config } from '../../api/platform/config';
-import { DomainError } from '../../api/platform/errors';
-import { taskQueues } from '../../api/platform/temporal';
+import type { Config } from '../../platform/config';
+import { DomainError } from '../../platform/errors';
+import { taskQueues } from '../../platform/temporal';
 import { wallTimeOf } from '../../api/runs/schedules/dst';
 import { runTemplate } from '../../api/runs/templates/service';
 import { openTriggerParams } from '../../api/runs/triggers/params';

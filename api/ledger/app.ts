@@ -1,8 +1,9 @@
 import Router from '@koa/router';
 import client from 'prom-client';
 import { createApp } from '../platform/http/app';
-import { BackendMonitor, postgresLoginCheck, type DatabaseStatus } from '../platform/health';
-import type { PlatformDeps, ServiceInstance } from '../platform/service';
+import { BackendMonitor, postgresLoginCheck, type DatabaseStatus } from '../../platform/health';
+import type { ServiceInstance } from '../platform/service';
+import type { PlatformDeps } from '../../platform/deps';
 import { ledgerBody } from './envelope';
 import { LEDGER_ERRORS } from './errors';
 import { ledgerRouter } from './routes';

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { v7 as uuidv7 } from 'uuid';
-import { loadConfig } from '../platform/config';
+import { loadConfig } from '../../platform/config';
 import { createDatabasePool, sql, type DatabasePool } from '../../db/pool';
 import { withSystem } from '../../db/ledger/context';
 import {

@@ -14,8 +14,8 @@ import {
   type KeyRow,
   type LedgerRole,
 } from '../../db/ledger/tenants';
-import type { DomainError } from '../platform/errors';
-import { batcherPerOwner, type BatcherOptions } from '../platform/batching';
+import type { DomainError } from '../../platform/errors';
+import { batcherPerOwner, type BatcherOptions } from '../../platform/batching';
 
 /** Bytes of randomness in a key secret (256 bits). */
 const SECRET_BYTES = 32;

@@ -3,9 +3,9 @@ import { ledgerError } from './errors';
 import getRawBody from 'raw-body';
 import type { Context, Middleware, Next } from 'koa';
 import { redisScript, type Redis } from '../../db/redis';
-import type { Logger } from '../platform/logger';
+import type { Logger } from '../../platform/logger';
 import { PayloadTooLargeError } from '../platform/http/json-body';
-import { countingBatcher } from '../platform/batching';
+import { countingBatcher } from '../../platform/batching';
 
 /** Paths the edge never limits (probes). */
 export const EDGE_EXEMPT_PATHS = new Set(['/healthz']);

@@ -1,4 +1,4 @@
-import { RequestValidationError, type DomainError } from '../platform/errors';
+import { RequestValidationError, type DomainError } from '../../platform/errors';
 import { LEDGER_ERRORS } from './errors';
 import type { ErrorEnvelope } from '../platform/http/app';
 import { errorResponse } from '../platform/http/error-response';

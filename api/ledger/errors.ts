@@ -3,7 +3,7 @@ import {
   PLATFORM_ERRORS,
   type ErrorCatalogue,
   type ErrorDefinition,
-} from '../platform/errors';
+} from '../../platform/errors';
 import type { DatabaseRefusalCode } from '../../db/ledger/context';
 
 const final = (status: number, message: string): ErrorDefinition => ({

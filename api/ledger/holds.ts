@@ -2,14 +2,14 @@ import { ScheduleAlreadyRunning, type Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { sql, type DatabasePool } from '../../db/pool';
 import { withSystem } from '../../db/ledger/context';
-import type { Config } from '../platform/config';
-import type { Logger } from '../platform/logger';
+import type { Config } from '../../platform/config';
+import type { Logger } from '../../platform/logger';
 import {
   createOutboxDispatcher,
   type OutboxDispatcher,
   type OutboxSource,
-} from '../platform/outbox';
-import { taskQueues } from '../platform/temporal';
+} from '../../platform/outbox';
+import { taskQueues } from '../../platform/temporal';
 import {
   executionSearchAttributes,
   HOLD_EXPIRES_AT,
@@ -131,7 +131,7 @@ async function holdLegs(deps: HoldDeps, transactionId: string): Promise<HoldLeg[
 }
 
 /**
- * Hands holds to Temporal (api/platform/outbox.ts): right after a posting commits, its hold's
+ * Hands holds to Temporal (platform/outbox.ts): right after a posting commits, its hold's
  * workflow starts without the posting waiting on it; the sweeper retries whatever is left. Commit
  * or void signals the workflow to end early.
  */

@@ -15,7 +15,7 @@ import {
   isRetryable,
   RequestValidationError,
   type DomainError,
-} from '../platform/errors';
+} from '../../platform/errors';
 import { MISSING_BODY } from '../platform/http/validate';
 import { sha256, type Principal } from './credentials';
 import { ledgerEnvelope } from './envelope';

@@ -3,9 +3,9 @@ import { ledgerError } from './errors';
 import { sql, type DatabasePool } from '../../db/pool';
 import { redisScript, type Redis } from '../../db/redis';
 import { withSystem } from '../../db/ledger/context';
-import type { Logger } from '../platform/logger';
+import type { Logger } from '../../platform/logger';
 import type { Principal } from './credentials';
-import { countingBatcher } from '../platform/batching';
+import { countingBatcher } from '../../platform/batching';
 
 /** A month's counter outlives its month by this much, for late reconciliation reads. */
 const COUNTER_TTL_SECONDS = 40 * 24 * 3600;

@@ -1,5 +1,5 @@
 import client from 'prom-client';
-import type { BatchFlight } from '../platform/batching';
+import type { BatchFlight } from '../../platform/batching';
 
 /**
  * Group commit as operators see it: per database call of a posting batcher, its size, how long

@@ -24,7 +24,7 @@ import {
   TransactionSettled,
   Unhealthy,
 } from './models';
-import { parseInstantWithOffset } from '../platform/instant';
+import { parseInstantWithOffset } from '../../platform/instant';
 import type { LedgerErrorCode } from './errors';
 import { HOLD_DURATION_MAX_MS } from './transactions';
 import {

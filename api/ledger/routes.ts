@@ -3,7 +3,7 @@ import type Joi from 'joi';
 import type { Context, Middleware, Next } from 'koa';
 import type { DatabasePool } from '../../db/pool';
 import type { LedgerRole } from '../../db/ledger/tenants';
-import { isDomainError } from '../platform/errors';
+import { isDomainError } from '../../platform/errors';
 import { mount } from '../platform/http/contract';
 import type { ValidatedState } from '../platform/http/validate';
 import { ledgerError, type LedgerErrorCode } from './errors';

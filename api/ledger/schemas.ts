@@ -1,7 +1,7 @@
 import canonicalize from 'canonicalize';
 import Joi from 'joi';
 import { NO_NUL_PATTERN } from '../platform/http/text';
-import { parseInstantWithOffset } from '../platform/instant';
+import { parseInstantWithOffset } from '../../platform/instant';
 import { ledgerError, type LedgerErrorCode } from './errors';
 import { invalid, isUuid, LIMITS } from './validation';
 

@@ -18,7 +18,7 @@ import {
   type LedgerRole,
   type TenantRow,
 } from '../../db/ledger/tenants';
-import { DomainError } from '../platform/errors';
+import { DomainError } from '../../platform/errors';
 import { authzUnavailable, issueKey, type Principal } from './credentials';
 import { invalid, isUuid, pageOf, type Page } from './validation';
 

@@ -24,13 +24,13 @@ import {
   type TransactionRow,
   type TransactionState,
 } from '../../db/ledger/transactions';
-import { isCatalogueCode, type DomainError } from '../platform/errors';
-import { batcherPerOwner, type BatcherOptions } from '../platform/batching';
+import { isCatalogueCode, type DomainError } from '../../platform/errors';
+import { batcherPerOwner, type BatcherOptions } from '../../platform/batching';
 import { observePostingFlight } from './metrics';
 import { IDEMPOTENCY_LOCK_MS } from './idempotency';
 import { minorToDecimal } from './money';
 import { deltasOf, type Counters, type Leg } from './posting';
-import { parseInstantWithOffset } from '../platform/instant';
+import { parseInstantWithOffset } from '../../platform/instant';
 import canonicalize from 'canonicalize';
 import type { LedgerErrorCode } from './errors';
 import { invalid, isUuid, LIMITS } from './validation';

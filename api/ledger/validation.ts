@@ -1,5 +1,5 @@
 import { ledgerError, type LedgerErrorCode } from './errors';
-import type { DomainError } from '../platform/errors';
+import type { DomainError } from '../../platform/errors';
 
 /** Limits of the spec's Limits table, one named constant each. */
 export const LIMITS = {

@@ -1,10 +1,10 @@
-import type { Config } from './config';
-import type { Logger } from './logger';
+import type { Config } from '../../platform/config';
+import type { Logger } from '../../platform/logger';
 import type { ServiceFactory } from './service';
 import { createDatabasePool } from '../../db/pool';
 import { closeRedis, createRedis } from '../../db/redis';
-import { createTemporalClient } from './temporal';
-import { createDocker } from './docker';
+import { createTemporalClient } from '../../platform/temporal';
+import { createDocker } from '../../platform/docker';
 import { listen } from './http/server';
 
 export interface BootedService {

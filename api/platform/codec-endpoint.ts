@@ -1,7 +1,7 @@
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import Joi from 'joi';
 import type { Context, Middleware, Next } from 'koa';
-import { PayloadDecryptionError } from './payload-codec';
+import { PayloadDecryptionError } from '../../platform/payload-codec';
 
 /**
  * Temporal's remote codec protocol, for the Web UI and `temporal ... --codec-endpoint`: POST

@@ -1,8 +1,8 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { loadConfig, type Config } from '../platform/config';
-import { createLogger } from '../platform/logger';
-import { createTemporalClient } from '../platform/temporal';
+import { loadConfig, type Config } from '../../platform/config';
+import { createLogger } from '../../platform/logger';
+import { createTemporalClient } from '../../platform/temporal';
 import { createDatabasePool, type DatabasePool } from '../../db/pool';
 import { createRedis, closeRedis, type Redis } from '../../db/redis';
 import type { Principal } from './credentials';

@@ -1,4 +1,4 @@
-import { RequestValidationError, type DomainError } from '../platform/errors';
+import { RequestValidationError, type DomainError } from '../../platform/errors';
 import type { ErrorEnvelope } from '../platform/http/app';
 
 /** FastAPI's ValidationError item. */

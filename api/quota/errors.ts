@@ -5,7 +5,7 @@ import {
   PRIVATE_NETWORK_ONLY,
   type ErrorCatalogue,
   type ErrorDefinition,
-} from '../platform/errors';
+} from '../../platform/errors';
 
 const refusal = (status: number, description: string, retryable = false): ErrorDefinition => ({
   status,

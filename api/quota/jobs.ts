@@ -4,8 +4,8 @@ import { lastSuccesses, listJobRuns, type JobRunRow } from '../../db/quota/jobs'
 import { executionSearchAttributes } from '../../workflows/platform/search-attributes';
 import { jobSummary } from '../../workflows/quota/summaries';
 import type { quotaJobWorkflow } from '../../workflows/quota/jobs';
-import type { PlatformDeps } from '../platform/service';
-import { taskQueues } from '../platform/temporal';
+import type { PlatformDeps } from '../../platform/deps';
+import { taskQueues } from '../../platform/temporal';
 import { JOB_NAMES, JOBS, jobScheduleId, jobWorkflowId, type JobName } from './job-catalogue';
 
 type Deps = Pick<PlatformDeps, 'pool' | 'temporal' | 'config' | 'logger'>;

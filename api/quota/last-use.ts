@@ -1,6 +1,6 @@
 import type { DatabasePool } from '../../db/pool';
 import { recordLastUse } from '../../db/quota/keys';
-import type { Logger } from '../platform/logger';
+import type { Logger } from '../../platform/logger';
 
 /** How often a process writes its keys' last use: last_used_at is at most this late. */
 export const LAST_USE_FLUSH_MS = 10_000;

@@ -1,4 +1,4 @@
-import type { ErrorDefinition } from '../platform/errors';
+import type { ErrorDefinition } from '../../platform/errors';
 import { QUOTA_ERRORS } from './errors';
 import { mcpGuide } from './mcp';
 import { OPERATOR_SCOPES, TENANT_SCOPES } from './scopes';

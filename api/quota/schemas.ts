@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { boundedText } from '../platform/http/text';
-import { parseInstantWithOffset } from '../platform/instant';
+import { parseInstantWithOffset } from '../../platform/instant';
 
 /**
  * The request pieces the spec's Limits table bounds, one each: every route takes its fields from

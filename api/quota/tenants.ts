@@ -15,9 +15,9 @@ import {
 import { executionSearchAttributes } from '../../workflows/platform/search-attributes';
 import { bootstrapSummary } from '../../workflows/quota/summaries';
 import { bootstrapWorkflowId } from '../../workflows/quota/bootstrap';
-import { createOutboxDispatcher, type OutboxSource } from '../platform/outbox';
-import type { PlatformDeps } from '../platform/service';
-import { taskQueues } from '../platform/temporal';
+import { createOutboxDispatcher, type OutboxSource } from '../../platform/outbox';
+import type { PlatformDeps } from '../../platform/deps';
+import { taskQueues } from '../../platform/temporal';
 import { announceChange } from './catalogue-cache';
 import { actedBy, type Principal } from './credentials';
 import { quotaError } from './errors';
@@ -160,7 +160,7 @@ export async function rerunBootstrap(
 }
 
 /**
- * Bootstrap starts as an outbox (api/platform/outbox.ts): a tenant asking for its grants is
+ * Bootstrap starts as an outbox (platform/outbox.ts): a tenant asking for its grants is
  * committed first, then its workflow quota-bootstrap/<id> is started; a re-run reuses the id once
  * the last run closed.
  */

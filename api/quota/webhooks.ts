@@ -16,9 +16,9 @@ import {
   type WebhookEndpointRow,
 } from '../../db/quota/webhooks';
 import { platformVersion } from '../../db/repository';
-import type { Config } from '../platform/config';
-import { createWebhookSender, type WebhookSender } from '../platform/webhooks/http-delivery';
-import { newStandardSecret, standardWebhookHeaders } from '../platform/webhooks/standard-signing';
+import type { Config } from '../../platform/config';
+import { createWebhookSender, type WebhookSender } from '../../platform/webhooks/http-delivery';
+import { newStandardSecret, standardWebhookHeaders } from '../../platform/webhooks/standard-signing';
 import { audited } from './catalogue';
 import type { Principal } from './credentials';
 import { quotaError } from './errors';

@@ -12,8 +12,9 @@ import {
   redisCheck,
   withinTimeout,
   type BackendCheck,
-} from '../platform/health';
-import type { PlatformDeps, ServiceInstance } from '../platform/service';
+} from '../../platform/health';
+import type { ServiceInstance } from '../platform/service';
+import type { PlatformDeps } from '../../platform/deps';
 import { runsEnvelope } from './envelope';
 import { RUNS_ERRORS } from './errors';
 import { runsRouter, type Starters } from './routes';

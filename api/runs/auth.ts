@@ -6,7 +6,7 @@ import { redisScript, type Redis } from '../../db/redis';
 import { findPrincipal, type KeyPrincipal } from '../../db/runs/tenants';
 import type { Permission } from '../../db/runs/permissions';
 import type { RefusalDetail } from './refusals';
-import type { Logger } from '../platform/logger';
+import type { Logger } from '../../platform/logger';
 import { isBackendUnreachable } from '../../db/unreachable';
 
 export type { KeyPrincipal };

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { v4 as uuidv4 } from 'uuid';
-import { loadConfig } from '../platform/config';
+import { loadConfig } from '../../platform/config';
 import { createDatabasePool, sql, type DatabasePool } from '../../db/pool';
 import { insertAudit } from '../../db/runs/audit';
 import {

@@ -6,8 +6,8 @@ import {
   isGrpcDeadlineError,
 } from '@temporalio/client';
 import { RUNS_ERRORS, runsError } from './errors';
-import type { PlatformDeps } from '../platform/service';
-import { isCatalogueCode } from '../platform/errors';
+import type { PlatformDeps } from '../../platform/deps';
+import { isCatalogueCode } from '../../platform/errors';
 import { sql } from '../../db/pool';
 import { insertAudit } from '../../db/runs/audit';
 import { isTerminal } from '../../db/runs/runs';

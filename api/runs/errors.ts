@@ -4,7 +4,7 @@ import {
   PRIVATE_NETWORK_ONLY,
   type ErrorCatalogue,
   type ErrorDefinition,
-} from '../platform/errors';
+} from '../../platform/errors';
 
 const refusal = (status: number, message: string, retryable = false): ErrorDefinition => ({
   status,

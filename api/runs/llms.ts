@@ -7,7 +7,7 @@ import {
   WORKFLOW_STATES,
 } from '../../workflows/runs/dag-rules';
 import { CONTROL_FROM_STATES } from '../../workflows/runs/definitions';
-import type { ErrorDefinition } from '../platform/errors';
+import type { ErrorDefinition } from '../../platform/errors';
 import { RUNS_ERRORS } from './errors';
 import { mcpGuide, permissionsOf } from './mcp';
 import { SERVICE_OPERATIONS } from './openapi';

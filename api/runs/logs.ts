@@ -1,5 +1,5 @@
 import fs from 'node:fs/promises';
-import type { PlatformDeps } from '../platform/service';
+import type { PlatformDeps } from '../../platform/deps';
 import { isTerminal } from '../../db/runs/runs';
 import { loadRun } from './reads';
 import { LOG_CACHE_LINES_MAX, logCacheKey, logFilePath, type LogStream } from './log-store';

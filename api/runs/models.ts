@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { RUN_STATES } from '../../db/runs/runs';
 import { TIER_LIMIT_FIELDS } from '../../db/runs/tenants';
-import { UTC_INSTANT_PATTERN } from '../platform/instant';
+import { UTC_INSTANT_PATTERN } from '../../platform/instant';
 import { TENANT_QUOTAS } from './tenant';
 
 /**

@@ -2,7 +2,7 @@ import Joi from 'joi';
 import type { OperationContract, ResponseContract } from '../platform/http/contract';
 import { boundedText } from '../platform/http/text';
 import { JSON_RPC_ERROR, MCP_REQUEST_BODY, mcpTransportResponses } from '../platform/mcp/contract';
-import { isUtcInstant, UTC_INSTANT_PATTERN } from '../platform/instant';
+import { isUtcInstant, UTC_INSTANT_PATTERN } from '../../platform/instant';
 import type { Permission } from '../../db/runs/permissions';
 import { RUN_STATES } from '../../db/runs/runs';
 import { runsError } from './errors';

@@ -1,5 +1,5 @@
 import { runsError } from './errors';
-import type { PlatformDeps } from '../platform/service';
+import type { PlatformDeps } from '../../platform/deps';
 import { sql } from '../../db/pool';
 import { listUtilization } from '../../db/runs/utilization';
 import {

@@ -1,6 +1,6 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
-import type { PlatformDeps } from '../platform/service';
-import { taskQueues } from '../platform/temporal';
+import type { PlatformDeps } from '../../platform/deps';
+import { taskQueues } from '../../platform/temporal';
 import { executionSearchAttributes } from '../../workflows/platform/search-attributes';
 import { reconcileSummary } from '../../workflows/runs/summaries';
 import { RECONCILE_EVERY, reconcileScheduleId } from '../../workflows/runs/reconcile';

@@ -1,11 +1,11 @@
 import type { Context, Next } from 'koa';
-import { isDomainError, type DomainError } from '../platform/errors';
+import { isDomainError, type DomainError } from '../../platform/errors';
 import { errorResponse } from '../platform/http/error-response';
 import { RUNS_ERRORS } from './errors';
-import type { Logger } from '../platform/logger';
+import type { Logger } from '../../platform/logger';
 import type { DatabasePool } from '../../db/pool';
 import { insertAudit } from '../../db/runs/audit';
-import { jsonbSafe } from '../platform/jsonb';
+import { jsonbSafe } from '../../platform/jsonb';
 import { principalOf } from './auth';
 
 /**

@@ -1,6 +1,6 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
-import type { PlatformDeps } from '../platform/service';
-import { taskQueues } from '../platform/temporal';
+import type { PlatformDeps } from '../../platform/deps';
+import { taskQueues } from '../../platform/temporal';
 import { executionSearchAttributes } from '../../workflows/platform/search-attributes';
 import { retentionSummary } from '../../workflows/runs/summaries';
 import { RETENTION_PURGE_EVERY, retentionScheduleId } from '../../workflows/runs/retention';

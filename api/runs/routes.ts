@@ -4,7 +4,7 @@ import type { Context, Middleware, Next } from 'koa';
 import { runsError } from './errors';
 import { mount } from '../platform/http/contract';
 import type { ValidatedState } from '../platform/http/validate';
-import type { PlatformDeps } from '../platform/service';
+import type { PlatformDeps } from '../../platform/deps';
 import type { RunState } from '../../db/runs/runs';
 import type { Permission } from '../../db/runs/permissions';
 import { authenticate, principalOf, requirePermission, tenantRateLimit } from './auth';
@@ -30,7 +30,7 @@ import {
 import { controlWorkflow, decideGate, retryNode } from './dags/control';
 import type { WorkflowState } from '../../db/runs/workflows';
 import type { DeliveryFilter, DeliveryState } from '../../db/runs/webhooks';
-import { RequestValidationError } from '../platform/errors';
+import { RequestValidationError } from '../../platform/errors';
 import type { InlineWebhookBody } from './webhooks/inline';
 import type { DeliveryStarter } from './webhooks/starter';
 import { TestRequest, WEBHOOK_OPERATIONS } from './webhooks/operations';

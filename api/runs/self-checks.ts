@@ -1,7 +1,7 @@
 import { ulid } from '../../db/ids';
 import { runsError } from './errors';
-import type { PlatformDeps } from '../platform/service';
-import { taskQueues } from '../platform/temporal';
+import type { PlatformDeps } from '../../platform/deps';
+import { taskQueues } from '../../platform/temporal';
 import {
   deleteSelfCheck,
   findSelfCheck,

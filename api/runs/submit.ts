@@ -1,7 +1,7 @@
 import { ulid } from '../../db/ids';
 import { runsError } from './errors';
-import type { PlatformDeps } from '../platform/service';
-import { taskQueues } from '../platform/temporal';
+import type { PlatformDeps } from '../../platform/deps';
+import { taskQueues } from '../../platform/temporal';
 import { insertSubmittedRun, lockMeteredSecondsToday, type NewRun } from '../../db/runs/runs';
 import type { KeyPrincipal } from '../../db/runs/tenants';
 import type { RunWorkflowInput } from '../../workflows/runs/definitions';

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import type { PlatformDeps } from '../platform/service';
+import type { PlatformDeps } from '../../platform/deps';
 import { sql } from '../../db/pool';
 import { insertAudit, listAudit } from '../../db/runs/audit';
 import { findQuotas, QUOTA_FIELDS, updateQuotas, type TenantQuotasRow } from '../../db/runs/quotas';

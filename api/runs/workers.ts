@@ -1,5 +1,5 @@
-import type { PlatformDeps } from '../platform/service';
-import { taskQueues } from '../platform/temporal';
+import type { PlatformDeps } from '../../platform/deps';
+import { taskQueues } from '../../platform/temporal';
 import { sql } from '../../db/pool';
 
 /** temporal.api.enums.v1 values (the proto package is not a direct dependency). */

@@ -1,6 +1,6 @@
-import type { PlatformDeps } from '../platform/service';
-import { createOutboxDispatcher, type OutboxSource } from '../platform/outbox';
-import { taskQueues } from '../platform/temporal';
+import type { PlatformDeps } from '../../platform/deps';
+import { createOutboxDispatcher, type OutboxSource } from '../../platform/outbox';
+import { taskQueues } from '../../platform/temporal';
 import { sql } from '../../db/pool';
 import { executionSearchAttributes, RUN_STATE } from '../../workflows/platform/search-attributes';
 import { runWorkflowId, type RunWorkflowInput } from '../../workflows/runs/definitions';
@@ -52,7 +52,7 @@ function runStarts(deps: PlatformDeps): OutboxSource<RunWorkflowInput> {
   };
 }
 
-/** Starts run workflows off the request path (api/platform/outbox.ts). */
+/** Starts run workflows off the request path (platform/outbox.ts). */
 export function createWorkflowStarter(deps: PlatformDeps) {
   const dispatcher = createOutboxDispatcher(deps, runStarts(deps), {
     retryDelayMaxMs: RUN_START_RETRY_DELAY_MAX_MS,

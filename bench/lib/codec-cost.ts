@@ -1,6 +1,6 @@
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { isEncrypted } from '../../api/platform/payload-codec';
+import { isEncrypted } from '../../platform/payload-codec';
 
 /**
  * The encrypted payloads of a raw history (fetched by a client without a codec), as the codec

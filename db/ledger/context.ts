@@ -4,7 +4,7 @@ import {
   type DatabaseTransactionConnection,
 } from 'slonik';
 import { isLoginRefused, sql, sqlDetail, sqlState, type DatabasePool } from '../pool';
-import { DomainError, type DomainErrorInit } from '../../api/platform/errors';
+import { DomainError, type DomainErrorInit } from '../../platform/errors';
 
 /**
  * The ledger's codes for the database's own refusals: domain outcomes, no HTTP here (the ledger's

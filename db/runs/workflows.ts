@@ -56,7 +56,7 @@ export interface NewWorkflow {
   trigger?: { triggerId: string; occurrence: string } | null;
 }
 
-/** One secret parameter of a template run: its name and its ciphertext (api/platform/secrets.ts). */
+/** One secret parameter of a template run: its name and its ciphertext (platform/secrets.ts). */
 export interface WorkflowSecretRow {
   name: string;
   ciphertext: string;

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { bundleWorkflows } from '../../worker/workers';
-import { ENCRYPTED_ENCODING, payloadDataConverter } from '../../api/platform/payload-codec';
+import { ENCRYPTED_ENCODING, payloadDataConverter } from '../../platform/payload-codec';
 import { testPayloadKeys } from '../support/payload-keys';
 import * as workflows from '../../workflows';
 

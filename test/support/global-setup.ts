@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { loadStackEnv, DATA_DIR } from './stack-env';
 import { startWorkerProcess } from './worker-process';
-import { loadConfig } from '../../api/platform/config';
-import { createLogger } from '../../api/platform/logger';
+import { loadConfig } from '../../platform/config';
+import { createLogger } from '../../platform/logger';
 import { migrateAll } from '../../db/migrate';
 import { testNamespace, testRunPrefix } from './test-namespace';
 import { ensureWebhookTestCertificates, webhookTestEnv } from './webhook-test-env';

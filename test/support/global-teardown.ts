@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DATA_DIR } from './stack-env';
-import { loadConfig } from '../../api/platform/config';
+import { loadConfig } from '../../platform/config';
 import { cleanTestNamespace } from './test-namespace';
 
 export default async function globalTeardown(): Promise<void> {

@@ -3,7 +3,7 @@ import {
   EncryptionCodec,
   parsePayloadKeys,
   type PayloadKey,
-} from '../../api/platform/payload-codec';
+} from '../../platform/payload-codec';
 
 /**
  * The payload keys of every test run (its in-process services and its worker), fixed and in the

@@ -1,5 +1,5 @@
-import { loadConfig, type Config } from '../../api/platform/config';
-import { createLogger } from '../../api/platform/logger';
+import { loadConfig, type Config } from '../../platform/config';
+import { createLogger } from '../../platform/logger';
 import { bootService, type BootedService } from '../../api/platform/bootstrap';
 import { SERVICES, type ServiceName } from '../../api/services';
 

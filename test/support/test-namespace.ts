@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
-import type { Config } from '../../api/platform/config';
-import { createTemporalClient } from '../../api/platform/temporal';
+import type { Config } from '../../platform/config';
+import { createTemporalClient } from '../../platform/temporal';
 
 /** The namespace of the suite when the stack's env does not name one (scripts/stack's default). */
 export const DEFAULT_TEST_NAMESPACE = 'platform-test';

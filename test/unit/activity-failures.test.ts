@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { callService, toActivityFailure } from '../../activities/platform/domain-failures';
 import { LEDGER_ERRORS, ledgerError } from '../../api/ledger/errors';
-import { DomainError } from '../../api/platform/errors';
+import { DomainError } from '../../platform/errors';
 
 /** An activity's answer to a service's refusal: final ones end it, retryable ones retry it. */
 describe('toActivityFailure', () => {

@@ -1,4 +1,4 @@
-import { describeConfig, loadConfig } from '../../api/platform/config';
+import { describeConfig, loadConfig } from '../../platform/config';
 
 describe('config', () => {
   it('has working defaults for every key', () => {

@@ -1,4 +1,4 @@
-import { isRetryable, type ErrorCatalogue } from '../../api/platform/errors';
+import { isRetryable, type ErrorCatalogue } from '../../platform/errors';
 import { LEDGER_ERRORS, ledgerError } from '../../api/ledger/errors';
 import { SHOWN_AS_INVALID_REQUEST } from '../../api/ledger/envelope';
 import { LLMS_TXT } from '../../api/ledger/llms';

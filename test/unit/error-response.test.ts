@@ -1,5 +1,5 @@
 import { errorResponse } from '../../api/platform/http/error-response';
-import { DomainError, MethodNotAllowedError, platformError } from '../../api/platform/errors';
+import { DomainError, MethodNotAllowedError, platformError } from '../../platform/errors';
 import { RUNS_ERRORS, runsError } from '../../api/runs/errors';
 
 /** The one place a domain error becomes HTTP: the catalogue's status and the headers it implies. */

@@ -1,4 +1,4 @@
-import { watchEventLoop, type EventLoopStall } from '../../api/platform/event-loop';
+import { watchEventLoop, type EventLoopStall } from '../../platform/event-loop';
 
 const blockFor = (ms: number) => {
   const until = Date.now() + ms;

@@ -1,4 +1,4 @@
-import { parseInstantWithOffset } from '../../api/platform/instant';
+import { parseInstantWithOffset } from '../../platform/instant';
 
 /**
  * `at`, `expires_at` and `effective_at` are RFC 3339 date-times in the OpenAPI document (what

@@ -1,4 +1,4 @@
-import { jsonbSafe } from '../../api/platform/jsonb';
+import { jsonbSafe } from '../../platform/jsonb';
 
 describe('jsonbSafe', () => {
   it('keeps a NUL and a lone surrogate as their escape text', () => {

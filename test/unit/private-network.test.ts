@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import { isPrivateAddress, privateNetworkOnly } from '../../api/platform/http/private-network';
 import { errorResponse } from '../../api/platform/http/error-response';
-import type { DomainError } from '../../api/platform/errors';
+import type { DomainError } from '../../platform/errors';
 import { LEDGER_ERRORS } from '../../api/ledger/errors';
 import { RUNS_ERRORS } from '../../api/runs/errors';
 

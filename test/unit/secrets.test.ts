@@ -1,5 +1,5 @@
 import { createDecipheriv, randomBytes } from 'node:crypto';
-import { loadConfig } from '../../api/platform/config';
+import { loadConfig } from '../../platform/config';
 import {
   SecretDecryptionError,
   decryptSecret,
@@ -7,7 +7,7 @@ import {
   encryptSecret,
   encryptWorkflowSecret,
   parseSecretsKey,
-} from '../../api/platform/secrets';
+} from '../../platform/secrets';
 
 const KEY = randomBytes(32);
 const TEXT = 'pässwörd — 東京 🚀 "quoted" \\ back\nline';

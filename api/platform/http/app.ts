@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import Koa, { type Context, type Middleware, type Next } from 'koa';
 import type Router from '@koa/router';
 import client from 'prom-client';
-import type { Logger } from '../logger';
+import type { Logger } from '../../../platform/logger';
 import {
   isDomainError,
   MethodNotAllowedError,
   platformError,
   type DomainError,
   type ErrorCatalogue,
-} from '../errors';
+} from '../../../platform/errors';
 import { errorResponse } from './error-response';
 import { isBackendUnreachable } from '../../../db/unreachable';
 import { jsonBody, type JsonBodyOptions } from './json-body';

@@ -1,6 +1,6 @@
 import getRawBody from 'raw-body';
 import type { Context, Next } from 'koa';
-import { DomainError } from '../errors';
+import { DomainError } from '../../../platform/errors';
 
 declare module 'koa' {
   interface Request {

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import type { Context, Next } from 'koa';
-import { DomainError } from '../errors';
+import { DomainError } from '../../../platform/errors';
 
 const privateV4 = new net.BlockList();
 privateV4.addSubnet('127.0.0.0', 8, 'ipv4');

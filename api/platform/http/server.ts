@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type Koa from 'koa';
-import type { Logger } from '../logger';
+import type { Logger } from '../../../platform/logger';
 
 export interface RunningServer {
   server: http.Server;

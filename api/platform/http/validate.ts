@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import type { Context, Next } from 'koa';
-import { RequestValidationError, type ValidationIssue } from '../errors';
+import { RequestValidationError, type ValidationIssue } from '../../../platform/errors';
 import { compileJsonSchemaCheck } from './json-schema-check';
 
 export interface RequestSchemas {

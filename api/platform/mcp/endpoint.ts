@@ -11,7 +11,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { mount, type OperationContract } from '../http/contract';
-import type { Logger } from '../logger';
+import type { Logger } from '../../../platform/logger';
 import { dispatch, toolResultOf, type RequestListener } from './dispatch';
 import { restRequestOf, ToolArgumentError, type OperationTool } from './tools';
 

@@ -17,9 +17,9 @@ import {
   createOutboxDispatcher,
   type OutboxSource,
   type WorkflowStart,
-} from '../../platform/outbox';
-import type { PlatformDeps } from '../../platform/service';
-import { taskQueues } from '../../platform/temporal';
+} from '../../../platform/outbox';
+import type { PlatformDeps } from '../../../platform/deps';
+import { taskQueues } from '../../../platform/temporal';
 import { webhookTerms } from '../../runs/webhooks/terms';
 
 /**

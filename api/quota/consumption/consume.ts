@@ -22,8 +22,8 @@ import {
 } from './strict-statement';
 import type { EffectivePolicyRow } from '../../../db/quota/consumption';
 import type { AlertRuleRow } from '../../../db/quota/alert-rules';
-import type { Config } from '../../platform/config';
-import { taskQueues } from '../../platform/temporal';
+import type { Config } from '../../../platform/config';
+import { taskQueues } from '../../../platform/temporal';
 import { spendInRedis } from './fast-path';
 import { ledgerEntries, requestHashOf } from './records';
 import { parseExact, stringifyExact } from '../../platform/http/exact-json';

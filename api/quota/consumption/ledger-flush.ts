@@ -6,7 +6,7 @@ import {
   readLedgerStream,
 } from '../../../db/quota/fast-state';
 import type { Redis } from '../../../db/redis';
-import { taskQueues } from '../../platform/temporal';
+import { taskQueues } from '../../../platform/temporal';
 import { recordAlerts, type StreamedAlerts } from '../alerts/events';
 
 /**

@@ -8,7 +8,7 @@ import {
   type StrictQuotasRequest,
 } from '../../../db/quota/consumption';
 import type { DatabasePool } from '../../../db/pool';
-import { batcherPerOwner } from '../../platform/batching';
+import { batcherPerOwner } from '../../../platform/batching';
 import { crossingUsages } from '../alerts/crossings';
 import { CatalogueMoved, type CatalogueView } from '../catalogue-cache';
 import type { ConsumeBody } from './consume';
@@ -90,7 +90,7 @@ const BATCH_FLIGHTS_MAX = 2;
 
 /**
  * Group commit: strict consumes that arrive while a batch is in flight go together in the next
- * (api/platform/batching.ts); a batch that fails as a whole is decided request by request.
+ * (platform/batching.ts); a batch that fails as a whole is decided request by request.
  */
 const strictBatcher = batcherPerOwner((pool: DatabasePool) => ({
   sizeMax: BATCH_SIZE_MAX,

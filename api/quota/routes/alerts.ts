@@ -5,7 +5,7 @@ import {
   isWebhookUrl,
   WEBHOOK_URL_MAX_LENGTH,
   WEBHOOK_URL_PATTERN,
-} from '../../platform/webhooks/url';
+} from '../../../platform/webhooks/url';
 import { listTenantAlertEvents } from '../alerts/events';
 import {
   createAlertRule,

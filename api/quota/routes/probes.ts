@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import Joi from 'joi';
 import { sql } from '../../../db/pool';
-import { checkAll, redisCheck, withinTimeout } from '../../platform/health';
+import { checkAll, redisCheck, withinTimeout } from '../../../platform/health';
 import { isBackendUnreachable } from '../../../db/unreachable';
 import { flushLagSeconds } from '../consumption/ledger-flush';
 import {

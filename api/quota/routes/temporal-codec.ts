@@ -11,9 +11,9 @@ import {
   codecPayloads,
   type CodecPayloadsBody,
 } from '../../platform/codec-endpoint';
-import { payloadCodec } from '../../platform/payload-codec';
+import { payloadCodec } from '../../../platform/payload-codec';
 import { bodyRefusal } from '../errors';
-import type { Logger } from '../../platform/logger';
+import type { Logger } from '../../../platform/logger';
 import {
   mountOperation,
   operation,

@@ -5,7 +5,7 @@ import {
   WorkflowUpdateRPCTimeoutOrCancelledError,
   isGrpcDeadlineError,
 } from '@temporalio/client';
-import type { PlatformDeps } from '../../platform/service';
+import type { PlatformDeps } from '../../../platform/deps';
 import { insertAudit } from '../../../db/runs/audit';
 import type { KeyPrincipal } from '../../../db/runs/tenants';
 import {

@@ -1,4 +1,4 @@
-import type { PlatformDeps } from '../../platform/service';
+import type { PlatformDeps } from '../../../platform/deps';
 import {
   ACTIVE_WORKFLOW_STATES,
   findWorkflow,

@@ -1,7 +1,7 @@
 import type { WorkflowStartOptions } from '@temporalio/client';
-import type { PlatformDeps } from '../../platform/service';
-import { createOutboxDispatcher, type OutboxSource } from '../../platform/outbox';
-import { taskQueues } from '../../platform/temporal';
+import type { PlatformDeps } from '../../../platform/deps';
+import { createOutboxDispatcher, type OutboxSource } from '../../../platform/outbox';
+import { taskQueues } from '../../../platform/temporal';
 import { sql } from '../../../db/pool';
 import type { KeyPrincipal } from '../../../db/runs/tenants';
 import { clearWorkflowInputs, type WorkflowState } from '../../../db/runs/workflows';
@@ -89,7 +89,7 @@ function dagStarts(deps: PlatformDeps): OutboxSource<DagWorkflowInput> {
   };
 }
 
-/** Starts DAG workflows off the request path (api/platform/outbox.ts). */
+/** Starts DAG workflows off the request path (platform/outbox.ts). */
 export function createDagStarter(deps: PlatformDeps) {
   const dispatcher = createOutboxDispatcher(deps, dagStarts(deps), {
     retryDelayMaxMs: RUN_START_RETRY_DELAY_MAX_MS,

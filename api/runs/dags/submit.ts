@@ -1,6 +1,6 @@
 import { ulid } from '../../../db/ids';
-import type { PlatformDeps } from '../../platform/service';
-import { taskQueues } from '../../platform/temporal';
+import type { PlatformDeps } from '../../../platform/deps';
+import { taskQueues } from '../../../platform/temporal';
 import { lockMeteredSecondsToday } from '../../../db/runs/runs';
 import type { KeyPrincipal } from '../../../db/runs/tenants';
 import type { AuditRecordInput } from '../../../db/runs/audit';

@@ -20,7 +20,7 @@ import {
   type ScheduleRow,
 } from '../../../db/runs/schedules';
 import type { DatabasePool } from '../../../db/pool';
-import type { PlatformDeps } from '../../platform/service';
+import type { PlatformDeps } from '../../../platform/deps';
 import { executionSearchAttributes } from '../../../workflows/platform/search-attributes';
 import { scheduleFireSummary } from '../../../workflows/runs/summaries';
 import {

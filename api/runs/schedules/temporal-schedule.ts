@@ -1,5 +1,5 @@
 import type { ScheduleSpec } from '@temporalio/client';
-import type { PlatformDeps } from '../../platform/service';
+import type { PlatformDeps } from '../../../platform/deps';
 import { runsError } from '../errors';
 import { cronError, isTimeZone } from './cron';
 import { dstCalendars } from './dst';

@@ -17,8 +17,8 @@ import {
   type TemplateRow,
   type TemplateVersionRow,
 } from '../../../db/runs/templates';
-import { encryptWorkflowSecret } from '../../platform/secrets';
-import type { PlatformDeps } from '../../platform/service';
+import { encryptWorkflowSecret } from '../../../platform/secrets';
+import type { PlatformDeps } from '../../../platform/deps';
 import { runsError } from '../errors';
 import type { DagStarter } from '../dags/starter';
 import { submitWorkflow, type TemplateLaunch } from '../dags/submit';

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { TIMER_STATES } from '../../../db/runs/timers';
-import { isUtcInstant, parseInstantWithOffset } from '../../platform/instant';
+import { isUtcInstant, parseInstantWithOffset } from '../../../platform/instant';
 import { runsError } from '../errors';
 import {
   areaOperations,

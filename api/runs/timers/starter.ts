@@ -1,5 +1,5 @@
-import type { PlatformDeps } from '../../platform/service';
-import { createOutboxDispatcher, type OutboxSource } from '../../platform/outbox';
+import type { PlatformDeps } from '../../../platform/deps';
+import { createOutboxDispatcher, type OutboxSource } from '../../../platform/outbox';
 import { sql } from '../../../db/pool';
 import { executionSearchAttributes } from '../../../workflows/platform/search-attributes';
 import {
@@ -50,7 +50,7 @@ function timerStarts(deps: PlatformDeps): OutboxSource<TimerWorkflowInput> {
   };
 }
 
-/** Starts timer workflows off the request path (api/platform/outbox.ts). */
+/** Starts timer workflows off the request path (platform/outbox.ts). */
 export function createTimerStarter(deps: PlatformDeps) {
   const dispatcher = createOutboxDispatcher(deps, timerStarts(deps));
   return {

@@ -10,7 +10,7 @@ import {
   type TimerFilter,
 } from '../../../db/runs/timers';
 import type { DatabasePool } from '../../../db/pool';
-import type { PlatformDeps } from '../../platform/service';
+import type { PlatformDeps } from '../../../platform/deps';
 import { timerWorkflowId } from '../../../workflows/runs/timer';
 import { runsError } from '../errors';
 import { inlineWebhookRow, type InlineWebhookBody } from '../webhooks/inline';

@@ -1,5 +1,5 @@
 import type { TriggerParams, TriggerRow } from '../../../db/runs/triggers';
-import { decryptSecret, encryptSecret } from '../../platform/secrets';
+import { decryptSecret, encryptSecret } from '../../../platform/secrets';
 import { runsError } from '../errors';
 import type { TemplateParam } from '../templates/params';
 

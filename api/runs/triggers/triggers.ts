@@ -28,7 +28,7 @@ import {
   triggerTemporalId,
   type TriggerFireWorkflowInput,
 } from '../../../workflows/runs/trigger-fire';
-import type { PlatformDeps } from '../../platform/service';
+import type { PlatformDeps } from '../../../platform/deps';
 import { runsError } from '../errors';
 import { SCHEDULE_CATCHUP_WINDOW } from '../schedules/operations';
 import {

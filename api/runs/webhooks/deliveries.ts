@@ -10,7 +10,7 @@ import {
   type DeliveryScope,
 } from '../../../db/runs/webhooks';
 import { findWorkflowRow } from '../../../db/runs/workflows';
-import type { PlatformDeps } from '../../platform/service';
+import type { PlatformDeps } from '../../../platform/deps';
 import { runsError } from '../errors';
 import { loadRun } from '../reads';
 import { loadEndpoint } from './endpoints';

@@ -16,8 +16,8 @@ import {
   type EndpointRow,
 } from '../../../db/runs/webhooks';
 import type { DatabasePool } from '../../../db/pool';
-import type { PlatformDeps } from '../../platform/service';
-import { generateWebhookSecret } from '../../platform/webhooks/signing';
+import type { PlatformDeps } from '../../../platform/deps';
+import { generateWebhookSecret } from '../../../platform/webhooks/signing';
 import { runsError } from '../errors';
 import { TEST_EVENT, matches } from './catalogue';
 import { assertSubscription } from './inline';

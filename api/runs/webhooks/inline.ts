@@ -6,7 +6,7 @@ import {
   isWebhookUrl,
   WEBHOOK_URL_MAX_LENGTH,
   WEBHOOK_URL_PATTERN,
-} from '../../platform/webhooks/url';
+} from '../../../platform/webhooks/url';
 import { runsError } from '../errors';
 import { SUBSCRIBABLE, isSubscribable } from './catalogue';
 

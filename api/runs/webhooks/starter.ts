@@ -1,6 +1,6 @@
-import type { PlatformDeps } from '../../platform/service';
-import { createOutboxDispatcher, type OutboxSource } from '../../platform/outbox';
-import { taskQueues } from '../../platform/temporal';
+import type { PlatformDeps } from '../../../platform/deps';
+import { createOutboxDispatcher, type OutboxSource } from '../../../platform/outbox';
+import { taskQueues } from '../../../platform/temporal';
 import { sql } from '../../../db/pool';
 import {
   executionSearchAttributes,
@@ -87,7 +87,7 @@ async function eventTypeOf(deps: PlatformDeps, deliveryId: string): Promise<stri
     string | null;
 }
 
-/** Starts delivery workflows off the request path (api/platform/outbox.ts). */
+/** Starts delivery workflows off the request path (platform/outbox.ts). */
 export function createDeliveryStarter(deps: PlatformDeps) {
   const dispatcher = createOutboxDispatcher(deps, deliveryStarts(deps));
   return {

@@ -1,4 +1,4 @@
-import type { Config } from '../../platform/config';
+import type { Config } from '../../../platform/config';
 
 /** What every delivery workflow of this deployment is started with (its retry schedule). */
 export const webhookTerms = (config: Config) => ({

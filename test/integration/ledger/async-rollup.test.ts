@@ -1,5 +1,5 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment -- JSON replies in tests */
-import { loadConfig } from '../../../api/platform/config';
+import { loadConfig } from '../../../platform/config';
 import { createDatabasePool, sql, type DatabasePool } from '../../../db/pool';
 import { withSystem } from '../../../db/ledger/context';
 import { drainAsyncBalances, rollupAsyncBalances } from '../../../db/ledger/accounts';

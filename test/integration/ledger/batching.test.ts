@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-return -- JSON replies in tests */
 import { v7 as uuidv7 } from 'uuid';
-import { loadConfig } from '../../../api/platform/config';
+import { loadConfig } from '../../../platform/config';
 import { createDatabasePool, sql, type DatabasePool } from '../../../db/pool';
 import { LOCK_TIMEOUT_MS, withSystem, withTenant } from '../../../db/ledger/context';
 import { postTransactions } from '../../../db/ledger/transactions';
@@ -23,7 +23,7 @@ import {
 jest.setTimeout(120_000);
 
 /**
- * Group commit (migration 0009, api/platform/batching.ts): concurrent postings of a tenant go to
+ * Group commit (migration 0009, platform/batching.ts): concurrent postings of a tenant go to
  * Postgres in one statement and one transaction. Each posting must get exactly what it would get
  * alone, a refusal or an unexpected error must stay with its own posting, and batches in two
  * processes must never deadlock.

@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from 'uuid';
-import { loadConfig } from '../../../api/platform/config';
-import { DomainError } from '../../../api/platform/errors';
+import { loadConfig } from '../../../platform/config';
+import { DomainError } from '../../../platform/errors';
 import { errorResponse } from '../../../api/platform/http/error-response';
 import { LEDGER_ERRORS } from '../../../api/ledger/errors';
 import { ledgerEnvelope } from '../../../api/ledger/envelope';

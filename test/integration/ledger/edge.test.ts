@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment -- JSON replies in tests */
 import http from 'node:http';
-import { loadConfig } from '../../../api/platform/config';
+import { loadConfig } from '../../../platform/config';
 import { sql } from '../../../db/pool';
 import { withSystem, withTenant } from '../../../db/ledger/context';
 import { call, client, LedgerHarness, type TenantClients } from './support';

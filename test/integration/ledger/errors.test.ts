@@ -1,9 +1,9 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access -- JSON replies in tests */
-import { loadConfig } from '../../../api/platform/config';
+import { loadConfig } from '../../../platform/config';
 import { createDatabasePool, sql } from '../../../db/pool';
 import { withSystem, withTenant } from '../../../db/ledger/context';
 import { ledgerEnvelope } from '../../../api/ledger/envelope';
-import type { DomainError } from '../../../api/platform/errors';
+import type { DomainError } from '../../../platform/errors';
 import { errorResponse } from '../../../api/platform/http/error-response';
 import { LEDGER_ERRORS } from '../../../api/ledger/errors';
 import { LedgerHarness, newKey, transfer, type TenantClients } from './support';

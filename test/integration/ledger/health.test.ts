@@ -2,7 +2,7 @@
 import net from 'node:net';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { loadConfig } from '../../../api/platform/config';
+import { loadConfig } from '../../../platform/config';
 import { createDatabasePool, sql, sqlState } from '../../../db/pool';
 import { eventually, startTestService } from '../../support/services';
 import { call, client, LedgerHarness, transfer, type Reply, type TenantClients } from './support';

@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON replies in tests */
 import { v7 as uuidv7 } from 'uuid';
-import { loadConfig } from '../../../api/platform/config';
+import { loadConfig } from '../../../platform/config';
 import { createDatabasePool, sql, type DatabasePool } from '../../../db/pool';
 import { LOCK_TIMEOUT_MS, withSystem } from '../../../db/ledger/context';
 import type { PostingCall } from '../../../db/ledger/transactions';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { createTemporalClient, taskQueues } from '../../../api/platform/temporal';
+import { createTemporalClient, taskQueues } from '../../../platform/temporal';
 import { createDatabasePool, sql, type DatabasePool } from '../../../db/pool';
 import { ledgerHoldSweepWorkflow } from '../../../workflows/ledger/hold';
 import {

@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { createTemporalClient } from '../../../api/platform/temporal';
+import { createTemporalClient } from '../../../platform/temporal';
 import { runWorkflowId } from '../../../workflows/runs/definitions';
 import { dagWorkflowId } from '../../../workflows/runs/dag-definitions';
 import { holdWorkflowId } from '../../../workflows/ledger/hold';

@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { loadConfig } from '../../../api/platform/config';
-import { createLogger } from '../../../api/platform/logger';
+import { loadConfig } from '../../../platform/config';
+import { createLogger } from '../../../platform/logger';
 import {
   functionFiles,
   migrateAll,

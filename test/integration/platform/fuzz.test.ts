@@ -5,7 +5,7 @@ import path from 'node:path';
 import { DATA_DIR, REPO_ROOT } from '../../support/stack-env';
 import { LedgerHarness } from '../ledger/support';
 import { config, newTenant, startHarness, type Harness } from '../runs/support';
-import { createTemporalClient } from '../../../api/platform/temporal';
+import { createTemporalClient } from '../../../platform/temporal';
 import { sql } from '../../../db/pool';
 import { scheduleTemporalId } from '../../../workflows/runs/schedule-fire';
 import { ALL_WORKFLOW_PERMISSIONS } from '../runs/dag-support';

@@ -1,6 +1,6 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { ulid } from 'ulid';
-import { createTemporalClient } from '../../../api/platform/temporal';
+import { createTemporalClient } from '../../../platform/temporal';
 import { runWorkflowId } from '../../../workflows/runs/definitions';
 import { eventually } from '../../support/services';
 import { cleanTestNamespace, testNamespace } from '../../support/test-namespace';

@@ -1,13 +1,13 @@
 import type { Client } from '@temporalio/client';
-import { loadConfig } from '../../../api/platform/config';
-import { createLogger } from '../../../api/platform/logger';
+import { loadConfig } from '../../../platform/config';
+import { createLogger } from '../../../platform/logger';
 import {
   createOutboxDispatcher,
   type OutboxDispatcher,
   type OutboxLimits,
   type OutboxSource,
-} from '../../../api/platform/outbox';
-import { createTemporalClient } from '../../../api/platform/temporal';
+} from '../../../platform/outbox';
+import { createTemporalClient } from '../../../platform/temporal';
 import { createDatabasePool, sql, type DatabasePool } from '../../../db/pool';
 
 /**

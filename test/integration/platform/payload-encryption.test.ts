@@ -11,7 +11,7 @@ import {
   CODEC_MAX_METADATA,
   CODEC_MAX_PAYLOADS,
 } from '../../../api/platform/codec-endpoint';
-import { EncryptionCodec, ENCRYPTED_ENCODING } from '../../../api/platform/payload-codec';
+import { EncryptionCodec, ENCRYPTED_ENCODING } from '../../../platform/payload-codec';
 import { CODEC_PATH, CODEC_SESSION_COOKIE } from '../../../api/quota/routes/temporal-codec';
 import { runWorkflowId } from '../../../workflows/runs/definitions';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from '../runs/support';

@@ -1,4 +1,4 @@
-import { loadConfig } from '../../../api/platform/config';
+import { loadConfig } from '../../../platform/config';
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import { createDatabasePool, sql, type DatabasePool } from '../../../db/pool';
 

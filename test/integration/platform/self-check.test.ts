@@ -1,9 +1,9 @@
 import type { Client } from '@temporalio/client';
-import { loadConfig } from '../../../api/platform/config';
-import { createDocker } from '../../../api/platform/docker';
+import { loadConfig } from '../../../platform/config';
+import { createDocker } from '../../../platform/docker';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
 import { startTestService, eventually, type TestService } from '../../support/services';
-import { createTemporalClient } from '../../../api/platform/temporal';
+import { createTemporalClient } from '../../../platform/temporal';
 
 /**
  * One path through every layer: HTTP → Temporal workflow → activities that write Postgres and

@@ -1,10 +1,10 @@
 import net from 'node:net';
-import { loadConfig } from '../../../api/platform/config';
+import { loadConfig } from '../../../platform/config';
 import {
   createWebhookSender,
   type SendOutcome,
   type WebhookRequest,
-} from '../../../api/platform/webhooks/http-delivery';
+} from '../../../platform/webhooks/http-delivery';
 import { startHttpsReceiver, type Receiver } from '../../support/https-receiver';
 import { eventually } from '../../support/services';
 import {

@@ -3,9 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { sql } from '../../../db/pool';
-import { createTemporalClient } from '../../../api/platform/temporal';
+import { createTemporalClient } from '../../../platform/temporal';
 import { JOB_NAMES, jobScheduleId, jobWorkflowId } from '../../../api/quota/job-catalogue';
-import { taskQueues } from '../../../api/platform/temporal';
+import { taskQueues } from '../../../platform/temporal';
 import { config, startQuota, type QuotaHarness } from './support';
 
 describe('quota: background jobs and their probes', () => {

@@ -1,5 +1,5 @@
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument -- JSON replies in tests */
-import { loadConfig } from '../../../api/platform/config';
+import { loadConfig } from '../../../platform/config';
 import { createDatabasePool, type DatabasePool } from '../../../db/pool';
 import { closeRedis, createRedis, type Redis } from '../../../db/redis';
 import { runAdmin } from '../../../api/quota/cli';

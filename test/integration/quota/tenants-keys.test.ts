@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { sql } from '../../../db/pool';
-import { createTemporalClient } from '../../../api/platform/temporal';
+import { createTemporalClient } from '../../../platform/temporal';
 import { TENANT_SCOPE_NAMES } from '../../../api/quota/scopes';
 import { bootstrapWorkflowId } from '../../../workflows/quota/bootstrap';
 import { eventually } from '../../support/services';

@@ -7,7 +7,7 @@ import { sql } from '../../../db/pool';
 import { eventually } from '../../support/services';
 import { runAdmin } from '../../../api/runs/cli';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
-import { createTemporalClient } from '../../../api/platform/temporal';
+import { createTemporalClient } from '../../../platform/temporal';
 import { payloadValues } from '../../support/payload-keys';
 
 const exec = promisify(execFile);

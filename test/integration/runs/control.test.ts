@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import type { Client } from '@temporalio/client';
-import { createDocker } from '../../../api/platform/docker';
+import { createDocker } from '../../../platform/docker';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
 import { sql } from '../../../db/pool';
 import { createRedis } from '../../../db/redis';
 import { eventually } from '../../support/services';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
-import { createTemporalClient } from '../../../api/platform/temporal';
+import { createTemporalClient } from '../../../platform/temporal';
 import { CONTROL_ANSWER_TIMEOUT_MS } from '../../../api/runs/control';
 
 type Api = ReturnType<typeof client>;

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { createDocker } from '../../../api/platform/docker';
+import { createDocker } from '../../../platform/docker';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
 import { WORKER_READY_TIMEOUT_MS, ownWorker } from './own-worker';
 import { eventually } from '../../support/services';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ulid } from 'ulid';
-import { createDocker } from '../../../api/platform/docker';
+import { createDocker } from '../../../platform/docker';
 import { pullImage } from '../../../activities/docker/containers';
 import {
   createRunDockerActivities,

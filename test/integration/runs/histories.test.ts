@@ -5,8 +5,8 @@ import { Worker } from '@temporalio/worker';
 import { bundleWorkflows } from '../../../worker/workers';
 import { eventually } from '../../support/services';
 import { IMAGE, client, config, newTenant, startHarness } from './support';
-import { createTemporalClient } from '../../../api/platform/temporal';
-import { payloadDataConverter } from '../../../api/platform/payload-codec';
+import { createTemporalClient } from '../../../platform/temporal';
+import { payloadDataConverter } from '../../../platform/payload-codec';
 
 /**
  * Recorded histories of the run workflow (normal, paused/resumed, timed out, killed, waited for a

@@ -1,5 +1,5 @@
 import { eventually } from '../../support/services';
-import { createDocker } from '../../../api/platform/docker';
+import { createDocker } from '../../../platform/docker';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
 

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Client as TemporalClient } from '@temporalio/client';
-import { createTemporalClient } from '../../../api/platform/temporal';
+import { createTemporalClient } from '../../../platform/temporal';
 import { LLMS_TXT } from '../../../api/runs/llms';
 import { permissionsOf, RUNS_MCP_TOOLS } from '../../../api/runs/mcp';
 import { dagWorkflowId } from '../../../workflows/runs/dag-definitions';

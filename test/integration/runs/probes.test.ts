@@ -4,7 +4,7 @@ import { retentionScheduleId } from '../../../workflows/runs/retention';
 import { reconcileScheduleId } from '../../../workflows/runs/reconcile';
 import { eventually } from '../../support/services';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
-import { createTemporalClient } from '../../../api/platform/temporal';
+import { createTemporalClient } from '../../../platform/temporal';
 
 describe('runs probes', () => {
   let h: Harness;

@@ -3,9 +3,9 @@ import path from 'node:path';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { ulid } from 'ulid';
-import { createDocker } from '../../../api/platform/docker';
+import { createDocker } from '../../../platform/docker';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
-import { createLogger } from '../../../api/platform/logger';
+import { createLogger } from '../../../platform/logger';
 import { ensureReconcileSchedule } from '../../../api/runs/reconcile';
 import { runAdmin } from '../../../api/runs/cli';
 import { sql } from '../../../db/pool';
@@ -18,7 +18,7 @@ import {
 } from '../../../workflows/runs/reconcile';
 import { eventually } from '../../support/services';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
-import { createTemporalClient } from '../../../api/platform/temporal';
+import { createTemporalClient } from '../../../platform/temporal';
 
 /**
  * The reconciler against the real stack: an operator terminates (or deletes) a run's

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { createDocker } from '../../../api/platform/docker';
+import { createDocker } from '../../../platform/docker';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
 import { runWorkflowId } from '../../../workflows/runs/definitions';
 import { eventually } from '../../support/services';
@@ -17,7 +17,7 @@ import {
   startHarness,
   type Harness,
 } from './support';
-import { createTemporalClient } from '../../../api/platform/temporal';
+import { createTemporalClient } from '../../../platform/temporal';
 
 const TERMINAL = ['exited', 'failed', 'timeout', 'killed'];
 /**

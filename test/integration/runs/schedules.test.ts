@@ -4,7 +4,7 @@ import { ulid } from 'ulid';
 import { ScheduleNotFoundError, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { msToTs, tsToMs } from '@temporalio/common/lib/time';
-import { createTemporalClient } from '../../../api/platform/temporal';
+import { createTemporalClient } from '../../../platform/temporal';
 import { openApiDocument } from '../../../api/runs/openapi';
 import { sql } from '../../../db/pool';
 import { SERVICE, TENANT_ID } from '../../../workflows/platform/search-attributes';

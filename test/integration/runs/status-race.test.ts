@@ -1,6 +1,6 @@
 import { sql, type DatabasePool } from '../../../db/pool';
 import { getRunStatus } from '../../../api/runs/reads';
-import type { PlatformDeps } from '../../../api/platform/service';
+import type { PlatformDeps } from '../../../platform/deps';
 import { IMAGE, client, newTenant, startHarness, type Harness } from './support';
 
 /**

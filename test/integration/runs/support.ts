@@ -1,9 +1,9 @@
 import { ulid } from 'ulid';
-import { loadConfig } from '../../../api/platform/config';
+import { loadConfig } from '../../../platform/config';
 import { createDatabasePool, type DatabasePool } from '../../../db/pool';
 import { runAdmin } from '../../../api/runs/cli';
 import { eventually, startTestService, type TestService } from '../../support/services';
-import { createDocker } from '../../../api/platform/docker';
+import { createDocker } from '../../../platform/docker';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
 
 export const config = loadConfig();

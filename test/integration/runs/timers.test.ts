@@ -4,7 +4,7 @@ import path from 'node:path';
 import { ulid } from 'ulid';
 import type { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { createTemporalClient } from '../../../api/platform/temporal';
+import { createTemporalClient } from '../../../platform/temporal';
 import { runAdmin } from '../../../api/runs/cli';
 import { openApiDocument } from '../../../api/runs/openapi';
 import { LABELS_MAX, PAYLOAD_MAX_BYTES } from '../../../api/runs/payloads';

@@ -9,7 +9,7 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { createTemporalClient } from '../../../api/platform/temporal';
+import { createTemporalClient } from '../../../platform/temporal';
 import { openApiDocument } from '../../../api/runs/openapi';
 import { runAdmin } from '../../../api/runs/cli';
 import { sql } from '../../../db/pool';

@@ -4,7 +4,7 @@ import { sql } from '../../../db/pool';
 import type { KeyPrincipal } from '../../../db/runs/tenants';
 import { openApiDocument } from '../../../api/runs/openapi';
 import { runAdmin } from '../../../api/runs/cli';
-import { createTemporalClient } from '../../../api/platform/temporal';
+import { createTemporalClient } from '../../../platform/temporal';
 import { patchEndpoint } from '../../../api/runs/webhooks/endpoints';
 import type { DeliveryStarter } from '../../../api/runs/webhooks/starter';
 import { runWorkflowId } from '../../../workflows/runs/definitions';

@@ -1,6 +1,6 @@
 import { ulid } from 'ulid';
 import { migrateAll } from '../../../db/migrate';
-import { createLogger } from '../../../api/platform/logger';
+import { createLogger } from '../../../platform/logger';
 import { createDatabasePool, sql, type DatabasePool } from '../../../db/pool';
 import {
   findWorkflow,

@@ -12,7 +12,7 @@ import {
 import { runAdmin } from '../../../api/runs/cli';
 import { CONTROL_CATCH_UP_MS } from '../../../api/runs/control';
 import { openApiDocument } from '../../../api/runs/openapi';
-import { createTemporalClient, taskQueues } from '../../../api/platform/temporal';
+import { createTemporalClient, taskQueues } from '../../../platform/temporal';
 import { DAG_STATE, TENANT_ID } from '../../../workflows/platform/search-attributes';
 import { dagWorkflowId } from '../../../workflows/runs/dag-definitions';
 import type { NodeState } from '../../../workflows/runs/dag-rules';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
-import { payloadDataConverter } from '../../../api/platform/payload-codec';
+import { payloadDataConverter } from '../../../platform/payload-codec';
 import { testPayloadKeys } from '../../support/payload-keys';
 
 jest.setTimeout(120_000);

@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-unsafe-argument -- JSON replies in tests */
 import { decimalToMinor, floorToMinor, minorToDecimal } from '../../../api/ledger/money';
-import { parseInstantWithOffset } from '../../../api/platform/instant';
+import { parseInstantWithOffset } from '../../../platform/instant';
 import { availableBalance } from '../../../api/ledger/posting';
 
 describe('money as integer minor units', () => {

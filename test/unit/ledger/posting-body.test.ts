@@ -1,4 +1,4 @@
-import { isDomainError } from '../../../api/platform/errors';
+import { isDomainError } from '../../../platform/errors';
 import { TRANSACTION_CREATE } from '../../../api/ledger/operations';
 import {
   parsedTransactionOf,

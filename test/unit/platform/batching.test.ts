@@ -1,4 +1,4 @@
-import { batcherPerOwner, NaturalBatcher, type BatchFlight } from '../../../api/platform/batching';
+import { batcherPerOwner, NaturalBatcher, type BatchFlight } from '../../../platform/batching';
 
 /** A batcher whose calls are recorded and answered when the test says so. */
 function harness(options: { sizeMax?: number; flightsMax?: number } = {}) {

@@ -8,8 +8,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createApp } from '../../../api/platform/http/app';
 import { mount, type OperationContract } from '../../../api/platform/http/contract';
-import { createLogger } from '../../../api/platform/logger';
-import { PLATFORM_ERRORS, RequestValidationError } from '../../../api/platform/errors';
+import { createLogger } from '../../../platform/logger';
+import { PLATFORM_ERRORS, RequestValidationError } from '../../../platform/errors';
 import {
   mountMcpEndpoint,
   operationTools,

@@ -8,8 +8,8 @@ import {
   parsePayloadKeys,
   payloadCodec,
   type PayloadKey,
-} from '../../../api/platform/payload-codec';
-import { loadConfig } from '../../../api/platform/config';
+} from '../../../platform/payload-codec';
+import { loadConfig } from '../../../platform/config';
 
 const key = (id: string, bytes = randomBytes(32)): PayloadKey => ({ id, key: bytes });
 const entry = (k: PayloadKey) => `${k.id}:${k.key.toString('base64')}`;

@@ -1,4 +1,4 @@
-import { DomainError } from '../../../api/platform/errors';
+import { DomainError } from '../../../platform/errors';
 import { SUBSCRIBABLE } from '../../../api/runs/webhooks/catalogue';
 import { changesOf, testEnvelope } from '../../../api/runs/webhooks/endpoints';
 import {
@@ -6,7 +6,7 @@ import {
   assertSubscription,
   inlineWebhookRow,
 } from '../../../api/runs/webhooks/inline';
-import { WEBHOOK_URL_PATTERN, isWebhookUrl } from '../../../api/platform/webhooks/url';
+import { WEBHOOK_URL_PATTERN, isWebhookUrl } from '../../../platform/webhooks/url';
 import { TESTABLE_EVENTS, TestRequest } from '../../../api/runs/webhooks/operations';
 
 const codeOf = (fn: () => void): string | null => {

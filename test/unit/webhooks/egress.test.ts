@@ -1,4 +1,4 @@
-import { createEgressPolicy } from '../../../api/platform/webhooks/egress';
+import { createEgressPolicy } from '../../../platform/webhooks/egress';
 
 const noAllowList = createEgressPolicy([]);
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createWebhookSender, outcomeOfStatus } from '../../../api/platform/webhooks/http-delivery';
+import { createWebhookSender, outcomeOfStatus } from '../../../platform/webhooks/http-delivery';
 
 describe('outcomeOfStatus', () => {
   it.each([200, 201, 204, 299])('%i is delivered', (status) => {

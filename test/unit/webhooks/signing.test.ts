@@ -1,5 +1,5 @@
 import { pythonSignature } from '../../support/python-signature';
-import { generateWebhookSecret, svcSignature } from '../../../api/platform/webhooks/signing';
+import { generateWebhookSecret, svcSignature } from '../../../platform/webhooks/signing';
 
 const TIMESTAMP = 1_764_000_000;
 const BODY = JSON.stringify({

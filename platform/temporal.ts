@@ -2,7 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { Config } from './config';
 import { payloadDataConverter } from './payload-codec';
 
-export { taskQueues, type TaskQueues } from '../../workflows/platform/task-queues';
+export { taskQueues, type TaskQueues } from '../workflows/platform/task-queues';
 
 /**
  * A Temporal client whose connection is made on first use, so an API starts (and answers

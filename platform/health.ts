@@ -1,5 +1,5 @@
-import { isLoginRefused, sql, type DatabasePool } from '../../db/pool';
-import type { Redis } from '../../db/redis';
+import { isLoginRefused, sql, type DatabasePool } from '../db/pool';
+import type { Redis } from '../db/redis';
 
 export type BackendStatus = 'up' | 'down';
 export type BackendCheck = () => Promise<BackendStatus>;
