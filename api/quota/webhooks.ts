@@ -18,7 +18,10 @@ import {
 import { platformVersion } from '../../db/repository';
 import type { Config } from '../../platform/config';
 import { createWebhookSender, type WebhookSender } from '../../platform/webhooks/http-delivery';
-import { newStandardSecret, standardWebhookHeaders } from '../../platform/webhooks/standard-signing';
+import {
+  newStandardSecret,
+  standardWebhookHeaders,
+} from '../../platform/webhooks/standard-signing';
 import { audited } from './catalogue';
 import type { Principal } from './credentials';
 import { quotaError } from './errors';

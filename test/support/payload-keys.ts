@@ -1,9 +1,5 @@
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
-import {
-  EncryptionCodec,
-  parsePayloadKeys,
-  type PayloadKey,
-} from '../../platform/payload-codec';
+import { EncryptionCodec, parsePayloadKeys, type PayloadKey } from '../../platform/payload-codec';
 
 /**
  * The payload keys of every test run (its in-process services and its worker), fixed and in the

@@ -1,4 +1,8 @@
-import { MethodNotAllowedError, type DomainError, type ErrorCatalogue } from '../../../platform/errors';
+import {
+  MethodNotAllowedError,
+  type DomainError,
+  type ErrorCatalogue,
+} from '../../../platform/errors';
 
 /**
  * The one place a domain error becomes HTTP: its status from the service's catalogue (500 for a
