@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import path from 'node:path';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../platform/config';
 import { createLogger } from '../platform/logger';
 import { createDatabasePool } from '../db/pool';
@@ -9,12 +9,20 @@ import { createDocker } from '../platform/docker';
 import { createRedis } from '../db/redis';
 import { bundleWorkflows, createWorkers } from './workers';
 import { startDockerHostPresence } from './runs';
+import { temporalLogger } from './temporal-logger';
 
 /** The Temporal worker process: hosts every task queue of this host until SIGINT/SIGTERM. */
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, { process: 'worker', workerId: config.workerId });
-  Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: ['SIGINT', 'SIGTERM'] });
+  Runtime.install({
+    logger: temporalLogger(logger),
+    // The native core's lines too, forwarded to the same logger instead of the console.
+    telemetryOptions: {
+      logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'WARN', other: 'WARN' }) },
+    },
+    shutdownSignals: ['SIGINT', 'SIGTERM'],
+  });
 
   const pool = await createDatabasePool(config, { applicationName: 'worker' });
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
