@@ -163,7 +163,8 @@ describe('quota: alert mails', () => {
           recipient: `nobody-${w.n}@example.test`,
           subjectLine: 'a test',
           bodyText: 'a test',
-          workflowTaskQueue: 'no-worker-polls-this',
+          // Under the run's prefix: were a workflow started on it, the run's teardown ends it.
+          workflowTaskQueue: `${process.env.TASK_QUEUE_PREFIX ?? ''}no-worker-polls-this`,
         },
       ]);
       return id;

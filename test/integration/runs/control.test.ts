@@ -265,7 +265,9 @@ describe("a control when the run's workflow cannot answer", () => {
   let h: Harness;
   beforeAll(async () => {
     // Task queues no worker polls: the run's workflow is started but never runs.
-    h = await startHarness({ TASK_QUEUE_PREFIX: `no-worker-${Date.now().toString(36)}-` });
+    // Under the run's own prefix, so the run's teardown ends the workflow nobody runs.
+    const prefix = `${process.env.TASK_QUEUE_PREFIX ?? ''}no-worker-${Date.now().toString(36)}-`;
+    h = await startHarness({ TASK_QUEUE_PREFIX: prefix });
   });
   afterAll(() => h?.close());
 
