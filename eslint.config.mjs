@@ -29,6 +29,33 @@ const THE_SERVICES = {
   group: ['**/api/**'],
   message: 'db/ and platform/ are below the services: move what they need down or pass it in',
 };
+/**
+ * Workflow bodies (files importing '@temporalio/workflow'): only the worker's workflow bundle
+ * loads them (worker/ names the bundle by `workflowsPath: require.resolve('../workflows')`, not
+ * an import). What a service, an activity or data access shares with a workflow lives in a pure
+ * sibling, the only paths under workflows/ they may import (relative to workflows/).
+ */
+const SHARED_WITH_WORKFLOWS = [
+  '[^/]+/[^/]*definitions', // <area>/<workflow>-definitions.ts: ids, inputs, updates
+  '[^/]+/summaries', // <area>/summaries.ts: the Web UI's summaries of a start
+  'runs/dag-rules',
+  'platform/search-attributes',
+  'platform/task-queues',
+];
+/**
+ * Anything under workflows/ (the bundle's index.ts too) but those. A regex: a gitignore group's
+ * `!` cannot re-include a file once its folder is excluded. Not db/runs/workflows.ts
+ * ('./workflows'). An `import type` of a workflow function for a typed start is erased, so it
+ * loads nothing and stays allowed.
+ */
+const WORKFLOW_BODIES = {
+  regex: `^(\\.\\./)+workflows(?!/(${SHARED_WITH_WORKFLOWS.join('|')})$)(/.*)?$`,
+  caseSensitive: true,
+  allowTypeImports: true,
+  message:
+    "a workflow body is loaded only by the worker's workflow bundle: import what you share with it from its pure <workflow>-definitions.ts",
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.data/**', 'jest.config.js'] },
   js.configs.recommended,
@@ -48,6 +75,20 @@ export default tseslint.config(
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
       ],
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true }],
+    },
+  },
+  {
+    // Workflow bodies are the worker's bundle alone (a separate rule, so it adds to, never
+    // replaces, each folder's no-restricted-imports below).
+    files: [
+      'api/**/*.ts',
+      'activities/**/*.ts',
+      'db/**/*.ts',
+      'worker/**/*.ts',
+      'platform/**/*.ts',
+    ],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [WORKFLOW_BODIES] }],
     },
   },
   {

@@ -52,7 +52,7 @@ import { createDatabasePool, sql, type DatabasePool } from '../db/pool';
 import { migrateAll } from '../db/migrate';
 import { withSystem } from '../db/ledger/context';
 import { insertTenant } from '../db/ledger/tenants';
-import { holdWorkflowId } from '../workflows/ledger/hold';
+import { holdWorkflowId } from '../workflows/ledger/hold-definitions';
 import { runWorkflowId } from '../workflows/runs/definitions';
 import { loadStackEnv } from '../test/support/stack-env';
 import { testNamespace } from '../test/support/test-namespace';

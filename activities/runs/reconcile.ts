@@ -5,7 +5,10 @@ import { activeRunsPage, eventStored, type ActiveRunRow } from '../../db/runs/re
 import { transitionRun, type RunState, type TransitionOutcome } from '../../db/runs/runs';
 import { taskQueues } from '../../workflows/platform/task-queues';
 import { runWorkflowId } from '../../workflows/runs/definitions';
-import { RECONCILE_REASONS, type ReconcileReason } from '../../workflows/runs/reconcile';
+import {
+  RECONCILE_REASONS,
+  type ReconcileReason,
+} from '../../workflows/runs/reconcile-definitions';
 import { refundUnusedSeconds, wakeWaitingRuns } from './run';
 
 /** A run whose row is active while its workflow is closed or gone (see runsReconcileWorkflow). */

@@ -22,7 +22,7 @@ import {
 } from '../../db/runs/triggers';
 import { clearWorkflowInputs } from '../../db/runs/workflows';
 import type { DagWorkflowInput } from '../../workflows/runs/dag-definitions';
-import { triggerTemporalId } from '../../workflows/runs/trigger-fire';
+import { triggerTemporalId } from '../../workflows/runs/trigger-fire-definitions';
 
 /** What fireTrigger did for one occurrence. */
 export type TriggerFireResult =

@@ -21,7 +21,7 @@ import {
   holdSweepScheduleId,
   holdWorkflowId,
   type HoldInput,
-} from '../../workflows/ledger/hold';
+} from '../../workflows/ledger/hold-definitions';
 
 /** How often every API process looks for holds whose workflow start is not confirmed. */
 export const OUTBOX_POLL_INTERVAL_MS = 1_000;

@@ -14,7 +14,7 @@ import {
 } from '../../db/quota/tenants';
 import { executionSearchAttributes } from '../../workflows/platform/search-attributes';
 import { bootstrapSummary } from '../../workflows/quota/summaries';
-import { bootstrapWorkflowId } from '../../workflows/quota/bootstrap';
+import { bootstrapWorkflowId } from '../../workflows/quota/bootstrap-definitions';
 import { createOutboxDispatcher, type OutboxSource } from '../../platform/outbox';
 import type { PlatformDeps } from '../../platform/deps';
 import { taskQueues } from '../../platform/temporal';

@@ -30,7 +30,7 @@ import { createDeliveryStarter } from './webhooks/starter';
 import { createEventPublisher } from './webhooks/publisher';
 import { createTimerStarter } from './timers/starter';
 import { getSelfCheck, startSelfCheck, type SelfCheckRequest } from './self-checks';
-import { selfCheckWorkflowId } from '../../workflows/runs/self-check';
+import { selfCheckWorkflowId } from '../../workflows/runs/self-check-definitions';
 
 export const RUNS_BODY_LIMIT_BYTES = 1024 * 1024;
 export const RUNS_JSON_DEPTH_MAX = 64;

@@ -3,7 +3,7 @@ import type { PlatformDeps } from '../../platform/deps';
 import { taskQueues } from '../../platform/temporal';
 import { executionSearchAttributes } from '../../workflows/platform/search-attributes';
 import { reconcileSummary } from '../../workflows/runs/summaries';
-import { RECONCILE_EVERY, reconcileScheduleId } from '../../workflows/runs/reconcile';
+import { RECONCILE_EVERY, reconcileScheduleId } from '../../workflows/runs/reconcile-definitions';
 import { PLATFORM_TENANT } from './self-checks';
 
 /**

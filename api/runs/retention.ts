@@ -3,7 +3,10 @@ import type { PlatformDeps } from '../../platform/deps';
 import { taskQueues } from '../../platform/temporal';
 import { executionSearchAttributes } from '../../workflows/platform/search-attributes';
 import { retentionSummary } from '../../workflows/runs/summaries';
-import { RETENTION_PURGE_EVERY, retentionScheduleId } from '../../workflows/runs/retention';
+import {
+  RETENTION_PURGE_EVERY,
+  retentionScheduleId,
+} from '../../workflows/runs/retention-definitions';
 import { PLATFORM_TENANT } from './self-checks';
 
 /**

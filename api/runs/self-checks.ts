@@ -8,7 +8,10 @@ import {
   insertSelfCheck,
   type SelfCheckRow,
 } from '../../db/runs/self-checks';
-import { selfCheckWorkflowId, type SelfCheckInput } from '../../workflows/runs/self-check';
+import {
+  selfCheckWorkflowId,
+  type SelfCheckInput,
+} from '../../workflows/runs/self-check-definitions';
 import { executionSearchAttributes } from '../../workflows/platform/search-attributes';
 import { selfCheckSummary } from '../../workflows/runs/summaries';
 

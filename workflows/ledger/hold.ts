@@ -1,22 +1,7 @@
-import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { LedgerHoldActivities, SweepResult } from '../../activities/ledger/holds';
 import { postgresProfile } from '../platform/activity-profiles';
-
-/** `ledger-hold/<transaction_id>`: an operator with a transaction id finds its hold in one search. */
-export const holdWorkflowId = (transactionId: string): string => `ledger-hold/${transactionId}`;
-/** `schedule/<prefix>ledger-hold-sweep`; the prefix is empty outside tests. */
-export const holdSweepScheduleId = (taskQueuePrefix: string): string =>
-  `schedule/${taskQueuePrefix}ledger-hold-sweep`;
-
-/** Sent by commit and void: the hold is final, stop waiting. */
-export const holdSettledSignal = defineSignal<[{ state: string }]>('holdSettled');
-
-export interface HoldInput {
-  tenantId: string;
-  transactionId: string;
-  /** The hold's expires_at as epoch milliseconds. */
-  expiresAtMs: number;
-}
+import { holdSettledSignal, type HoldInput } from './hold-definitions';
 
 export type HoldOutcome = 'settled' | 'expired' | 'already_final';
 

@@ -2,9 +2,6 @@ import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { QuotaBootstrapActivities } from '../../activities/quota/bootstrap';
 import { postgresProfile } from '../platform/activity-profiles';
 
-/** `quota-bootstrap/<tenant_id>`: an operator finds a tenant's bootstrap by its id. */
-export const bootstrapWorkflowId = (tenantId: string): string => `quota-bootstrap/${tenantId}`;
-
 /** Tries before the bootstrap is recorded as failed (an operator re-runs it: bootstrap-authz). */
 export const BOOTSTRAP_ATTEMPTS = 5;
 

@@ -7,12 +7,8 @@ import type {
 import type { RunDockerActivities } from '../../activities/runs/run-docker';
 import { dockerCallProfile, postgresProfile } from '../platform/activity-profiles';
 import { workflowUlid } from './ids';
+import type { ReconcileReason } from './reconcile-definitions';
 
-/** The operator-visible schedule that runs the reconciler (id carries the task-queue prefix). */
-export const reconcileScheduleId = (taskQueuePrefix: string): string =>
-  `schedule/${taskQueuePrefix}runs-reconcile`;
-/** A stuck run holds a tenant's slot; a few minutes is the longest we let that last. */
-export const RECONCILE_EVERY = '2 minutes';
 /** Stale runs repaired per pass at most (the rest wait for the next pass). */
 export const RECONCILE_BATCH_SIZE = 50;
 /** Active rows read (and their workflows described) per activity call. */
@@ -31,20 +27,6 @@ export const RECONCILE_CLOSED_GRACE_SECONDS = 60;
  * (workflow_input set) are never considered: they belong to the start sweeper.
  */
 export const RECONCILE_MISSING_GRACE_SECONDS = 300;
-
-/**
- * Why the reconciler failed a run (the run's `reason`): the state of its workflow execution
- * `run/<track_id>` as Temporal describes it.
- */
-export const RECONCILE_REASONS = {
-  TERMINATED: 'workflow_terminated',
-  FAILED: 'workflow_failed',
-  TIMED_OUT: 'workflow_timed_out',
-  CANCELLED: 'workflow_cancelled',
-  COMPLETED: 'workflow_completed',
-  MISSING: 'workflow_missing',
-} as const;
-export type ReconcileReason = (typeof RECONCILE_REASONS)[keyof typeof RECONCILE_REASONS];
 
 export interface ReconcileInput {
   /** Defaults are the constants above; tests pass 0 graces. */

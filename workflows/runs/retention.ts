@@ -2,10 +2,6 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { RetentionActivities } from '../../activities/runs/retention';
 import { postgresProfile } from '../platform/activity-profiles';
 
-/** The operator-visible schedule that runs the purge (id carries the task-queue prefix). */
-export const retentionScheduleId = (taskQueuePrefix: string): string =>
-  `schedule/${taskQueuePrefix}runs-retention-purge`;
-export const RETENTION_PURGE_EVERY = '1 hour';
 /** Runs deleted per activity call; the workflow loops until a batch comes back short. */
 export const RETENTION_BATCH_SIZE = 500;
 /** Batches per execution, so one purge never grows an unbounded history. */

@@ -2,30 +2,13 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { ScheduleActivities, ScheduleFireResult } from '../../activities/runs/schedules';
 import { localPostgresProfile } from '../platform/activity-profiles';
-
-/** One Temporal Schedule per schedule: `schedule/<schedule_id>`. */
-export const scheduleTemporalId = (scheduleId: string): string => `schedule/${scheduleId}`;
-/**
- * The workflow id a schedule's action is given; Temporal appends the occurrence to it, so one
- * fire is `schedule-fire/<schedule_id>-<occurrence, RFC 3339 UTC>`.
- */
-export const scheduleFireWorkflowIdBase = (scheduleId: string): string =>
-  `schedule-fire/${scheduleId}`;
-export const SCHEDULE_FIRE_WORKFLOW_TYPE = 'scheduleFireWorkflow';
+import type { ScheduleFireWorkflowInput } from './schedule-fire-definitions';
 
 /** Set by Temporal on every execution a schedule starts: the occurrence it stands for. */
 export const TEMPORAL_SCHEDULED_START_TIME = defineSearchAttributeKey(
   'TemporalScheduledStartTime',
   SearchAttributeType.DATETIME,
 );
-
-export interface ScheduleFireWorkflowInput {
-  scheduleId: string;
-  tenantId: string;
-  /** The schedule's cron and zone when the action was set (absent from fires before the DST rule). */
-  cron?: string;
-  timezone?: string;
-}
 
 const db = proxyLocalActivities<ScheduleActivities>(localPostgresProfile);
 

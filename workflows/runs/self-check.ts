@@ -12,10 +12,6 @@ import {
   postgresProfile,
 } from '../platform/activity-profiles';
 
-export type { SelfCheckInput };
-
-export const selfCheckWorkflowId = (checkId: string): string => `self-check/${checkId}`;
-
 export interface SelfCheckOutcome extends SelfCheckContainerResult {
   workerId: string;
 }

@@ -6,17 +6,7 @@ import {
 } from '@temporalio/workflow';
 import type { TimerActivities, TimerFireResult } from '../../activities/runs/timers';
 import { localPostgresProfile } from '../platform/activity-profiles';
-
-/** One execution per timer: `timer/<timer_id>`. */
-export const timerWorkflowId = (timerId: string): string => `timer/${timerId}`;
-export const TIMER_WORKFLOW_TYPE = 'timerWorkflow';
-
-export interface TimerWorkflowInput {
-  timerId: string;
-  tenantId: string;
-  /** The instant to fire at, ISO-8601 UTC (the row's, to the millisecond). */
-  fireAt: string;
-}
+import type { TimerWorkflowInput } from './timer-definitions';
 
 /** fireTimer's outcome, or `cancelled` when the execution was cancelled while it slept. */
 export type TimerWorkflowResult = TimerFireResult;

@@ -13,22 +13,10 @@ import { dagSummary } from './summaries';
 import { dagWorkflow } from './dag';
 import { dagWorkflowId } from './dag-definitions';
 import { scheduledOccurrence } from './schedule-fire';
+import type { TriggerFireWorkflowInput } from './trigger-fire-definitions';
 
-/** One Temporal Schedule per template trigger: `trigger/<trigger_id>`. */
-export const triggerTemporalId = (triggerId: string): string => `trigger/${triggerId}`;
-/** Temporal appends the occurrence: `trigger-fire/<trigger_id>-<occurrence, RFC 3339 UTC>`. */
-export const triggerFireWorkflowIdBase = (triggerId: string): string => `trigger-fire/${triggerId}`;
-export const TRIGGER_FIRE_WORKFLOW_TYPE = 'triggerFireWorkflow';
 /** The failure type a fire ends with when its launch was refused (the trigger is disabled). */
 export const TRIGGER_DISABLED_FAILURE = 'TriggerDisabled';
-
-export interface TriggerFireWorkflowInput {
-  triggerId: string;
-  tenantId: string;
-  /** The trigger's cron and zone when the action was set: they name the occurrence's wall time. */
-  cron: string;
-  timezone: string;
-}
 
 const db = proxyLocalActivities<TriggerActivities>(localPostgresProfile);
 const temporal = proxyActivities<TriggerActivities>(postgresProfile);

@@ -28,7 +28,7 @@ import {
   scheduleFireWorkflowIdBase,
   scheduleTemporalId,
   type ScheduleFireWorkflowInput,
-} from '../../../workflows/runs/schedule-fire';
+} from '../../../workflows/runs/schedule-fire-definitions';
 import { runsError } from '../errors';
 import { inlineWebhookRow, type InlineWebhookBody } from '../webhooks/inline';
 import { runsQueue } from '../webhooks/starter';

@@ -6,7 +6,7 @@ import {
   TIMER_WORKFLOW_TYPE,
   timerWorkflowId,
   type TimerWorkflowInput,
-} from '../../../workflows/runs/timer';
+} from '../../../workflows/runs/timer-definitions';
 import { timerSummary } from '../../../workflows/runs/summaries';
 import { runsQueue } from '../webhooks/starter';
 

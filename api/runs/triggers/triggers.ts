@@ -27,7 +27,7 @@ import {
   triggerFireWorkflowIdBase,
   triggerTemporalId,
   type TriggerFireWorkflowInput,
-} from '../../../workflows/runs/trigger-fire';
+} from '../../../workflows/runs/trigger-fire-definitions';
 import type { PlatformDeps } from '../../../platform/deps';
 import { runsError } from '../errors';
 import { SCHEDULE_CATCHUP_WINDOW } from '../schedules/operations';

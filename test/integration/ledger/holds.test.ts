@@ -8,7 +8,7 @@ import { sql } from '../../../db/pool';
 import { withSystem } from '../../../db/ledger/context';
 import { createTransaction } from '../../../api/ledger/transactions';
 import { readDueHolds, type DueHold } from '../../../db/ledger/transactions';
-import { holdSweepScheduleId, holdWorkflowId } from '../../../workflows/ledger/hold';
+import { holdSweepScheduleId, holdWorkflowId } from '../../../workflows/ledger/hold-definitions';
 import { eventually } from '../../support/services';
 import { LedgerHarness, type TenantClients } from './support';
 import { createTemporalClient } from '../../../platform/temporal';

@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import { createTemporalClient } from '../../../platform/temporal';
 import { runWorkflowId } from '../../../workflows/runs/definitions';
 import { dagWorkflowId } from '../../../workflows/runs/dag-definitions';
-import { holdWorkflowId } from '../../../workflows/ledger/hold';
+import { holdWorkflowId } from '../../../workflows/ledger/hold-definitions';
 import {
   DAG_STATE,
   HOLD_EXPIRES_AT,

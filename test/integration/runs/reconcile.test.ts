@@ -11,11 +11,8 @@ import { runAdmin } from '../../../api/runs/cli';
 import { sql } from '../../../db/pool';
 import { taskQueues } from '../../../workflows/platform/task-queues';
 import { executionSearchAttributes } from '../../../workflows/platform/search-attributes';
-import {
-  reconcileScheduleId,
-  type ReconcileInput,
-  type runsReconcileWorkflow,
-} from '../../../workflows/runs/reconcile';
+import type { ReconcileInput, runsReconcileWorkflow } from '../../../workflows/runs/reconcile';
+import { reconcileScheduleId } from '../../../workflows/runs/reconcile-definitions';
 import { eventually } from '../../support/services';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
 import { createTemporalClient } from '../../../platform/temporal';

@@ -11,7 +11,7 @@ import { SERVICE, TENANT_ID } from '../../../workflows/platform/search-attribute
 import {
   scheduleFireWorkflowIdBase,
   scheduleTemporalId,
-} from '../../../workflows/runs/schedule-fire';
+} from '../../../workflows/runs/schedule-fire-definitions';
 import { createScheduleActivities } from '../../../activities/runs/schedules';
 import { wallTimeOf } from '../../../api/runs/schedules/dst';
 import { eventually } from '../../support/services';

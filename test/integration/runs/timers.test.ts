@@ -11,7 +11,7 @@ import { LABELS_MAX, PAYLOAD_MAX_BYTES } from '../../../api/runs/payloads';
 import { TIMER_HORIZON_DAYS } from '../../../api/runs/timers/operations';
 import { sql } from '../../../db/pool';
 import { SERVICE, TENANT_ID } from '../../../workflows/platform/search-attributes';
-import { timerWorkflowId } from '../../../workflows/runs/timer';
+import { timerWorkflowId } from '../../../workflows/runs/timer-definitions';
 import { eventually } from '../../support/services';
 import {
   startHttpsReceiver,

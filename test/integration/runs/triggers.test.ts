@@ -19,7 +19,7 @@ import {
   TRIGGER_FIRE_WORKFLOW_TYPE,
   triggerFireWorkflowIdBase,
   triggerTemporalId,
-} from '../../../workflows/runs/trigger-fire';
+} from '../../../workflows/runs/trigger-fire-definitions';
 import { createTriggerActivities } from '../../../activities/runs/triggers';
 import { eventually } from '../../support/services';
 import { runsConformance } from './conformance';
