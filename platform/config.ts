@@ -260,6 +260,49 @@ export interface Config {
   };
 }
 
+/** The environment as the schema validated and converted it. */
+interface ValidatedEnv {
+  DATABASE_URL: string;
+  DATABASE_POOL_SIZE: number;
+  DATABASE_STATEMENT_TIMEOUT_MS: number;
+  REDIS_URL: string;
+  TEMPORAL_ADDRESS: string;
+  TEMPORAL_NAMESPACE: string;
+  TEMPORAL_PAYLOAD_KEYS: string;
+  TEMPORAL_CODEC_CORS_ORIGINS: string;
+  TASK_QUEUE_PREFIX: string;
+  WORKER_ID: string;
+  DOCKER_SOCKET: string;
+  REGISTRY_ADDRESS: string;
+  BIND_HOST: string;
+  LEDGER_PORT: number;
+  RUNS_PORT: number;
+  QUOTA_PORT: number;
+  LOG_LEVEL: string;
+  SHUTDOWN_GRACE_MS: number;
+  RUNS_LOG_DIR: string;
+  RUNS_DOCKER_HOST: boolean;
+  RUNS_RATE_LIMIT_REQUESTS: number;
+  RUNS_RATE_LIMIT_WINDOW_SECONDS: number;
+  RUNS_RETENTION_SCHEDULE: boolean;
+  RUNS_SECRETS_KEY: string;
+  WEBHOOK_RETRY_DELAYS_SECONDS: string;
+  WEBHOOK_EGRESS_ALLOW: string;
+  WEBHOOK_CA_FILE: string;
+  WEBHOOK_ATTEMPT_TIMEOUT_MS: number;
+  SMTP_URL: string;
+  ALERT_MAIL_FROM: string;
+  LEDGER_EDGE_RATE_PER_SECOND: number;
+  LEDGER_EDGE_BURST: number;
+  LEDGER_EDGE_BODY_LIMIT_BYTES: number;
+  LEDGER_MONTHLY_CALL_QUOTA: number;
+  LEDGER_HOLD_SWEEP_SCHEDULE: boolean;
+  LEDGER_HOLD_SWEEP_INTERVAL_SECONDS: number;
+  QUOTA_JOB_SCHEDULES: boolean;
+  QUOTA_FLUSH_BUDGET_SECONDS: number;
+}
+
+/** The configuration from the environment, validated once at start-up (a bad value stops it). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const result: Joi.ValidationResult<unknown> = schema.validate(env, {
     abortEarly: false,
@@ -270,46 +313,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `invalid configuration: ${result.error.details.map((d) => d.message).join('; ')}`,
     );
   }
-  const v = result.value as {
-    DATABASE_URL: string;
-    DATABASE_POOL_SIZE: number;
-    DATABASE_STATEMENT_TIMEOUT_MS: number;
-    REDIS_URL: string;
-    TEMPORAL_ADDRESS: string;
-    TEMPORAL_NAMESPACE: string;
-    TEMPORAL_PAYLOAD_KEYS: string;
-    TEMPORAL_CODEC_CORS_ORIGINS: string;
-    TASK_QUEUE_PREFIX: string;
-    WORKER_ID: string;
-    DOCKER_SOCKET: string;
-    REGISTRY_ADDRESS: string;
-    BIND_HOST: string;
-    LEDGER_PORT: number;
-    RUNS_PORT: number;
-    QUOTA_PORT: number;
-    LOG_LEVEL: string;
-    SHUTDOWN_GRACE_MS: number;
-    RUNS_LOG_DIR: string;
-    RUNS_DOCKER_HOST: boolean;
-    RUNS_RATE_LIMIT_REQUESTS: number;
-    RUNS_RATE_LIMIT_WINDOW_SECONDS: number;
-    RUNS_RETENTION_SCHEDULE: boolean;
-    RUNS_SECRETS_KEY: string;
-    WEBHOOK_RETRY_DELAYS_SECONDS: string;
-    WEBHOOK_EGRESS_ALLOW: string;
-    WEBHOOK_CA_FILE: string;
-    WEBHOOK_ATTEMPT_TIMEOUT_MS: number;
-    SMTP_URL: string;
-    ALERT_MAIL_FROM: string;
-    LEDGER_EDGE_RATE_PER_SECOND: number;
-    LEDGER_EDGE_BURST: number;
-    LEDGER_EDGE_BODY_LIMIT_BYTES: number;
-    LEDGER_MONTHLY_CALL_QUOTA: number;
-    LEDGER_HOLD_SWEEP_SCHEDULE: boolean;
-    LEDGER_HOLD_SWEEP_INTERVAL_SECONDS: number;
-    QUOTA_JOB_SCHEDULES: boolean;
-    QUOTA_FLUSH_BUDGET_SECONDS: number;
-  };
+  return configOf(result.value as ValidatedEnv);
+}
+
+function configOf(v: ValidatedEnv): Config {
   return {
     databaseUrl: v.DATABASE_URL,
     databasePoolSize: v.DATABASE_POOL_SIZE,
@@ -330,44 +337,43 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ports: { ledger: v.LEDGER_PORT, runs: v.RUNS_PORT, quota: v.QUOTA_PORT },
     logLevel: v.LOG_LEVEL,
     shutdownGraceMs: v.SHUTDOWN_GRACE_MS,
-    // --- runs service ---
-    runs: {
-      logDir: v.RUNS_LOG_DIR,
-      dockerHost: v.RUNS_DOCKER_HOST,
-      rateLimitRequests: v.RUNS_RATE_LIMIT_REQUESTS,
-      rateLimitWindowSeconds: v.RUNS_RATE_LIMIT_WINDOW_SECONDS,
-      retentionSchedule: v.RUNS_RETENTION_SCHEDULE,
-      secretsKey: v.RUNS_SECRETS_KEY === '' ? null : parseSecretsKey(v.RUNS_SECRETS_KEY),
-    },
-    // --- end runs service ---
-    webhooks: {
-      retryDelaysSeconds: v.WEBHOOK_RETRY_DELAYS_SECONDS.split(',').map(Number),
-      egressAllow: v.WEBHOOK_EGRESS_ALLOW.split(',')
-        .map((cidr) => cidr.trim())
-        .filter((cidr) => cidr !== ''),
-      caFile: v.WEBHOOK_CA_FILE === '' ? null : v.WEBHOOK_CA_FILE,
-      attemptTimeoutMs: v.WEBHOOK_ATTEMPT_TIMEOUT_MS,
-    },
-    mail: {
-      smtpUrl: v.SMTP_URL === '' ? null : v.SMTP_URL,
-      from: v.ALERT_MAIL_FROM,
-    },
-    // --- ledger service ---
-    ledger: {
-      edgeRatePerSecond: v.LEDGER_EDGE_RATE_PER_SECOND,
-      edgeBurst: v.LEDGER_EDGE_BURST,
-      edgeBodyLimitBytes: v.LEDGER_EDGE_BODY_LIMIT_BYTES,
-      monthlyCallQuota: v.LEDGER_MONTHLY_CALL_QUOTA,
-      holdSweepSchedule: v.LEDGER_HOLD_SWEEP_SCHEDULE,
-      holdSweepIntervalSeconds: v.LEDGER_HOLD_SWEEP_INTERVAL_SECONDS,
-    },
-    // --- end ledger service ---
+    runs: runsConfigOf(v),
+    webhooks: webhooksConfigOf(v),
+    mail: { smtpUrl: v.SMTP_URL === '' ? null : v.SMTP_URL, from: v.ALERT_MAIL_FROM },
+    ledger: ledgerConfigOf(v),
     quota: {
       jobSchedules: v.QUOTA_JOB_SCHEDULES,
       flushBudgetSeconds: v.QUOTA_FLUSH_BUDGET_SECONDS,
     },
   };
 }
+
+const runsConfigOf = (v: ValidatedEnv): Config['runs'] => ({
+  logDir: v.RUNS_LOG_DIR,
+  dockerHost: v.RUNS_DOCKER_HOST,
+  rateLimitRequests: v.RUNS_RATE_LIMIT_REQUESTS,
+  rateLimitWindowSeconds: v.RUNS_RATE_LIMIT_WINDOW_SECONDS,
+  retentionSchedule: v.RUNS_RETENTION_SCHEDULE,
+  secretsKey: v.RUNS_SECRETS_KEY === '' ? null : parseSecretsKey(v.RUNS_SECRETS_KEY),
+});
+
+const webhooksConfigOf = (v: ValidatedEnv): Config['webhooks'] => ({
+  retryDelaysSeconds: v.WEBHOOK_RETRY_DELAYS_SECONDS.split(',').map(Number),
+  egressAllow: v.WEBHOOK_EGRESS_ALLOW.split(',')
+    .map((cidr) => cidr.trim())
+    .filter((cidr) => cidr !== ''),
+  caFile: v.WEBHOOK_CA_FILE === '' ? null : v.WEBHOOK_CA_FILE,
+  attemptTimeoutMs: v.WEBHOOK_ATTEMPT_TIMEOUT_MS,
+});
+
+const ledgerConfigOf = (v: ValidatedEnv): Config['ledger'] => ({
+  edgeRatePerSecond: v.LEDGER_EDGE_RATE_PER_SECOND,
+  edgeBurst: v.LEDGER_EDGE_BURST,
+  edgeBodyLimitBytes: v.LEDGER_EDGE_BODY_LIMIT_BYTES,
+  monthlyCallQuota: v.LEDGER_MONTHLY_CALL_QUOTA,
+  holdSweepSchedule: v.LEDGER_HOLD_SWEEP_SCHEDULE,
+  holdSweepIntervalSeconds: v.LEDGER_HOLD_SWEEP_INTERVAL_SECONDS,
+});
 
 /** One line per key for `--help` style output and the README. */
 export function describeConfig(): string[] {
