@@ -13,8 +13,9 @@ export interface WorkflowStart {
 }
 
 /**
- * One kind of outbox row: a committed row that asks for a workflow (a hold to expire, a run to
- * start; later a delivery, a reservation, a DAG). The dispatcher needs only these four answers.
+ * One kind of outbox row: a committed row that asks for a workflow (a ledger hold to expire; a
+ * run, a DAG, a timer or a webhook delivery of the runs service; a quota tenant's bootstrap, an
+ * alert's webhook delivery or mail). The dispatcher needs only these four answers.
  */
 export interface OutboxSource<Row> {
   /** In logs: `ledger holds`, `run starts`. */

@@ -8,7 +8,6 @@ import type { Docker } from '../../platform/docker';
 import { OWNER_LABEL, findOwnedContainer, pullImageOrFail } from '../docker/containers';
 import { sampleOf, type DockerStats } from '../docker/stats';
 import { LogCapture } from './log-capture';
-import { RUNS_REDIS_PREFIX } from '../../api/runs/log-store';
 import { settleRunEnd, type RunEnd } from './run';
 import {
   findRunStanding,
@@ -51,12 +50,6 @@ export interface ContainerOutcome {
   /** The follow activity removed the container (asked to with removeOnExit). */
   removed?: boolean;
 }
-
-/**
- * Where code before migration runs/0005 kept the outcome (Redis, 24 h): still read, so a retry
- * of a follow activity that an older worker started answers too. Unused after 2026-11-24.
- */
-const legacyOutcomeKey = (trackId: string) => `${RUNS_REDIS_PREFIX}outcome:${trackId}`;
 
 const isHttpStatus = (error: unknown, ...codes: number[]) =>
   codes.includes((error as { statusCode?: number }).statusCode ?? 0);
@@ -309,7 +302,6 @@ export function createRunDockerActivities(deps: {
     },
   };
 
-  /** What an earlier attempt of followRunContainer answered before it removed the container. */
   /**
    * A container is made only for a run whose row is `pulling`: a run already running or paused
    * (an earlier attempt launched it, or an operator reset its workflow) answers its container;
@@ -326,11 +318,9 @@ export function createRunDockerActivities(deps: {
     );
   }
 
+  /** What an earlier attempt of followRunContainer answered before it removed the container. */
   async function keptOutcome(trackId: string): Promise<ContainerOutcome | null> {
-    const kept = (await findContainerOutcome(deps.pool, trackId)) as ContainerOutcome | null;
-    if (kept) return kept;
-    const legacy = await deps.redis.get(legacyOutcomeKey(trackId));
-    return legacy === null ? null : (JSON.parse(legacy) as ContainerOutcome);
+    return (await findContainerOutcome(deps.pool, trackId)) as ContainerOutcome | null;
   }
 
   /**

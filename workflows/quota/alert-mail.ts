@@ -11,9 +11,9 @@
  * Its end is upserted as DeliveryState (sent, failed, ended): failed mails are one query.
  *
  * PATCHES, by the steps of Temporal's patching sample (see workflows/runs/run.ts):
- * - delivery-state: step 2, patched() (landed 2026-11-27): the DeliveryState upsert at the end.
- *   Histories recorded before it (no marker) replay its old branch, no upsert. Next
- *   (deprecatePatch) once no open alertMailWorkflow started before it landed.
+ * - delivery-state: step 2, patched(): the DeliveryState upsert at the end. Histories recorded
+ *   before it (no marker) replay its old branch, no upsert. Next (deprecatePatch) once no open
+ *   alertMailWorkflow started before this patch was deployed.
  * RECORDED HISTORIES: test/histories/quota/alert-mail-*.json (before delivery-state).
  */
 import { patched, proxyActivities, sleep, upsertSearchAttributes } from '@temporalio/workflow';

@@ -49,8 +49,8 @@ export async function dagWorkflow(input: DagWorkflowInput): Promise<DagEnded> {
 
 /**
  * A template run's scheduled_start defers the whole graph: the workflow stays pending (a durable
- * timer; a cancel ends the wait). Patch `dag-scheduled-start` (step 2, landed 2026-11-25): only
- * an execution with a start still ahead takes the wait, and records the marker.
+ * timer; a cancel ends the wait). Patch `dag-scheduled-start` (step 2, patched()): only an
+ * execution with a start still ahead takes the wait, and records the marker.
  */
 const SCHEDULED_START_PATCH = 'dag-scheduled-start';
 
