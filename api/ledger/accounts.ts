@@ -40,7 +40,7 @@ export function presentAccount(a: AccountRow) {
   };
 }
 
-/** A request validated by operations.ts (ACCOUNT_CREATE); the floor is judged here. */
+/** A request validated by routes/accounts.ts (ACCOUNT_CREATE); the floor is judged here. */
 export interface AccountInput {
   asset_type_id: string;
   name?: string;
@@ -113,7 +113,7 @@ const countersOf = (b: BalanceRow): Counters => ({
   pendingCredits: BigInt(b.pending_credits),
 });
 
-/** A request validated by operations.ts (ACCOUNT_PATCH); the floor is judged here. */
+/** A request validated by routes/accounts.ts (ACCOUNT_PATCH); the floor is judged here. */
 export interface AccountPatch {
   name?: string;
   metadata?: Record<string, unknown>;
@@ -216,7 +216,7 @@ export async function getBalance(pool: DatabasePool, tenantId: string, accountId
   });
 }
 
-/** `at` (epoch ms) and `basis`, validated by operations.ts (INVALID_AS_OF). */
+/** `at` (epoch ms) and `basis`, validated by routes/balances.ts (INVALID_AS_OF). */
 export interface BalanceAsOfQuery {
   at: number;
   basis: 'effective' | 'recorded';

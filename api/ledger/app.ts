@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import type { Middleware } from 'koa';
 import client from 'prom-client';
 import { createApp } from '../platform/http/app';
 import { BackendMonitor, postgresLoginCheck, type DatabaseStatus } from '../../platform/health';
@@ -6,18 +7,15 @@ import type { ServiceInstance } from '../platform/service';
 import type { PlatformDeps } from '../../platform/deps';
 import { ledgerBody } from './envelope';
 import { LEDGER_ERRORS } from './errors';
-import { ledgerRouter } from './routes';
+import { ledgerRouter, type LedgerRouteDeps } from './routes';
+import { mountProbeRoutes } from './routes/probes';
 import { HoldDispatcher } from './holds';
 import { edgeBodyLimit, edgeRateLimit } from './edge';
 import { monthlyCallMeter } from './metering';
 import { openApiDocument } from './openapi';
-import { LLMS_TXT } from './llms';
 import { postingBatchMetrics } from './metrics';
 import { drainAsyncBalances } from '../../db/ledger/accounts';
 import { enableAutoPipelining } from '../../db/redis';
-import { privateNetworkOnly } from '../platform/http/private-network';
-import { mount } from '../platform/http/contract';
-import { PROBE_OPERATIONS } from './operations';
 
 /** Request bodies past this size are refused by the application (the edge allows less). */
 export const LEDGER_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -64,81 +62,98 @@ export function ledgerHealth(database: DatabaseStatus | 'unknown'): {
   }
 }
 
-export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
-  // /healthz makes no network call of its own: it reads what the monitor last saw.
-  const monitor = new BackendMonitor({ database: postgresLoginCheck(deps.pool) });
-  let rollup: NodeJS.Timeout | undefined;
-  const holds = new HoldDispatcher(deps);
-  const ledgerConfig = deps.config.ledger;
-  // Every request makes two small Redis calls (edge limit, call meter): concurrent ones share writes.
-  enableAutoPipelining(deps.redis);
-  const router = new Router();
-  mount(router, PROBE_OPERATIONS.health, [], (ctx) => {
-    const health = ledgerHealth(monitor.snapshot().database);
-    ctx.status = health.status;
-    ctx.body = health.body;
-  });
-
-  mount(router, PROBE_OPERATIONS.openapi, [], (ctx) => {
-    ctx.body = openApiDocument;
-  });
-  mount(
-    router,
-    PROBE_OPERATIONS.metrics,
-    [privateNetworkOnly('metrics', 'FORBIDDEN')],
-    async (ctx) => {
-      ctx.type = metrics.contentType;
-      ctx.body = await metrics.metrics();
-    },
-  );
-  // Registered once the app's registry exists (below).
-  const postings = new client.Counter({
+/** ledger_postings_total, registered once the app's registry exists. */
+function postingsCounter() {
+  return new client.Counter({
     name: 'ledger_postings_total',
     help: 'POST /v1/transactions by path (one_statement: a remembered key, in one statement; general: key lookup and claim first) and outcome',
     labelNames: ['path', 'outcome'],
     registers: [],
   });
-  mount(router, PROBE_OPERATIONS.llms, [], (ctx) => {
-    ctx.type = 'text/plain; charset=utf-8';
-    ctx.body = LLMS_TXT;
-  });
+}
 
+/** The edge: the rate limit per source address, then the edge's body limit. */
+function ledgerEdge(deps: PlatformDeps): Middleware[] {
+  const ledgerConfig = deps.config.ledger;
+  return [
+    edgeRateLimit({
+      redis: deps.redis,
+      logger: deps.logger,
+      ratePerSecond: ledgerConfig.edgeRatePerSecond,
+      burst: ledgerConfig.edgeBurst,
+      bodyLimitBytes: ledgerConfig.edgeBodyLimitBytes,
+    }),
+    edgeBodyLimit({ bodyLimitBytes: ledgerConfig.edgeBodyLimitBytes }),
+  ];
+}
+
+/** What the routes call out to: the monthly meter, holds' expiry workflows, the posting count. */
+function ledgerRouteDeps(
+  deps: PlatformDeps,
+  holds: HoldDispatcher,
+  postings: ReturnType<typeof postingsCounter>,
+): LedgerRouteDeps {
+  return {
+    pool: deps.pool,
+    meter: monthlyCallMeter({
+      redis: deps.redis,
+      pool: deps.pool,
+      logger: deps.logger,
+      monthlyCallQuota: deps.config.ledger.monthlyCallQuota,
+    }),
+    holdPlaced: (principal, created) =>
+      holds.dispatch({
+        tenantId: principal.tenantId,
+        transactionId: created.transaction_id,
+        expiresAtMs: created.hold!.expiresAtMs,
+      }),
+    holdSettled: (settled) => holds.settled(settled.transaction_id, settled.state),
+    countPosting: (path, outcome) => postings.inc({ path, outcome }),
+  };
+}
+
+/**
+ * Advances async accounts' balances from their queued deltas every ASYNC_ROLLUP_INTERVAL_MS.
+ * Every API process runs it: concurrent consumers skip each other's accounts, and an empty queue
+ * costs one index probe, so there is no leader to elect.
+ */
+function startAsyncRollup(deps: PlatformDeps): NodeJS.Timeout {
+  let rolling = false;
+  const rollup = setInterval(() => {
+    if (rolling) return;
+    rolling = true;
+    drainAsyncBalances(deps.pool, ASYNC_ROLLUP_BUDGET_MS)
+      .catch((error: unknown) => deps.logger.warn({ err: error }, 'async rollup failed'))
+      .finally(() => {
+        rolling = false;
+      });
+  }, ASYNC_ROLLUP_INTERVAL_MS);
+  rollup.unref();
+  return rollup;
+}
+
+export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
+  // /healthz makes no network call of its own: it reads what the monitor last saw.
+  const monitor = new BackendMonitor({ database: postgresLoginCheck(deps.pool) });
+  let rollup: NodeJS.Timeout | undefined;
+  const holds = new HoldDispatcher(deps);
+  // Every request makes two small Redis calls (edge limit, call meter): concurrent ones share writes.
+  enableAutoPipelining(deps.redis);
+  const probes = new Router();
+  mountProbeRoutes(probes, {
+    health: () => ledgerHealth(monitor.snapshot().database),
+    document: openApiDocument,
+    metrics: () => metrics,
+  });
+  const postings = postingsCounter();
   const { app, metrics } = createApp({
     service: 'ledger',
     logger: deps.logger,
     envelope: ledgerBody,
     errors: LEDGER_ERRORS,
     body: { limitBytes: LEDGER_BODY_LIMIT_BYTES, maxDepth: LEDGER_JSON_DEPTH_MAX },
-    edge: [
-      edgeRateLimit({
-        redis: deps.redis,
-        logger: deps.logger,
-        ratePerSecond: ledgerConfig.edgeRatePerSecond,
-        burst: ledgerConfig.edgeBurst,
-        bodyLimitBytes: ledgerConfig.edgeBodyLimitBytes,
-      }),
-      edgeBodyLimit({ bodyLimitBytes: ledgerConfig.edgeBodyLimitBytes }),
-    ],
-    routers: [
-      router,
-      ledgerRouter({
-        pool: deps.pool,
-        meter: monthlyCallMeter({
-          redis: deps.redis,
-          pool: deps.pool,
-          logger: deps.logger,
-          monthlyCallQuota: ledgerConfig.monthlyCallQuota,
-        }),
-        holdPlaced: (principal, created) =>
-          holds.dispatch({
-            tenantId: principal.tenantId,
-            transactionId: created.transaction_id,
-            expiresAtMs: created.hold!.expiresAtMs,
-          }),
-        holdSettled: (settled) => holds.settled(settled.transaction_id, settled.state),
-        countPosting: (path, outcome) => postings.inc({ path, outcome }),
-      }),
-    ],
+    edge: ledgerEdge(deps),
+    routers: [probes, ledgerRouter(ledgerRouteDeps(deps, holds, postings))],
     quietPaths: ['/healthz', '/metrics'],
   });
   metrics.registerMetric(postings);
@@ -150,19 +165,7 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
     start: async () => {
       await monitor.start();
       holds.start();
-      // Every API process runs it: concurrent consumers skip each other's accounts, and an empty
-      // queue costs one index probe, so there is no leader to elect.
-      let rolling = false;
-      rollup = setInterval(() => {
-        if (rolling) return;
-        rolling = true;
-        drainAsyncBalances(deps.pool, ASYNC_ROLLUP_BUDGET_MS)
-          .catch((error: unknown) => deps.logger.warn({ err: error }, 'async rollup failed'))
-          .finally(() => {
-            rolling = false;
-          });
-      }, ASYNC_ROLLUP_INTERVAL_MS);
-      rollup.unref();
+      rollup = startAsyncRollup(deps);
     },
     stop: async () => {
       clearInterval(rollup);

@@ -14,13 +14,13 @@ import {
 import { isUuid } from './validation';
 
 export const ASSET_KINDS: readonly AssetKind[] = ['fiat', 'credit', 'inventory'];
-/** Fields a PATCH may not name (422 IMMUTABLE_FIELD, operations.ts), in the order it names them. */
+/** Fields a PATCH may not name (422 IMMUTABLE_FIELD, routes/asset-types.ts), in the order named. */
 export const IMMUTABLE_ASSET_FIELDS = ['code', 'kind', 'scale'];
 
 export const assetTypeNotFound = () =>
   ledgerError('ASSET_TYPE_NOT_FOUND', { message: 'asset type not found' });
 
-/** A request validated by operations.ts (ASSET_TYPE_CREATE). */
+/** A request validated by routes/asset-types.ts (ASSET_TYPE_CREATE). */
 export interface AssetTypeInput {
   code: string;
   kind: AssetKind;

@@ -99,9 +99,9 @@ function authzFailure(cause: unknown): DomainError {
 /**
  * Keys that authenticated in this process, with what of them never changes: tenant, parent, role
  * and secret hash. It lets the posting route send a request's posting with the check of its key
- * in one statement (postInOneStatement, api/ledger/routes.ts); revocation, expiry and the
- * tenants' status are still read by that statement, so remembering a key never admits a request
- * the database would refuse. Oldest first out past the bound.
+ * in one statement (postInOneStatement, api/ledger/posting-statement.ts); revocation, expiry and
+ * the tenants' status are still read by that statement, so remembering a key never admits a
+ * request the database would refuse. Oldest first out past the bound.
  */
 export const REMEMBERED_KEYS_MAX = 10_000;
 const rememberedKeys = new Map<string, { secretSha256: Buffer; principal: Principal }>();

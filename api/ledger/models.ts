@@ -9,9 +9,9 @@ import { LIMITS } from './validation';
 
 /**
  * The ledger's response models (and its error envelope) as joi schemas named for the OpenAPI
- * document's components (contract.ts converts them); the operations (operations.ts) answer with
- * them. Every field is present unless marked optional. Request parameters and bodies are not
- * here: they are the joi schemas the routes validate with (schemas.ts, operations.ts).
+ * document's components (contract.ts converts them); the operations (routes/<area>.ts) answer
+ * with them. Every field is present unless marked optional. Request parameters and bodies are not
+ * here: they are the joi schemas the routes validate with (schemas.ts, routes/<area>.ts).
  */
 const model = (name: string, keys: Joi.PartialSchemaMap) =>
   Joi.object(keys).prefs({ presence: 'required' }).id(name);

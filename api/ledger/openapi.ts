@@ -1,12 +1,12 @@
 /**
  * The ledger's OpenAPI 3.1 contract, served at /openapi.json. Its paths, parameters and request
- * bodies are generated from the operations (operations.ts), the joi schemas its routes validate
- * with, and so are its response models (the joi models of models.ts the operations answer with).
- * Decisions where the spec says "not shown" are written into the descriptions (and
- * api/ledger/README.md).
+ * bodies are generated from the operations (routes/<area>.ts, collected in routes/index.ts), the
+ * joi schemas its routes validate with, and so are its response models (the joi models of
+ * models.ts the operations answer with). Decisions where the spec says "not shown" are written
+ * into the descriptions (and api/ledger/README.md).
  */
 import { openApiPaths, type JsonSchema } from '../platform/http/contract';
-import { ALL_LEDGER_OPERATIONS } from './operations';
+import { LEDGER_OPERATIONS } from './routes';
 import { LIMITS } from './validation';
 
 const idempotencyHeader = {
@@ -19,10 +19,12 @@ const idempotencyHeader = {
 };
 
 function buildDocument(): JsonSchema {
+  const operations = Object.values(LEDGER_OPERATIONS);
   const schemas: JsonSchema = {};
-  const paths = openApiPaths(ALL_LEDGER_OPERATIONS, schemas);
-  // The Idempotency-Key header is checked by the route's guard (authOnce), not by joi: stated here.
-  for (const op of ALL_LEDGER_OPERATIONS) {
+  const paths = openApiPaths(operations, schemas);
+  // The Idempotency-Key header is checked by the route's guard (authorizedOnce in
+  // routes/operation.ts), not by joi: stated here.
+  for (const op of operations) {
     if (!op.idempotency) continue;
     const documented = paths[op.path]![op.method] as JsonSchema;
     documented.parameters = [...((documented.parameters as unknown[]) ?? []), idempotencyHeader];

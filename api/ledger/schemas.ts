@@ -6,7 +6,7 @@ import { ledgerError, type LedgerErrorCode } from './errors';
 import { invalid, isUuid, LIMITS } from './validation';
 
 /**
- * The joi pieces of the ledger's requests: each route's schemas (routes.ts) validate with them and
+ * The joi pieces of the ledger's requests: each route's schemas (routes/<area>.ts) validate with them and
  * the OpenAPI document is generated from them. A field the spec gives its own code refuses with
  * it (joi's `.error()`: validate() rethrows a domain error as is) and with the message the ledger
  * has always given; the rest answers INVALID_REQUEST with joi's per-field details.
@@ -39,6 +39,11 @@ function chooseRefusal(errors: Refusal[], unknownKeys?: UnknownKeys): Error | Jo
   if (claimed.length > 0) return unknownKeys!.refuse(claimed.map((r) => String(r.path[0])));
   return errors.find((e): e is Error => e instanceof Error)!;
 }
+
+/** Unknown fields of a body refused with the body's own code (`unknown fields: a, b`). */
+export const unknownFields = (code: 'INVALID_TENANT' | 'INVALID_KEY'): UnknownKeys => ({
+  refuse: (keys: string[]) => invalid(code, `unknown fields: ${keys.join(', ')}`),
+});
 
 /** A request body: a JSON object with these keys (no others), refused in the ledger's order. */
 export const bodySchema = (keys: Joi.PartialSchemaMap, unknownKeys?: UnknownKeys) =>

@@ -62,7 +62,7 @@ export function assertRootPartner(principal: Principal): void {
   if (principal.isSubTenant) throw invalid('INVALID_TENANT', SUB_TENANT_DEPTH_MESSAGE);
 }
 
-/** A request validated by operations.ts (SUB_TENANT_CREATE, INVALID_TENANT). */
+/** A request validated by routes/sub-tenants.ts (SUB_TENANT_CREATE, INVALID_TENANT). */
 export interface SubTenantInput {
   name: string;
   kind: 'production' | 'sandbox';

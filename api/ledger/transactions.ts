@@ -153,7 +153,7 @@ export interface ParsedTransaction {
   entries: EntryInput[];
 }
 
-/** A posting body as TRANSACTION_CREATE (operations.ts) validated it: instants as epoch ms. */
+/** A posting body as TRANSACTION_CREATE (routes/transactions.ts) validated it: instants in ms. */
 export interface ValidatedTransaction {
   description?: string | null;
   pending?: boolean;
@@ -175,9 +175,9 @@ export const parsedTransactionOf = (body: ValidatedTransaction): ParsedTransacti
 });
 
 /**
- * The posting body as the one-statement path reads it (routes.ts), by hand: that path takes
- * every posting of a remembered key, and a joi walk of each body would cost it more than the rest
- * of its work in Node. It accepts exactly what TRANSACTION_CREATE accepts, with the same value,
+ * The posting body as the one-statement path reads it (posting-statement.ts), by hand: that path
+ * takes every posting of a remembered key, and a joi walk of each body would cost it more than the
+ * rest of its work in Node. It accepts exactly what TRANSACTION_CREATE accepts, with the same value,
  * and refuses in the same order with the same codes and messages (the general path, which
  * validates with joi, answers every body this refuses: the two are held equal by
  * test/unit/ledger/posting-body.test.ts).

@@ -1,5 +1,5 @@
 import { isDomainError } from '../../../platform/errors';
-import { TRANSACTION_CREATE } from '../../../api/ledger/operations';
+import { TRANSACTION_CREATE } from '../../../api/ledger/routes/transactions';
 import {
   parsedTransactionOf,
   parseTransaction,
