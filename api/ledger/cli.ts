@@ -1,6 +1,16 @@
-import { parseArgs } from 'node:util';
 import { v7 as uuidv7 } from 'uuid';
 import { loadConfig } from '../../platform/config';
+import {
+  noPositionals,
+  notFound,
+  positional,
+  requiredOption,
+  runMain,
+  usageText,
+  UsageError,
+  type Cli,
+  type Printed,
+} from '../../platform/cli';
 import { createDatabasePool, sql, type DatabasePool } from '../../db/pool';
 import { withSystem } from '../../db/ledger/context';
 import {
@@ -14,87 +24,91 @@ import { rebuildAsyncBalances } from '../../db/ledger/accounts';
 import { freezePosting, listPostingFreezes, unfreezePosting } from '../../db/ledger/freezes';
 import { issueKey } from './credentials';
 
+/**
+ * The operator CLI of the ledger (scripts/ledger-admin; in the image
+ * `node dist/api/ledger/cli.js`): tenants, their keys, posting freezes, the async balance
+ * repair. The convention (help, exit codes, positional subject, --json) is platform/cli.ts's.
+ */
+
 const RETRY_AFTER_DEFAULT_SECONDS = 60;
 const RETRY_AFTER_MAX_SECONDS = 86_400;
 const REASON_LENGTH_MAX = 1024;
 
-const USAGE = `usage: ledger-admin <command> [options]
-  tenant create --name NAME [--kind production|sandbox] [--json]
-  tenant suspend --tenant TENANT_ID [--json]
-  tenant activate --tenant TENANT_ID [--json]
-  key create --tenant TENANT_ID --role ${LEDGER_ROLES.join('|')} [--ttl-days N] [--label LABEL] [--json]
-  key revoke --key KEY_ID [--json]
-  posting freeze --tenant TENANT_ID [--asset-type ASSET_TYPE_ID] [--retry-after SECONDS] [--reason TEXT] [--json]
+export const USAGE = usageText(
+  'ledger-admin',
+  `  tenant create --name NAME [--kind production|sandbox]
+  tenant suspend <tenant_id>
+  tenant activate <tenant_id>
+  key create --tenant TENANT_ID --role ${LEDGER_ROLES.join('|')} [--ttl-days N] [--label LABEL]
+  key revoke <key_id>
+  posting freeze <tenant_id> [--asset-type ASSET_TYPE_ID] [--retry-after SECONDS] [--reason TEXT]
     refuse postings and commits of the tenant (and its sub-tenants), or of one of its asset types,
     with 409 POSTING_FROZEN and Retry-After (default ${RETRY_AFTER_DEFAULT_SECONDS} s); reads, voids and expiries go on
-  posting unfreeze --tenant TENANT_ID [--asset-type ASSET_TYPE_ID] [--json]
-  posting freezes [--tenant TENANT_ID] [--json]
-  balances rebuild [--tenant TENANT_ID] [--json]
+  posting unfreeze <tenant_id> [--asset-type ASSET_TYPE_ID]
+  posting freezes [--tenant TENANT_ID]
+  balances rebuild [--tenant TENANT_ID]
     recompute async accounts' balance rows from the journal (repair; sums the whole journal)
-The secret of a new key is printed once; only its SHA-256 is stored.`;
+The secret of a new key is printed once; only its SHA-256 is stored.`,
+);
+
+const COMMANDS = [
+  'tenant create',
+  'tenant suspend',
+  'tenant activate',
+  'key create',
+  'key revoke',
+  'posting freeze',
+  'posting unfreeze',
+  'posting freezes',
+  'balances rebuild',
+] as const;
 
 const NAME_LENGTH_MAX = 255;
 const TTL_DAYS_MAX = 3650;
 
-class UsageError extends Error {}
+const OPTIONS = {
+  name: { type: 'string' },
+  kind: { type: 'string' },
+  tenant: { type: 'string' },
+  role: { type: 'string' },
+  'ttl-days': { type: 'string' },
+  label: { type: 'string' },
+  key: { type: 'string' },
+  'asset-type': { type: 'string' },
+  'retry-after': { type: 'string' },
+  reason: { type: 'string' },
+} as const;
 
-type Options = Partial<
-  Record<
-    | 'name'
-    | 'kind'
-    | 'tenant'
-    | 'role'
-    | 'ttl-days'
-    | 'label'
-    | 'key'
-    | 'asset-type'
-    | 'retry-after'
-    | 'reason',
-    string
-  >
-> & { json?: boolean; help?: boolean };
+type Options = Partial<Record<keyof typeof OPTIONS, string>> & { json?: boolean; help?: boolean };
 
-function parse(argv: string[]): { command: string; options: Options } {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      name: { type: 'string' },
-      kind: { type: 'string' },
-      tenant: { type: 'string' },
-      role: { type: 'string' },
-      'ttl-days': { type: 'string' },
-      label: { type: 'string' },
-      key: { type: 'string' },
-      'asset-type': { type: 'string' },
-      'retry-after': { type: 'string' },
-      reason: { type: 'string' },
-      json: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  return { command: positionals.join(' '), options: values };
-}
-
-function required(options: Options, name: keyof Options): string {
-  const value = options[name];
-  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
-  return value;
-}
+const required = (options: Options, name: keyof typeof OPTIONS): string =>
+  requiredOption(options, name);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-function uuidOption(options: Options, name: 'tenant' | 'key' | 'asset-type'): string {
-  const value = required(options, name);
-  if (!UUID.test(value)) throw new UsageError(`--${name} must be a UUID`);
+function uuid(value: string, what: string): string {
+  if (!UUID.test(value)) throw new UsageError(`${what} must be a UUID`);
   return value.toLowerCase();
 }
+
+const uuidOption = (options: Options, name: 'tenant' | 'asset-type'): string =>
+  uuid(required(options, name), `--${name}`);
 
 const optionalUuid = (options: Options, name: 'tenant' | 'asset-type'): string | null =>
   options[name] === undefined ? null : uuidOption(options, name);
 
-function freezeScope(options: Options): { tenantId: string; assetTypeId: string | null } {
+/**
+ * The entity a command acts on, positional (`tenant suspend <tenant_id>`); the `--tenant` or
+ * `--key` that named it before is still taken, so older scripts keep working.
+ */
+const subject = (args: string[], options: Options, name: 'tenant' | 'key'): string =>
+  uuid(positional(args, `${name}_id`, options[name]), `${name}_id`);
+
+function freezeScope(
+  args: string[],
+  options: Options,
+): { tenantId: string; assetTypeId: string | null } {
   return {
-    tenantId: uuidOption(options, 'tenant'),
+    tenantId: subject(args, options, 'tenant'),
     assetTypeId: optionalUuid(options, 'asset-type'),
   };
 }
@@ -104,14 +118,19 @@ const scopeText = (f: { tenant_id: string; asset_type_id: string | null }) =>
     ? `tenant ${f.tenant_id}`
     : `asset type ${f.asset_type_id} of tenant ${f.tenant_id}`;
 
-/** Runs one command; returns what to print (an object for --json, a line otherwise). */
+/**
+ * Runs one command; returns what to print (an object for --json, a line otherwise). `args`: the
+ * positionals after the command (the entity it acts on).
+ */
 export async function runCommand(
   pool: DatabasePool,
   command: string,
   options: Options,
-): Promise<{ json: unknown; text: string }> {
+  args: string[] = [],
+): Promise<Printed> {
   switch (command) {
     case 'tenant create': {
+      noPositionals(args);
       const name = required(options, 'name');
       if (name.length > NAME_LENGTH_MAX)
         throw new UsageError(`--name is longer than ${NAME_LENGTH_MAX} chars`);
@@ -125,13 +144,14 @@ export async function runCommand(
     }
     case 'tenant suspend':
     case 'tenant activate': {
-      const tenantId = uuidOption(options, 'tenant');
+      const tenantId = subject(args, options, 'tenant');
       const status = command === 'tenant suspend' ? 'suspended' : 'active';
       const tenant = await withSystem(pool, (tx) => updateTenant(tx, tenantId, { status }));
-      if (!tenant) throw new UsageError(`tenant ${tenantId} not found`);
+      if (!tenant) throw notFound(`tenant ${tenantId} not found`);
       return { json: tenant, text: `tenant ${tenant.tenant_id} ${tenant.status}` };
     }
     case 'key create': {
+      noPositionals(args);
       const tenantId = uuidOption(options, 'tenant');
       const role = required(options, 'role') as LedgerRole;
       if (!LEDGER_ROLES.includes(role))
@@ -151,7 +171,7 @@ export async function runCommand(
         const exists: unknown = await tx.maybeOne(
           sql.unsafe`SELECT 1 FROM ledger.tenants WHERE tenant_id = ${tenantId}`,
         );
-        if (!exists) throw new UsageError(`tenant ${tenantId} not found`);
+        if (!exists) throw notFound(`tenant ${tenantId} not found`);
         return issueKey(tx, { tenantId, role, label, ttlDays });
       });
       return {
@@ -160,17 +180,17 @@ export async function runCommand(
       };
     }
     case 'key revoke': {
-      const keyId = uuidOption(options, 'key');
+      const keyId = subject(args, options, 'key');
       const key: unknown = await withSystem(pool, (tx) =>
         tx.maybeOne(sql.unsafe`
           UPDATE ledger.api_keys SET revoked_at = coalesce(revoked_at, ledger.now_ms()) WHERE key_id = ${keyId}
           RETURNING key_id, tenant_id, role, label, created_at, expires_at, revoked_at`),
       );
-      if (!key) throw new UsageError(`key ${keyId} not found`);
+      if (!key) throw notFound(`key ${keyId} not found`);
       return { json: key, text: `key ${keyId} revoked` };
     }
     case 'posting freeze': {
-      const scope = freezeScope(options);
+      const scope = freezeScope(args, options);
       const retryText = options['retry-after'];
       const retryAfterSeconds =
         retryText === undefined ? RETRY_AFTER_DEFAULT_SECONDS : Number(retryText);
@@ -193,7 +213,7 @@ export async function runCommand(
               SELECT 1 FROM ledger.asset_types a
               WHERE a.tenant_id = t.tenant_id AND a.asset_type_id = ${scope.assetTypeId}::uuid))`);
         if (!exists)
-          throw new UsageError(
+          throw notFound(
             `${scope.assetTypeId === null ? 'tenant' : 'asset type of that tenant'} not found`,
           );
         return freezePosting(tx, { ...scope, reason, retryAfterSeconds });
@@ -204,7 +224,7 @@ export async function runCommand(
       };
     }
     case 'posting unfreeze': {
-      const scope = freezeScope(options);
+      const scope = freezeScope(args, options);
       const lifted = await withSystem(pool, (tx) =>
         unfreezePosting(tx, scope.tenantId, scope.assetTypeId),
       );
@@ -215,6 +235,7 @@ export async function runCommand(
       };
     }
     case 'posting freezes': {
+      noPositionals(args);
       const freezes = await withSystem(pool, (tx) =>
         listPostingFreezes(tx, optionalUuid(options, 'tenant')),
       );
@@ -232,6 +253,7 @@ export async function runCommand(
       };
     }
     case 'balances rebuild': {
+      noPositionals(args);
       const tenantId = optionalUuid(options, 'tenant');
       const result = await rebuildAsyncBalances(pool, tenantId);
       return {
@@ -244,44 +266,22 @@ export async function runCommand(
   }
 }
 
-async function main(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parse(argv);
-  } catch (error) {
-    console.error(`${(error as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (parsed.options.help) {
-    console.log(USAGE);
-    return 0;
-  }
-  const pool = await createDatabasePool(loadConfig(), {
-    applicationName: 'ledger-admin',
-    maximumPoolSize: 1,
-  });
-  try {
-    const { json, text } = await runCommand(pool, parsed.command, parsed.options);
-    console.log(parsed.options.json ? JSON.stringify(json) : text);
-    return 0;
-  } catch (error) {
-    if (error instanceof UsageError) {
-      console.error(`${error.message}\n${USAGE}`);
-      return 2;
+const cli: Cli = {
+  name: 'ledger-admin',
+  usage: USAGE,
+  options: OPTIONS,
+  commands: COMMANDS,
+  async run({ command, values, args }) {
+    const pool = await createDatabasePool(loadConfig(), {
+      applicationName: 'ledger-admin',
+      maximumPoolSize: 1,
+    });
+    try {
+      return await runCommand(pool, command, values, args);
+    } finally {
+      await pool.end();
     }
-    console.error(`ledger-admin failed: ${(error as Error).message}`);
-    return 1;
-  } finally {
-    await pool.end();
-  }
-}
+  },
+};
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (error: unknown) => {
-      console.error(error);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runMain(cli);

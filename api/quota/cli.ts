@@ -1,5 +1,15 @@
 import os from 'node:os';
-import { parseArgs } from 'node:util';
+import {
+  noPositionals,
+  parseCommandLine,
+  positional,
+  runMain,
+  usageText,
+  UsageError,
+  type Cli,
+  type CommandLine,
+  type Printed,
+} from '../../platform/cli';
 import { loadConfig, type Config } from '../../platform/config';
 import { createLogger } from '../../platform/logger';
 import { createTemporalClient } from '../../platform/temporal';
@@ -11,24 +21,34 @@ import { OPERATOR_SCOPE_NAMES, isOperatorScope } from './scopes';
 import { changeTenant, createBootstrapStarter, createTenant, listAllTenants } from './tenants';
 
 /**
- * The operator CLI of the quota service (scripts/quota-admin): operator keys, and tenants with
- * their first key, through the same service logic as the API. `--json` prints one JSON object.
+ * The operator CLI of the quota service (scripts/quota-admin; in the image
+ * `node dist/api/quota/cli.js`): operator keys, and tenants with their first key, through the
+ * same service logic as the API. The convention (help, exit codes, positional subject, --json)
+ * is platform/cli.ts's; a refusal of the service logic is its own code (`tenant_not_found`).
  */
-export const USAGE = `usage: quota-admin <command> [options] [--json]
-  operator-key create --actor A [--name N] [--scopes ${OPERATOR_SCOPE_NAMES.join(',')}]
+export const USAGE = usageText(
+  'quota-admin',
+  `  operator-key create --actor A [--name N] [--scopes ${OPERATOR_SCOPE_NAMES.join(',')}]
   operator-key list
   operator-key revoke <key_row_id>             (401 on its next request)
   tenant create --name N [--admin-actor A]     (prints the tenant and its first key, once)
   tenant list
   tenant suspend <tenant_id>
   tenant activate <tenant_id>
-  --actor A names the operator in the audit (default operator:<login>)`;
+  --actor A names the operator in the audit (default operator:<login>)`,
+);
 
-export class UsageError extends Error {}
+const COMMANDS = [
+  'operator-key create',
+  'operator-key list',
+  'operator-key revoke',
+  'tenant create',
+  'tenant list',
+  'tenant suspend',
+  'tenant activate',
+] as const;
 
 const OPTIONS = {
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
   actor: { type: 'string' },
   name: { type: 'string' },
   scopes: { type: 'string' },
@@ -45,19 +65,14 @@ export interface AdminDeps {
   redis: Redis;
 }
 
-/** Runs one command and returns what it prints. */
-export async function runAdmin(
-  argv: string[],
-  deps: AdminDeps,
-): Promise<{ json: unknown; text: string }> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    options: OPTIONS,
-    allowPositionals: true,
-  });
-  const v = values as Values;
-  const [noun, verb, ...rest] = positionals;
-  if (v.help || !noun) throw new UsageError(USAGE);
+/** Runs one command (argv without the program) and returns what it prints. */
+export async function runAdmin(argv: string[], deps: AdminDeps): Promise<Printed> {
+  return runLine(parseCommandLine(argv, OPTIONS), deps);
+}
+
+async function runLine(line: CommandLine, deps: AdminDeps): Promise<Printed> {
+  const { command, args } = line;
+  const v = line.values as Values;
   const operator: Principal = {
     keyRowId: 'cli',
     keyId: 'cli',
@@ -66,47 +81,46 @@ export async function runAdmin(
     scopes: [...OPERATOR_SCOPE_NAMES],
     constraints: null,
   };
-  switch (`${noun} ${verb ?? ''}`.trim()) {
+  switch (command) {
     case 'operator-key create':
+      noPositionals(args);
       return operatorKeyCreate(deps, v);
     case 'operator-key list': {
+      noPositionals(args);
       const keys = await listOperatorKeys(deps);
       return {
-        json: keys,
+        json: { keys },
         text: keys.map((k) => `${k.id} ${k.status} ${k.actor} ${k.scopes.join(',')}`).join('\n'),
       };
     }
     case 'operator-key revoke': {
-      const key = await revokeKey(deps, operator, one(rest, 'key_row_id'));
+      const key = await revokeKey(deps, operator, positional(args, 'key_row_id'));
       return { json: key, text: `operator key ${key.id} ${key.status}` };
     }
     case 'tenant create':
+      noPositionals(args);
       return tenantCreate(deps, operator, v);
     case 'tenant list': {
+      noPositionals(args);
       const tenants = await listAllTenants(deps);
       return {
-        json: tenants,
+        json: { tenants },
         text: tenants.map((t) => `${t.id} ${t.status} ${t.name}`).join('\n'),
       };
     }
     case 'tenant suspend':
     case 'tenant activate': {
-      const status = verb === 'suspend' ? 'suspended' : 'active';
-      const tenant = await changeTenant(deps, operator, one(rest), { status });
+      const status = command === 'tenant suspend' ? 'suspended' : 'active';
+      const tenant = await changeTenant(deps, operator, positional(args, 'tenant_id'), { status });
       return { json: tenant, text: `tenant ${tenant.id} ${tenant.status}` };
     }
     default:
-      throw new UsageError(`unknown command "${positionals.join(' ')}"\n${USAGE}`);
+      throw new UsageError(command ? `unknown command: ${command}` : 'no command given');
   }
 }
 
-function one(rest: string[], what = 'tenant_id'): string {
-  if (rest.length !== 1 || !rest[0]) throw new UsageError(`expected exactly one ${what}\n${USAGE}`);
-  return rest[0];
-}
-
 async function operatorKeyCreate(deps: AdminDeps, v: Values) {
-  if (!v.actor) throw new UsageError(`--actor is required\n${USAGE}`);
+  if (!v.actor) throw new UsageError('--actor is required');
   const scopes = (v.scopes ?? OPERATOR_SCOPE_NAMES.join(',')).split(',').filter(Boolean);
   const unknown = scopes.filter((s) => !isOperatorScope(s));
   if (unknown.length > 0 || scopes.length === 0)
@@ -127,7 +141,7 @@ async function operatorKeyCreate(deps: AdminDeps, v: Values) {
 
 /** The tenant and its first key; its bootstrap workflow is started from here. */
 async function tenantCreate(deps: AdminDeps, operator: Principal, v: Values) {
-  if (!v.name) throw new UsageError(`--name is required\n${USAGE}`);
+  if (!v.name) throw new UsageError('--name is required');
   const logger = createLogger('warn');
   const temporal = createTemporalClient(deps.config);
   const bootstraps = createBootstrapStarter({ ...deps, temporal, logger });
@@ -146,29 +160,25 @@ async function tenantCreate(deps: AdminDeps, operator: Principal, v: Values) {
   }
 }
 
-async function main(): Promise<void> {
-  const argv = process.argv.slice(2);
-  const asJson = argv.includes('--json');
-  const config = loadConfig();
-  const pool = await createDatabasePool(config, {
-    applicationName: 'quota-admin',
-    maximumPoolSize: 2,
-  });
-  const redis = createRedis(config, 'quota:');
-  try {
-    const out = await runAdmin(argv, { config, pool, redis });
-    console.log(asJson ? JSON.stringify(out.json) : out.text);
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    console.error(asJson ? JSON.stringify({ error: message }) : message);
-    process.exitCode =
-      error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
-        ? 2
-        : 1;
-  } finally {
-    await pool.end();
-    await closeRedis(redis);
-  }
-}
+const cli: Cli = {
+  name: 'quota-admin',
+  usage: USAGE,
+  options: OPTIONS,
+  commands: COMMANDS,
+  async run(line) {
+    const config = loadConfig();
+    const pool = await createDatabasePool(config, {
+      applicationName: 'quota-admin',
+      maximumPoolSize: 2,
+    });
+    const redis = createRedis(config, 'quota:');
+    try {
+      return await runLine(line, { config, pool, redis });
+    } finally {
+      await pool.end();
+      await closeRedis(redis);
+    }
+  },
+};
 
-if (require.main === module) void main();
+if (require.main === module) runMain(cli);

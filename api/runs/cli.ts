@@ -1,6 +1,19 @@
-import { parseArgs } from 'node:util';
 import { v4 as uuidv4 } from 'uuid';
 import { loadConfig } from '../../platform/config';
+import {
+  noPositionals,
+  notFound,
+  parseCommandLine,
+  positional,
+  requiredOption,
+  runMain,
+  usageText,
+  UsageError,
+  type Cli,
+  type CommandLine,
+  type OptionValues,
+  type Printed,
+} from '../../platform/cli';
 import { createDatabasePool, sql, type DatabasePool } from '../../db/pool';
 import { insertAudit } from '../../db/runs/audit';
 import {
@@ -18,12 +31,14 @@ import {
 import { isPermission, PERMISSIONS, type Permission } from '../../db/runs/permissions';
 
 /**
- * The operator CLI of the runs service (scripts/runs-admin): issues tenants, API keys with
- * their permissions, and tiers. Every change is written to the tenant's audit log as an
- * operator action. `--json` prints one JSON object for scripts; otherwise a readable line.
+ * The operator CLI of the runs service (scripts/runs-admin; in the image
+ * `node dist/api/runs/cli.js`): issues tenants, API keys with their permissions, and tiers.
+ * Every change is written to the tenant's audit log as an operator action. The convention (help,
+ * exit codes, positional subject, --json) is platform/cli.ts's.
  */
-export const USAGE = `usage: runs-admin <command> [options] [--json]
-  tenant create <tenant_id> [--name NAME]
+export const USAGE = usageText(
+  'runs-admin',
+  `  tenant create <tenant_id> [--name NAME]
   key create --tenant T --permissions svc_run_submit,svc_run_read,... [--tier TIER] [--label L] [--expires-at ISO]
   key revoke <key_id>
   key list --tenant T
@@ -32,13 +47,19 @@ export const USAGE = `usage: runs-admin <command> [options] [--json]
        [--memory-limit-mb N] [--cpu-cores N] [--timeout-seconds N] [--concurrent-runs N]
        [--daily-runs N] [--workflow-nodes N] [--retention-days N] [--metered-seconds-per-day N]
        (a limit given as "none" is removed)
-permissions: ${PERMISSIONS.join(', ')}`;
+permissions: ${PERMISSIONS.join(', ')}`,
+);
 
-export class UsageError extends Error {}
+const COMMANDS = [
+  'tenant create',
+  'key create',
+  'key revoke',
+  'key list',
+  'key set-tier',
+  'tier set',
+] as const;
 
 const OPTIONS = {
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
   name: { type: 'string' },
   tenant: { type: 'string' },
   permissions: { type: 'string' },
@@ -50,51 +71,32 @@ const OPTIONS = {
   ...Object.fromEntries(TIER_LIMIT_FIELDS.map((f) => [f.replace(/_/g, '-'), { type: 'string' }])),
 } as const;
 
-type Values = Record<string, string | boolean | undefined>;
+type Values = OptionValues;
 
-/** Runs one CLI command against the pool and returns what it prints. */
-export async function runAdmin(
-  argv: string[],
-  pool: DatabasePool,
-): Promise<{ json: unknown; text: string }> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    options: OPTIONS,
-    allowPositionals: true,
-    strict: true,
-  });
-  const v = values as Values;
-  const [noun, verb, ...rest] = positionals;
-  if (v.help || !noun) throw new UsageError(USAGE);
-  const command = `${noun} ${verb ?? ''}`.trim();
+/** Runs one CLI command (argv without the program) against the pool and returns what it prints. */
+export async function runAdmin(argv: string[], pool: DatabasePool): Promise<Printed> {
+  return runLine(parseCommandLine(argv, OPTIONS), pool);
+}
+
+async function runLine({ command, args, values: v }: CommandLine, pool: DatabasePool) {
   switch (command) {
     case 'tenant create':
-      return tenantCreate(pool, one(rest, 'tenant_id'), v);
+      return tenantCreate(pool, positional(args, 'tenant_id'), v);
     case 'key create':
+      noPositionals(args);
       return keyCreate(pool, v);
     case 'key revoke':
-      return keyRevoke(pool, one(rest, 'key_id'));
+      return keyRevoke(pool, positional(args, 'key_id'));
     case 'key list':
-      return keyList(pool, required(v, 'tenant'));
+      noPositionals(args);
+      return keyList(pool, requiredOption(v, 'tenant'));
     case 'key set-tier':
-      return keySetTier(pool, one(rest, 'key_id'), required(v, 'tier'));
+      return keySetTier(pool, positional(args, 'key_id'), requiredOption(v, 'tier'));
     case 'tier set':
-      return tierSet(pool, one(rest, 'tier'), v);
+      return tierSet(pool, positional(args, 'tier'), v);
     default:
-      throw new UsageError(`unknown command "${command}"\n${USAGE}`);
+      throw new UsageError(command ? `unknown command: ${command}` : 'no command given');
   }
-}
-
-function one(rest: string[], what: string): string {
-  if (rest.length !== 1 || !rest[0]) throw new UsageError(`expected exactly one ${what}\n${USAGE}`);
-  return rest[0];
-}
-
-function required(v: Values, option: string): string {
-  const value = v[option];
-  if (typeof value !== 'string' || value === '')
-    throw new UsageError(`--${option} is required\n${USAGE}`);
-  return value;
 }
 
 async function tenantCreate(pool: DatabasePool, tenantId: string, v: Values) {
@@ -134,16 +136,16 @@ function parsePermissions(list: string): Permission[] {
 }
 
 async function keyCreate(pool: DatabasePool, v: Values) {
-  const tenantId = required(v, 'tenant');
-  const permissions = parsePermissions(required(v, 'permissions'));
+  const tenantId = requiredOption(v, 'tenant');
+  const permissions = parsePermissions(requiredOption(v, 'permissions'));
   const tier = (v.tier as string | undefined) ?? null;
   const expiresAt = (v['expires-at'] as string | undefined) ?? null;
   if (expiresAt !== null && Number.isNaN(Date.parse(expiresAt)))
     throw new UsageError('--expires-at must be an ISO-8601 instant');
   if (!(await tenantExists(pool, tenantId)))
-    throw new UsageError(`no tenant ${tenantId}; create it first`);
+    throw notFound(`no tenant ${tenantId}; create it first`);
   if (tier !== null && !(await tierExists(pool, tier)))
-    throw new UsageError(`no tier ${tier}; create it with "tier set"`);
+    throw notFound(`no tier ${tier}; create it with "tier set"`);
   const key = uuidv4();
   const keyId = await insertKey(pool, {
     key,
@@ -169,7 +171,7 @@ async function keyCreate(pool: DatabasePool, v: Values) {
 
 async function keyRevoke(pool: DatabasePool, keyId: string) {
   const tenantId = await revokeKey(pool, keyId);
-  if (tenantId === null) throw new UsageError(`no live key ${keyId}`);
+  if (tenantId === null) throw notFound(`no live key ${keyId}`);
   await insertAudit(pool, {
     tenantId,
     actor: 'operator',
@@ -190,9 +192,9 @@ async function keyList(pool: DatabasePool, tenantId: string) {
 
 async function keySetTier(pool: DatabasePool, keyId: string, tierArg: string) {
   const tier = tierArg === 'none' ? null : tierArg;
-  if (tier !== null && !(await tierExists(pool, tier))) throw new UsageError(`no tier ${tier}`);
+  if (tier !== null && !(await tierExists(pool, tier))) throw notFound(`no tier ${tier}`);
   const tenantId = (await listKeyTenant(pool, keyId)) ?? '';
-  if (!(await setKeyTier(pool, keyId, tier))) throw new UsageError(`no key ${keyId}`);
+  if (!(await setKeyTier(pool, keyId, tier))) throw notFound(`no key ${keyId}`);
   await insertAudit(pool, {
     tenantId,
     actor: 'operator',
@@ -251,27 +253,22 @@ async function tierSet(pool: DatabasePool, tier: string, v: Values) {
   return { json: row, text: `tier ${tier}: ${JSON.stringify(row)}` };
 }
 
-async function main(): Promise<void> {
-  const argv = process.argv.slice(2);
-  const asJson = argv.includes('--json');
-  const pool = await createDatabasePool(loadConfig(), {
-    applicationName: 'runs-admin',
-    maximumPoolSize: 2,
-  });
-  try {
-    const out = await runAdmin(argv, pool);
-    console.log(asJson ? JSON.stringify(out.json) : out.text);
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    if (asJson) console.error(JSON.stringify({ error: message }));
-    else console.error(message);
-    process.exitCode =
-      error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
-        ? 2
-        : 1;
-  } finally {
-    await pool.end();
-  }
-}
+const cli: Cli = {
+  name: 'runs-admin',
+  usage: USAGE,
+  options: OPTIONS,
+  commands: COMMANDS,
+  async run(line) {
+    const pool = await createDatabasePool(loadConfig(), {
+      applicationName: 'runs-admin',
+      maximumPoolSize: 2,
+    });
+    try {
+      return await runLine(line, pool);
+    } finally {
+      await pool.end();
+    }
+  },
+};
 
-if (require.main === module) void main();
+if (require.main === module) runMain(cli);

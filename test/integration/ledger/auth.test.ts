@@ -65,11 +65,11 @@ describe('ledger auth, tenants and the operator CLI', () => {
   it('when the operator suspends a tenant, then its keys get 403 TENANT_SUSPENDED, and access returns on activation', async () => {
     const other = await h.tenant();
     const cli = path.join(__dirname, '../../../scripts/ledger-admin');
-    await run(cli, ['tenant', 'suspend', '--tenant', other.tenantId, '--json']);
+    await run(cli, ['tenant', 'suspend', other.tenantId, '--json']);
     const refused = await other.reader.get('/v1/asset-types');
     expect(refused.status).toBe(403);
     expect(refused.body.error.code).toBe('TENANT_SUSPENDED');
-    await run(cli, ['tenant', 'activate', '--tenant', other.tenantId]);
+    await run(cli, ['tenant', 'activate', other.tenantId]);
     expect((await other.reader.get('/v1/asset-types')).status).toBe(200);
   });
 

@@ -21,12 +21,13 @@ describe('ledger posting freezes (409 POSTING_FROZEN, set by the operator)', () 
   beforeAll(async () => ({ t, usd, cash } = await h.startWithCash()));
   afterAll(() => h.stop());
 
-  const admin = (command: string, options: Record<string, string | boolean>) =>
-    runCommand(h.pool, command, options);
+  // The tenant is the command's positional argument (`posting freeze <tenant_id>`).
+  const admin = (command: string, options: Record<string, string | boolean>, args: string[] = []) =>
+    runCommand(h.pool, command, options, args);
   const freeze = (tenantId: string, extra: Record<string, string> = {}) =>
-    admin('posting freeze', { tenant: tenantId, ...extra });
+    admin('posting freeze', extra, [tenantId]);
   const unfreeze = (tenantId: string, extra: Record<string, string> = {}) =>
-    admin('posting unfreeze', { tenant: tenantId, ...extra });
+    admin('posting unfreeze', extra, [tenantId]);
   const written = async (externalId: string) =>
     withSystem(h.pool, (tx) =>
       tx.oneFirst(
@@ -213,7 +214,6 @@ describe('ledger posting freezes (409 POSTING_FROZEN, set by the operator)', () 
       await json([
         'posting',
         'freeze',
-        '--tenant',
         other.tenantId,
         '--retry-after',
         '86400',
@@ -224,19 +224,19 @@ describe('ledger posting freezes (409 POSTING_FROZEN, set by the operator)', () 
     expect((await json(['posting', 'freezes', '--tenant', other.tenantId])).freezes).toHaveLength(
       1,
     );
-    expect(await json(['posting', 'unfreeze', '--tenant', other.tenantId])).toMatchObject({
+    expect(await json(['posting', 'unfreeze', other.tenantId])).toMatchObject({
       unfrozen: true,
     });
-    expect(await json(['posting', 'unfreeze', '--tenant', other.tenantId])).toEqual({
+    expect(await json(['posting', 'unfreeze', other.tenantId])).toEqual({
       unfrozen: false,
       freeze: null,
     });
 
     // The lower edges: 1 s and a 1-char reason are taken; 0 s and an empty reason are not.
-    expect(
-      (await admin('posting freeze', { tenant: other.tenantId, 'retry-after': '1', reason: 'r' }))
-        .json,
-    ).toMatchObject({ retry_after_seconds: 1, reason: 'r' });
+    expect((await freeze(other.tenantId, { 'retry-after': '1', reason: 'r' })).json).toMatchObject({
+      retry_after_seconds: 1,
+      reason: 'r',
+    });
     await unfreeze(other.tenantId);
     for (const bad of [
       ['--retry-after', '0'],
@@ -245,14 +245,11 @@ describe('ledger posting freezes (409 POSTING_FROZEN, set by the operator)', () 
       ['--reason', 'r'.repeat(1025)],
       ['--asset-type', uuidv7()],
     ]) {
-      await expect(
-        admin('posting freeze', {
-          tenant: other.tenantId,
-          [bad[0]!.slice(2)]: bad[1]!,
-        }),
-      ).rejects.toThrow(/retry-after|reason|not found/);
+      await expect(freeze(other.tenantId, { [bad[0]!.slice(2)]: bad[1]! })).rejects.toThrow(
+        /retry-after|reason|not found/,
+      );
     }
-    await expect(admin('posting freeze', { tenant: uuidv7() })).rejects.toThrow(/not found/);
+    await expect(freeze(uuidv7())).rejects.toThrow(/not found/);
     expect((await admin('posting freezes', { tenant: other.tenantId })).json).toEqual({
       freezes: [],
     });

@@ -163,9 +163,9 @@ describe('ledger sub-tenants and their keys', () => {
     );
     const childReader = client(h.url, childKey.body.secret as string);
     const cli = `${__dirname}/../../../scripts/ledger-admin`;
-    await promisify(execFile)(cli, ['tenant', 'suspend', '--tenant', otherRoot.tenantId]);
+    await promisify(execFile)(cli, ['tenant', 'suspend', otherRoot.tenantId]);
     expect((await childReader.get('/v1/asset-types')).body.error.code).toBe('TENANT_SUSPENDED');
-    await promisify(execFile)(cli, ['tenant', 'activate', '--tenant', otherRoot.tenantId]);
+    await promisify(execFile)(cli, ['tenant', 'activate', otherRoot.tenantId]);
     expect((await childReader.get('/v1/asset-types')).status).toBe(200);
   });
 

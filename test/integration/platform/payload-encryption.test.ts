@@ -190,10 +190,11 @@ describe('Temporal payloads, encrypted at rest and decoded for operators only', 
       body: JSON.stringify({ payloads: input }),
     });
     expect(afterRevoke.status).toBe(401);
-    const listed = (await runAdmin(['operator-key', 'list'], admin())).json as {
-      id: string;
-      status: string;
-    }[];
+    const listed = (
+      (await runAdmin(['operator-key', 'list'], admin())).json as {
+        keys: { id: string; status: string }[];
+      }
+    ).keys;
     expect(listed.find((k) => k.id === second.id)?.status).toBe('revoked');
 
     const closed = await codec(null).delete(`${CODEC_PATH}/session`);

@@ -66,7 +66,7 @@ describe('runs API: authentication, submit rules, quotas, usage, audit', () => {
       expect((await api.call('GET', '/api/v1/runs')).status).toBe(401);
     }, 30_000);
 
-    it('when the CLI is given an unknown permission or tier, then it exits 2 and creates nothing', async () => {
+    it('when the CLI is given an unknown permission (a usage error) or tier (not found), then it exits 2 or 1 and creates nothing', async () => {
       const tenantId = `t-cli-${ulid().toLowerCase()}`;
       await runAdmin(['tenant', 'create', tenantId], h.pool);
       await expect(
@@ -92,7 +92,7 @@ describe('runs API: authentication, submit rules, quotas, usage, audit', () => {
           'nope',
           '--json',
         ]),
-      ).rejects.toMatchObject({ code: 2 });
+      ).rejects.toMatchObject({ code: 1 });
       expect(
         await h.pool.oneFirst(
           sql.unsafe`SELECT count(*)::int FROM runs.api_keys WHERE tenant_id = ${tenantId}`,
