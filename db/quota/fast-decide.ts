@@ -4,7 +4,7 @@ import { LEDGER_STREAM, type GenerationGuard } from './fast-state';
 /**
  * A fast-mode decision in one round trip: one script checks the request's catalogue generations,
  * answers an idempotency key's recorded decision, reads each policy's state, decides with the
- * same exact arithmetic as api/quota/consumption (decide.ts: a quota's window; token-bucket.ts: a
+ * same exact arithmetic as api/quota/consumption (quota-arithmetic.ts: a quota's window; token-bucket.ts: a
  * rate limit's bucket, in millionths; decimal strings, exact at any size), and, all admitting,
  * writes the states, appends the ledger entries to the write-ahead stream and records the
  * decision under the idempotency key, atomically. No lock, no retry: Redis runs it alone.
@@ -12,7 +12,7 @@ import { LEDGER_STREAM, type GenerationGuard } from './fast-state';
  * It answers the state it decided from; the caller makes the verdicts from that state with the
  * TypeScript arithmetic (a test holds both to the same decisions). A request whose admission would
  * cross an alert threshold is answered `crossing` with nothing written: the caller decides it on
- * the path that records crossings (fast-path.ts), which crossings are rare enough to afford.
+ * the path that records crossings (in-redis.ts), which crossings are rare enough to afford.
  */
 export type FastPolicyInput =
   | {

@@ -10,7 +10,7 @@ import type { Principal } from '../credentials';
 import { quotaError } from '../errors';
 import { tenantOf } from '../keys';
 import type { PolicyVerdict } from './verdicts';
-import { decideAll, decideAndApply, isFast } from './decision';
+import { decideAll, decideAndApply, isFast } from './in-transaction';
 import { alertsOf, recordAlerts } from '../alerts/events';
 import { CatalogueMoved, type CatalogueCache, type CatalogueView } from '../catalogue-cache';
 import { governingItems } from './governing';
@@ -19,12 +19,12 @@ import {
   consumeInOneStatement,
   decidedInOneStatement,
   recordedConsumeAnswer,
-} from './strict-statement';
+} from './in-one-statement';
 import type { EffectivePolicyRow } from '../../../db/quota/consumption';
 import type { AlertRuleRow } from '../../../db/quota/alert-rules';
 import type { Config } from '../../../platform/config';
 import { taskQueues } from '../../../platform/temporal';
-import { spendInRedis } from './fast-path';
+import { spendInRedis } from './in-redis';
 import { ledgerEntries, requestHashOf } from './records';
 import { parseExact, stringifyExact } from '../../platform/http/exact-json';
 
@@ -197,8 +197,8 @@ export const recordCrossings = (
 ) => recordAlerts(tx, alertsOf(rules, at, verdicts), taskQueues(deps.config.taskQueuePrefix).quota);
 
 /**
- * consume: fast policies alone in one Redis script (fast-path.ts); strict quotas alone in one
- * Postgres statement with the consumes that arrive with them (strict-statement.ts); anything else
+ * consume: fast policies alone in one Redis script (in-redis.ts); strict quotas alone in one
+ * Postgres statement with the consumes that arrive with them (in-one-statement.ts); anything else
  * (strict and fast together, rate limits in strict mode, a crossing alert threshold, Redis out
  * of reach) in one Postgres transaction.
  */
@@ -250,7 +250,7 @@ async function consumeInTransaction(deps: SpendingDeps, c: Consumption) {
   const { view, body, amounts, policies } = c;
   const { tenantId } = view;
   const request = { tenantId, subject: body.subject, amounts };
-  // A key may hold the decision a statement recorded (strict-statement.ts): its answer made again.
+  // A key may hold the decision a statement recorded (in-one-statement.ts): its answer made again.
   const replay = (recorded: unknown) => recordedConsumeAnswer(recorded, request, answerOfVerdicts);
   return idempotent(deps, { tenantId, endpoint: 'consume', view, replay }, body, async (tx) => {
     const eventId = `evt_${ulid()}`;

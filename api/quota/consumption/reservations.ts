@@ -33,9 +33,9 @@ import {
 } from './consume';
 import { governingItems, governingPolicies } from './governing';
 import type { CatalogueView } from '../catalogue-cache';
-import { decideAndApply, isFast, type Stores } from './decision';
+import { decideAndApply, isFast, type Stores } from './in-transaction';
 import { ledgerEntries, storedMetadata } from './records';
-import { adjustFastWindow, fastWindowUsed } from './fast';
+import { adjustFastWindow, fastWindowUsed } from './fast-verdicts';
 import { windowAt } from './windows';
 import { limitOf, type PolicyVerdict } from './verdicts';
 

@@ -5,7 +5,7 @@ import { checkSubject } from '../constraints';
 import type { Principal } from '../credentials';
 import { tenantOf } from '../keys';
 import { usageOut, type Deps } from './consume';
-import { decideAll } from './decision';
+import { decideAll } from './in-transaction';
 import { governingPolicies } from './governing';
 
 /**

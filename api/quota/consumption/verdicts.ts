@@ -1,5 +1,5 @@
 import type { EffectivePolicyRow } from '../../../db/quota/consumption';
-import { decideQuota } from './decide';
+import { decideQuota } from './quota-arithmetic';
 import { takeTokens, type BucketState } from './token-bucket';
 import { windowAt, type Window } from './windows';
 

@@ -7,8 +7,8 @@ import {
 import { CatalogueMoved } from '../catalogue-cache';
 import type { Queryable } from '../../../db/quota/queryable';
 import type { Redis } from '../../../db/redis';
-import { decideFast, MOVED, untilUnmoved, type FastVerdict } from './fast';
-import { decideStrict, type StrictVerdict } from './strict';
+import { decideFast, MOVED, untilUnmoved, type FastVerdict } from './fast-verdicts';
+import { decideStrict, type StrictVerdict } from './strict-verdicts';
 import type { DecisionContext, PolicyVerdict } from './verdicts';
 
 /**
