@@ -2,23 +2,13 @@ import Router from '@koa/router';
 import type Koa from 'koa';
 import type client from 'prom-client';
 import { createApp } from '../platform/http/app';
-import type { ValidatedState } from '../platform/http/validate';
-import { mount } from '../platform/http/contract';
-import { RUNS_OPERATIONS } from './operations';
-import { privateNetworkOnly } from '../platform/http/private-network';
-import {
-  checkAll,
-  postgresCheck,
-  redisCheck,
-  withinTimeout,
-  type BackendCheck,
-} from '../../platform/health';
 import type { ServiceInstance } from '../platform/service';
 import type { PlatformDeps } from '../../platform/deps';
 import { runsEnvelope } from './envelope';
 import { RUNS_ERRORS } from './errors';
 import { runsRouter, type Starters } from './routes';
-import { workersStatus } from './workers';
+import { mountProbeRoutes } from './routes/probes';
+import { mountSelfCheckRoutes } from './routes/self-checks';
 import { ensureRetentionSchedule } from './retention';
 import { ensureReconcileSchedule } from './reconcile';
 import { openApiDocument } from './openapi';
@@ -29,8 +19,6 @@ import { createDagStarter } from './dags/starter';
 import { createDeliveryStarter } from './webhooks/starter';
 import { createEventPublisher } from './webhooks/publisher';
 import { createTimerStarter } from './timers/starter';
-import { getSelfCheck, startSelfCheck, type SelfCheckRequest } from './self-checks';
-import { selfCheckWorkflowId } from '../../workflows/runs/self-check-definitions';
 
 export const RUNS_BODY_LIMIT_BYTES = 1024 * 1024;
 export const RUNS_JSON_DEPTH_MAX = 64;
@@ -45,59 +33,9 @@ export function runsRoutes(
   metrics?: () => client.Registry,
   app?: () => Koa,
 ): Router[] {
-  const dockerCheck: BackendCheck = () => withinTimeout(() => deps.docker.ping());
-  const backends = {
-    database: postgresCheck(deps.pool),
-    cache: redisCheck(deps.redis),
-    container_runtime: dockerCheck,
-  };
   const router = new Router();
-
-  const ops = RUNS_OPERATIONS;
-  mount(router, ops.ping, [], (ctx) => {
-    ctx.body = { status: 'ok' };
-  });
-  mount(router, ops.health, [], async (ctx) => {
-    const statuses = await checkAll(backends);
-    const healthy = Object.values(statuses).every((s) => s === 'up');
-    ctx.status = healthy ? 200 : 503;
-    const workers = await workersStatus(deps).catch(() => ({ total: null, busy: null }));
-    ctx.body = { status: healthy ? 'ok' : 'degraded', ...statuses, workers };
-  });
-  mount(router, ops.openApi, [], (ctx) => {
-    ctx.body = openApiDocument;
-  });
-  mount(router, ops.llms, [], (ctx) => {
-    ctx.type = 'text/plain; charset=utf-8';
-    ctx.body = LLMS_TXT;
-  });
-  mount(router, ops.metrics, [privateNetworkOnly('metrics')], async (ctx) => {
-    const registry = metrics?.();
-    if (!registry) throw new Error('metrics are served by the app that registered them');
-    ctx.type = registry.contentType;
-    ctx.body = await registry.metrics();
-  });
-
-  // Self-checks run a container on a worker host: an operator diagnostic, not a tenant API.
-  const operatorOnly = privateNetworkOnly('self-checks');
-  mount(router, ops.selfCheckStart, [operatorOnly], async (ctx) => {
-    const body = (ctx.state.validated as ValidatedState).body as {
-      image: string;
-      command: string[];
-      timeout_seconds: number;
-    };
-    const request: SelfCheckRequest = {
-      image: body.image,
-      command: body.command,
-      timeoutSeconds: body.timeout_seconds,
-    };
-    ctx.status = 202;
-    ctx.body = presentSelfCheck(await startSelfCheck(deps, request));
-  });
-  mount(router, ops.selfCheckGet, [operatorOnly], async (ctx) => {
-    const { check_id } = (ctx.state.validated as ValidatedState).params as { check_id: string };
-    ctx.body = presentSelfCheck(await getSelfCheck(deps, check_id));
-  });
+  mountProbeRoutes(router, deps, { metrics, document: openApiDocument, guide: LLMS_TXT });
+  mountSelfCheckRoutes(router, deps);
   let listener: ReturnType<Koa['callback']> | undefined;
   const mcp = runsMcpEndpoint(() => {
     const served = app?.();
@@ -158,8 +96,4 @@ export function createRunsApi(deps: PlatformDeps): ServiceInstance {
       ]);
     },
   };
-}
-
-function presentSelfCheck(row: Awaited<ReturnType<typeof getSelfCheck>>) {
-  return { ...row, workflow_id: selfCheckWorkflowId(row.check_id) };
 }

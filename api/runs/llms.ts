@@ -11,7 +11,7 @@ import type { ErrorDefinition } from '../../platform/errors';
 import { RUNS_ERRORS } from './errors';
 import { mcpGuide, permissionsOf } from './mcp';
 import { SERVICE_OPERATIONS } from './openapi';
-import type { RunsOperation } from './operations';
+import type { RunsOperation } from './routes';
 import { NODE_EVENTS, RUN_EVENTS, WORKFLOW_EVENTS } from './webhooks/catalogue';
 
 const list = (values: readonly string[]) => values.join(', ');

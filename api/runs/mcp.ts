@@ -7,9 +7,7 @@ import {
   type RequestListener,
   type ToolAnnotations,
 } from '../platform/mcp';
-import { WORKFLOW_OPERATIONS } from './dags/operations';
-import { RUNS_OPERATIONS, type RunsOperation } from './operations';
-import { TEMPLATE_OPERATIONS } from './templates/operations';
+import { RUNS_OPERATIONS, type RunsOperation } from './routes';
 
 /** Reads: nothing changes, however often. */
 const READ: ToolAnnotations = { readOnlyHint: true, idempotentHint: true, openWorldHint: false };
@@ -59,9 +57,7 @@ const RETRY: ToolAnnotations = {
   openWorldHint: true,
 };
 
-const runs = RUNS_OPERATIONS;
-const dags = WORKFLOW_OPERATIONS;
-const templates = TEMPLATE_OPERATIONS;
+const ops = RUNS_OPERATIONS;
 
 /**
  * The operations offered as tools, in the order tools/list lists them: the spec's parity set
@@ -69,37 +65,37 @@ const templates = TEMPLATE_OPERATIONS;
  * Template PATCH and DELETE, timers, schedules, triggers and webhooks are REST only.
  */
 const TOOL_OPERATIONS: [RunsOperation, ToolAnnotations][] = [
-  [runs.submit, SUBMIT],
-  [runs.list, READ],
-  [runs.get, READ],
-  [runs.result, READ],
-  [runs.logs, READ],
-  [runs.utilization, READ],
-  [runs.pause, SUSPEND],
-  [runs.resume, SUSPEND],
-  [runs.stop, END],
-  [runs.kill, END],
-  [runs.delete, END],
-  [dags.workflowSubmit, SUBMIT],
-  [dags.workflowList, READ],
-  [dags.workflowGet, READ],
-  [dags.workflowNode, READ],
-  [dags.workflowResult, READ],
-  [dags.workflowEvents, READ],
-  [dags.workflowPause, SUSPEND],
-  [dags.workflowResume, { ...SUSPEND, openWorldHint: true }],
-  [dags.workflowCancel, END],
-  [dags.workflowNodeRetry, RETRY],
-  [dags.workflowNodeApprove, DECIDE],
-  [dags.workflowNodeReject, DECIDE],
-  [runs.quotasGet, READ],
-  [runs.quotasPut, END],
-  [runs.usage, READ],
-  [runs.audit, READ],
-  [templates.templateCreate, REGISTER],
-  [templates.templateList, READ],
-  [templates.templateGet, READ],
-  [templates.templateRun, SUBMIT],
+  [ops.submit, SUBMIT],
+  [ops.list, READ],
+  [ops.get, READ],
+  [ops.result, READ],
+  [ops.logs, READ],
+  [ops.utilization, READ],
+  [ops.pause, SUSPEND],
+  [ops.resume, SUSPEND],
+  [ops.stop, END],
+  [ops.kill, END],
+  [ops.delete, END],
+  [ops.workflowSubmit, SUBMIT],
+  [ops.workflowList, READ],
+  [ops.workflowGet, READ],
+  [ops.workflowNode, READ],
+  [ops.workflowResult, READ],
+  [ops.workflowEvents, READ],
+  [ops.workflowPause, SUSPEND],
+  [ops.workflowResume, { ...SUSPEND, openWorldHint: true }],
+  [ops.workflowCancel, END],
+  [ops.workflowNodeRetry, RETRY],
+  [ops.workflowNodeApprove, DECIDE],
+  [ops.workflowNodeReject, DECIDE],
+  [ops.quotasGet, READ],
+  [ops.quotasPut, END],
+  [ops.usage, READ],
+  [ops.audit, READ],
+  [ops.templateCreate, REGISTER],
+  [ops.templateList, READ],
+  [ops.templateGet, READ],
+  [ops.templateRun, SUBMIT],
 ];
 
 /** `submitRun` → `submit_run`: a tool is named by its operationId, in snake_case. */

@@ -1,16 +1,12 @@
 import { PERMISSIONS } from '../../db/runs/permissions';
 import { openApiPaths, type JsonSchema } from '../platform/http/contract';
-import { RUNS_OPERATIONS } from './operations';
-import { WORKFLOW_OPERATIONS } from './dags/operations';
-import { WEBHOOK_OPERATIONS } from './webhooks/operations';
-import { TEMPLATE_OPERATIONS } from './templates/operations';
+import { RUNS_OPERATIONS } from './routes';
 import { TEMPLATE_DECISIONS } from './templates/decisions';
 import {
   TIMER_HORIZON_DAYS,
-  TIMER_OPERATIONS,
   TIMERS_LIST_LIMIT_DEFAULT,
   TIMERS_LIST_LIMIT_MAX,
-} from './timers/operations';
+} from './routes/timers';
 import { HELD_DELIVERY_KEPT_HOURS } from './webhooks/endpoints';
 import {
   LABEL_KEY_PATTERN,
@@ -18,25 +14,11 @@ import {
   LABELS_MAX,
   PAYLOAD_MAX_BYTES,
 } from './payloads';
-import { SCHEDULE_OPERATIONS } from './schedules/operations';
-import { TRIGGER_OPERATIONS } from './triggers/operations';
 import { TRIGGER_DECISIONS } from './triggers/decisions';
 import { SCHEDULE_DECISIONS } from './schedules/decisions';
 
-/**
- * Every operation of the service: runs (operations.ts), DAG workflows (dags/operations.ts) and
- * webhooks (webhooks/operations.ts), the last two built with the same helper, so listed here
- * rather than in operations.ts: no import cycle.
- */
-export const SERVICE_OPERATIONS = [
-  ...Object.values(RUNS_OPERATIONS),
-  ...Object.values(WORKFLOW_OPERATIONS),
-  ...Object.values(WEBHOOK_OPERATIONS),
-  ...Object.values(TEMPLATE_OPERATIONS),
-  ...Object.values(TIMER_OPERATIONS),
-  ...Object.values(SCHEDULE_OPERATIONS),
-  ...Object.values(TRIGGER_OPERATIONS),
-];
+/** Every operation of the service, in the document's order (routes/index.ts). */
+export const SERVICE_OPERATIONS = Object.values(RUNS_OPERATIONS);
 
 /** What the spec leaves "not shown" of the webhook routes, as decided. */
 const WEBHOOK_DECISIONS = {
@@ -79,7 +61,7 @@ const TIMER_DECISIONS = {
 
 /**
  * The runs service's contract (OpenAPI 3.1), served at GET /openapi.json. Its paths, parameters,
- * request bodies and models are generated from the operations (api/runs/operations.ts), the joi
+ * request bodies and models are generated from the operations (api/runs/routes/), the joi
  * schemas its routes validate with; `x-decisions` records what the spec left "not shown", and the
  * integration tests validate real responses against it.
  */

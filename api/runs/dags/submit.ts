@@ -19,7 +19,7 @@ import { clampLimits, effectiveLimits, type EffectiveLimits } from '../limits';
 import { inlineWebhookRow, type InlineWebhookBody } from '../webhooks/inline';
 import { dagWorkflowInput, type DagStarter } from './starter';
 
-/** A node as its schema (dags/operations.ts) accepted it: defaults filled, unknown keys gone. */
+/** A node as its schema (routes/workflows.ts) accepted it: defaults filled, unknown keys gone. */
 export interface NodeRequest {
   ref: string;
   type: 'container' | 'approval';

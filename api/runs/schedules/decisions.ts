@@ -1,12 +1,12 @@
 import { LABELS_MAX, PAYLOAD_MAX_BYTES } from '../payloads';
 import { DST_HORIZON_YEARS } from './dst';
+import { SCHEDULE_CATCHUP_WINDOW } from './schedules';
 import {
-  SCHEDULE_CATCHUP_WINDOW,
   SCHEDULE_FIRES_LIMIT_DEFAULT,
   SCHEDULE_FIRES_LIMIT_MAX,
   SCHEDULES_LIST_LIMIT_DEFAULT,
   SCHEDULES_LIST_LIMIT_MAX,
-} from './operations';
+} from '../routes/schedules';
 
 /** What the spec leaves "not shown" of schedules, as decided (x-decisions in the OpenAPI). */
 export const SCHEDULE_DECISIONS = {

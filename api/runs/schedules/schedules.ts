@@ -34,13 +34,18 @@ import { inlineWebhookRow, type InlineWebhookBody } from '../webhooks/inline';
 import { runsQueue } from '../webhooks/starter';
 import { presentSchedule, presentScheduleFire, presentScheduleSummary } from './models';
 import { payloadJsonOf } from '../payloads';
-import { SCHEDULE_CATCHUP_WINDOW } from './operations';
 import {
   assertCronAndZone,
   cronSpecOf,
   nextActionTime,
   scheduleUnavailable,
 } from './temporal-schedule';
+
+/**
+ * Occurrences missed longer ago than this (the worker or Temporal down) are not fired on recovery;
+ * those within it fire late, each with its honest fire_delay_seconds.
+ */
+export const SCHEDULE_CATCHUP_WINDOW = '24 hours';
 
 /**
  * A tenant's schedules: each row has one Temporal Schedule schedule/<schedule_id>, changed in the

@@ -1,6 +1,6 @@
 import type Joi from 'joi';
 import { runsError } from '../errors';
-import { WORKFLOW_OPERATIONS } from '../dags/operations';
+import { WORKFLOW_OPERATIONS } from '../routes/workflows';
 import type { WorkflowSubmitBody } from '../dags/submit';
 import type { InlineWebhookBody } from '../webhooks/inline';
 import {
@@ -13,7 +13,7 @@ import {
 
 /**
  * A template's definition is a workflow submit body with placeholders: judged by the submit's own
- * schema (dags/operations.ts), loosely at register (a value that holds a placeholder is judged at
+ * schema (routes/workflows.ts), loosely at register (a value that holds a placeholder is judged at
  * run, once substituted) and fully at run, before the submit's path.
  */
 

@@ -1,10 +1,10 @@
-import { SCHEDULE_CATCHUP_WINDOW } from '../schedules/operations';
+import { SCHEDULE_CATCHUP_WINDOW } from '../schedules/schedules';
 import {
   TRIGGER_FIRES_LIMIT_DEFAULT,
   TRIGGER_FIRES_LIMIT_MAX,
   TRIGGERS_LIST_LIMIT_DEFAULT,
   TRIGGERS_LIST_LIMIT_MAX,
-} from './operations';
+} from '../routes/triggers';
 
 /** What the spec leaves "not shown" of template triggers, as decided (x-decisions in the OpenAPI). */
 export const TRIGGER_DECISIONS = {

@@ -30,7 +30,7 @@ import {
 } from '../../../workflows/runs/trigger-fire-definitions';
 import type { PlatformDeps } from '../../../platform/deps';
 import { runsError } from '../errors';
-import { SCHEDULE_CATCHUP_WINDOW } from '../schedules/operations';
+import { SCHEDULE_CATCHUP_WINDOW } from '../schedules/schedules';
 import {
   assertCronAndZone,
   cronSpecOf,

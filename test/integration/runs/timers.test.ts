@@ -8,7 +8,7 @@ import { createTemporalClient } from '../../../platform/temporal';
 import { runAdmin } from '../../../api/runs/cli';
 import { openApiDocument } from '../../../api/runs/openapi';
 import { LABELS_MAX, PAYLOAD_MAX_BYTES } from '../../../api/runs/payloads';
-import { TIMER_HORIZON_DAYS } from '../../../api/runs/timers/operations';
+import { TIMER_HORIZON_DAYS } from '../../../api/runs/routes/timers';
 import { sql } from '../../../db/pool';
 import { SERVICE, TENANT_ID } from '../../../workflows/platform/search-attributes';
 import { timerWorkflowId } from '../../../workflows/runs/timer-definitions';

@@ -3,10 +3,9 @@ import { toolInputOf } from '../../../api/platform/mcp';
 import { JSON_RPC_ERROR, mcpTransportResponses } from '../../../api/platform/mcp/contract';
 import { errorLines, LLMS_TXT, permissionLines } from '../../../api/runs/llms';
 import { mcpGuide, permissionsOf, RUNS_MCP_TOOLS, toolNameOf } from '../../../api/runs/mcp';
-import { RUNS_OPERATIONS } from '../../../api/runs/operations';
+import { RUNS_OPERATIONS } from '../../../api/runs/routes';
 import { RUNS_ERRORS } from '../../../api/runs/errors';
 import { openApiDocument } from '../../../api/runs/openapi';
-import { TEMPLATE_OPERATIONS } from '../../../api/runs/templates/operations';
 
 /** The spec's parity set and the template tools, as the issue lists them. */
 const REQUIRED = [
@@ -67,7 +66,7 @@ describe('the runs MCP tools', () => {
       expect(needed.length).toBeGreaterThan(0);
       for (const permission of needed) expect(tool.description).toContain(`\`${permission}\``);
     }
-    expect(permissionsOf(TEMPLATE_OPERATIONS.templateRun)).toEqual([
+    expect(permissionsOf(RUNS_OPERATIONS.templateRun)).toEqual([
       'svc_template_run',
       'svc_workflow_submit',
     ]);

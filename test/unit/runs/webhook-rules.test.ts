@@ -7,7 +7,7 @@ import {
   inlineWebhookRow,
 } from '../../../api/runs/webhooks/inline';
 import { WEBHOOK_URL_PATTERN, isWebhookUrl } from '../../../platform/webhooks/url';
-import { TESTABLE_EVENTS, TestRequest } from '../../../api/runs/webhooks/operations';
+import { TESTABLE_EVENTS, TestRequest } from '../../../api/runs/routes/webhooks';
 
 const codeOf = (fn: () => void): string | null => {
   try {

@@ -1,18 +1,27 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import type { PlatformDeps } from '../../../platform/deps';
+import { principalOf } from '../auth';
+import {
+  createSchedule,
+  deleteSchedule,
+  getSchedule,
+  listFires,
+  listTenantSchedules,
+  patchSchedule,
+  SCHEDULE_CATCHUP_WINDOW,
+  type ScheduleCreateBody,
+  type SchedulePatchBody,
+} from '../schedules/schedules';
+import { labelPairsOf, mountOperation, validated } from './operation';
 import Joi from 'joi';
 import { runsError } from '../errors';
-import {
-  areaOperations,
-  done,
-  offset,
-  ok,
-  pageLimit,
-  ulidParam,
-  type RunsOperation,
-} from '../operations';
+import { offset, pageLimit, ulidParam } from '../schemas';
+import { areaOperations, done, ok, type RunsOperation } from './operation';
 import { labelFilter, labelMap, opaquePayload } from '../payloads';
 import { InlineWebhook } from '../webhooks/inline';
-import { CRON_MAX_LENGTH } from './cron';
-import { Schedule, ScheduleFireList, ScheduleList } from './models';
+import { CRON_MAX_LENGTH } from '../schedules/cron';
+import { Schedule, ScheduleFireList, ScheduleList } from '../schedules/models';
 
 /** A list asks Temporal for each schedule's next_fire_at: its page is kept small. */
 export const SCHEDULES_LIST_LIMIT_DEFAULT = 50;
@@ -20,11 +29,6 @@ export const SCHEDULES_LIST_LIMIT_MAX = 100;
 export const SCHEDULE_FIRES_LIMIT_DEFAULT = 100;
 export const SCHEDULE_FIRES_LIMIT_MAX = 1000;
 export const TIMEZONE_MAX_LENGTH = 64;
-/**
- * Occurrences missed longer ago than this (the worker or Temporal down) are not fired on recovery;
- * those within it fire late, each with its honest fire_delay_seconds.
- */
-export const SCHEDULE_CATCHUP_WINDOW = '24 hours';
 
 export const cron = () =>
   Joi.string()
@@ -170,3 +174,38 @@ export const SCHEDULE_OPERATIONS = {
     refusals: { '404': SCHEDULE_NOT_FOUND },
   }),
 } satisfies Record<string, RunsOperation>;
+
+/** The schedule routes (schedules/): create, list, read, change, delete, the fire ledger. */
+export function mountScheduleRoutes(router: Router, deps: PlatformDeps): void {
+  const ops = SCHEDULE_OPERATIONS;
+  const scheduleIdOf = (ctx: Context) =>
+    validated<{ schedule_id: string }>(ctx, 'params').schedule_id;
+  mountOperation(router, ops.scheduleCreate, async (ctx) => {
+    const body = validated<ScheduleCreateBody>(ctx, 'body');
+    ctx.status = 201;
+    ctx.body = await createSchedule(deps, principalOf(ctx), body);
+  });
+  mountOperation(router, ops.scheduleList, async (ctx) => {
+    const q = validated<{ label_filter?: string[]; limit: number; offset: number }>(ctx, 'query');
+    ctx.body = await listTenantSchedules(deps, principalOf(ctx).tenantId, {
+      labels: labelPairsOf(q.label_filter),
+      limit: q.limit,
+      offset: q.offset,
+    });
+  });
+  mountOperation(router, ops.scheduleGet, async (ctx) => {
+    ctx.body = await getSchedule(deps, principalOf(ctx).tenantId, scheduleIdOf(ctx));
+  });
+  mountOperation(router, ops.schedulePatch, async (ctx) => {
+    const body = validated<SchedulePatchBody>(ctx, 'body');
+    ctx.body = await patchSchedule(deps, principalOf(ctx), scheduleIdOf(ctx), body);
+  });
+  mountOperation(router, ops.scheduleDelete, async (ctx) => {
+    await deleteSchedule(deps, principalOf(ctx), scheduleIdOf(ctx));
+    ctx.status = 204;
+  });
+  mountOperation(router, ops.scheduleFires, async (ctx) => {
+    const page = validated<{ limit: number; offset: number }>(ctx, 'query');
+    ctx.body = await listFires(deps, principalOf(ctx).tenantId, scheduleIdOf(ctx), page);
+  });
+}

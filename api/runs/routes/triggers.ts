@@ -1,22 +1,26 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import type { PlatformDeps } from '../../../platform/deps';
+import { principalOf } from '../auth';
+import {
+  createTrigger,
+  deleteTrigger,
+  getTrigger,
+  listFires as listTriggerFires,
+  listTenantTriggers,
+  patchTrigger,
+  type TriggerCreateBody,
+  type TriggerPatchBody,
+} from '../triggers/triggers';
+import { mountOperation, validated } from './operation';
 import Joi from 'joi';
 import { runsError } from '../errors';
-import {
-  areaOperations,
-  done,
-  offset,
-  ok,
-  pageLimit,
-  ulidParam,
-  type RunsOperation,
-} from '../operations';
-import { cron, SCHEDULE_CATCHUP_WINDOW, timezone } from '../schedules/operations';
-import {
-  paramValues,
-  refParams,
-  TEMPLATE_NOT_FOUND,
-  templateVersion,
-} from '../templates/operations';
-import { Trigger, TriggerFireList, TriggerList } from './models';
+import { offset, pageLimit, ulidParam } from '../schemas';
+import { areaOperations, done, ok, type RunsOperation } from './operation';
+import { SCHEDULE_CATCHUP_WINDOW } from '../schedules/schedules';
+import { cron, timezone } from './schedules';
+import { paramValues, refParams, TEMPLATE_NOT_FOUND, templateVersion } from './templates';
+import { Trigger, TriggerFireList, TriggerList } from '../triggers/models';
 
 /** A list asks Temporal for each trigger's next_fire_at: its page is kept small. */
 export const TRIGGERS_LIST_LIMIT_DEFAULT = 50;
@@ -173,3 +177,37 @@ export const TRIGGER_OPERATIONS = {
     refusals: { '404': TRIGGER_NOT_FOUND },
   }),
 } satisfies Record<string, RunsOperation>;
+
+/** The template trigger routes (triggers/): create, list, read, change, delete, the fire ledger. */
+export function mountTriggerRoutes(router: Router, deps: PlatformDeps): void {
+  const ops = TRIGGER_OPERATIONS;
+  const triggerIdOf = (ctx: Context) => validated<{ trigger_id: string }>(ctx, 'params').trigger_id;
+  const refOf = (ctx: Context) => validated<{ ref: string }>(ctx, 'params').ref;
+  const pageOf = (ctx: Context) => validated<{ limit: number; offset: number }>(ctx, 'query');
+  const tenantOf = (ctx: Context) => principalOf(ctx).tenantId;
+  mountOperation(router, ops.triggerCreate, async (ctx) => {
+    const body = validated<TriggerCreateBody>(ctx, 'body');
+    ctx.status = 201;
+    ctx.body = await createTrigger(deps, principalOf(ctx), refOf(ctx), body);
+  });
+  mountOperation(router, ops.templateTriggers, async (ctx) => {
+    ctx.body = await listTenantTriggers(deps, tenantOf(ctx), refOf(ctx), pageOf(ctx));
+  });
+  mountOperation(router, ops.triggerList, async (ctx) => {
+    ctx.body = await listTenantTriggers(deps, tenantOf(ctx), null, pageOf(ctx));
+  });
+  mountOperation(router, ops.triggerGet, async (ctx) => {
+    ctx.body = await getTrigger(deps, tenantOf(ctx), triggerIdOf(ctx));
+  });
+  mountOperation(router, ops.triggerPatch, async (ctx) => {
+    const body = validated<TriggerPatchBody>(ctx, 'body');
+    ctx.body = await patchTrigger(deps, principalOf(ctx), triggerIdOf(ctx), body);
+  });
+  mountOperation(router, ops.triggerDelete, async (ctx) => {
+    await deleteTrigger(deps, principalOf(ctx), triggerIdOf(ctx));
+    ctx.status = 204;
+  });
+  mountOperation(router, ops.triggerFires, async (ctx) => {
+    ctx.body = await listTriggerFires(deps, tenantOf(ctx), triggerIdOf(ctx), pageOf(ctx));
+  });
+}

@@ -1,21 +1,28 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import type { PlatformDeps } from '../../../platform/deps';
+import { principalOf } from '../auth';
+import {
+  deleteTemplate,
+  getTemplate,
+  listTenantTemplates,
+  patchTemplate,
+  registerTemplate,
+  runTemplate,
+  type TemplateCreate,
+  type TemplatePatch,
+  type TemplateRunBody,
+} from '../templates/service';
+import { mountOperation, validated, type Starters } from './operation';
 import Joi from 'joi';
 import { boundedText } from '../../platform/http/text';
 import { runsError } from '../errors';
-import {
-  offset,
-  ok,
-  done,
-  pageLimit,
-  runName,
-  runsOperation,
-  runTags,
-  utcInstant,
-  type RunsOperation,
-} from '../operations';
+import { offset, pageLimit, runName, runTags, utcInstant } from '../schemas';
+import { ok, done, runsOperation, type RunsOperation } from './operation';
 import { INT_MAX } from '../tenant';
 import { InlineWebhook } from '../webhooks/inline';
-import { TEMPLATE_DEFINITION_MAX_BYTES } from './definition';
-import { Template, TemplateList, TemplateRunAccepted } from './models';
+import { TEMPLATE_DEFINITION_MAX_BYTES } from '../templates/definition';
+import { Template, TemplateList, TemplateRunAccepted } from '../templates/models';
 import {
   PARAM_DESCRIPTION_MAX_LENGTH,
   PARAM_ENUM_VALUE_MAX_LENGTH,
@@ -26,8 +33,8 @@ import {
   TEMPLATE_PARAMS_MAX,
   compilePattern,
   type TemplateParam,
-} from './params';
-import { TEMPLATE_NAME_PATTERN, TEMPLATE_VERSIONS_MAX } from './service';
+} from '../templates/params';
+import { TEMPLATE_NAME_PATTERN, TEMPLATE_VERSIONS_MAX } from '../templates/service';
 
 export const TEMPLATE_DESCRIPTION_MAX_LENGTH = 1024;
 export const TEMPLATES_LIST_LIMIT_DEFAULT = 50;
@@ -347,3 +354,41 @@ export const TEMPLATE_OPERATIONS = {
     },
   }),
 } satisfies Record<string, RunsOperation>;
+
+/** The template routes (templates/): register, reads, PATCH, DELETE, run. */
+export function mountTemplateRoutes(router: Router, deps: PlatformDeps, starters: Starters): void {
+  const ops = TEMPLATE_OPERATIONS;
+  const tenantOf = (ctx: Context) => principalOf(ctx).tenantId;
+  const refOf = (ctx: Context) => validated<{ ref: string }>(ctx, 'params').ref;
+  mountOperation(router, ops.templateCreate, async (ctx) => {
+    const body = validated<TemplateCreate>(ctx, 'body');
+    ctx.status = 201;
+    ctx.body = await registerTemplate(deps, principalOf(ctx), body);
+  });
+  mountOperation(router, ops.templateList, async (ctx) => {
+    ctx.body = await listTenantTemplates(deps, tenantOf(ctx), validated(ctx, 'query'));
+  });
+  mountOperation(router, ops.templateGet, async (ctx) => {
+    const { version } = validated<{ version?: number }>(ctx, 'query');
+    ctx.body = await getTemplate(deps, tenantOf(ctx), refOf(ctx), version);
+  });
+  mountOperation(router, ops.templatePatch, async (ctx) => {
+    const patch = validated<TemplatePatch>(ctx, 'body');
+    ctx.body = await patchTemplate(deps, principalOf(ctx), refOf(ctx), patch);
+  });
+  mountOperation(router, ops.templateDelete, async (ctx) => {
+    await deleteTemplate(deps, principalOf(ctx), refOf(ctx));
+    ctx.status = 204;
+  });
+  mountOperation(
+    router,
+    ops.templateRun,
+    async (ctx) => {
+      const body = validated<TemplateRunBody>(ctx, 'body');
+      ctx.status = 202;
+      ctx.body = await runTemplate(deps, starters.dags, principalOf(ctx), refOf(ctx), body);
+    },
+    // The spec: a run needs svc_workflow_submit too (it is a workflow submit).
+    ['svc_workflow_submit'],
+  );
+}

@@ -1,21 +1,25 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import type { PlatformDeps } from '../../../platform/deps';
+import type { TimerState } from '../../../db/runs/timers';
+import { principalOf } from '../auth';
+import {
+  createTimer,
+  deleteTimer,
+  getTimer,
+  listTenantTimers,
+  type TimerCreateBody,
+} from '../timers/timers';
+import { labelPairsOf, mountOperation, validated, type Starters } from './operation';
 import Joi from 'joi';
 import { TIMER_STATES } from '../../../db/runs/timers';
 import { isUtcInstant, parseInstantWithOffset } from '../../../platform/instant';
 import { runsError } from '../errors';
-import {
-  areaOperations,
-  done,
-  offset,
-  ok,
-  pageLimit,
-  stateFilter,
-  ulidParam,
-  utcInstant,
-  type RunsOperation,
-} from '../operations';
+import { offset, pageLimit, stateFilter, ulidParam, utcInstant } from '../schemas';
+import { areaOperations, done, ok, type RunsOperation } from './operation';
 import { labelFilter, labelMap, opaquePayload } from '../payloads';
 import { InlineWebhook } from '../webhooks/inline';
-import { Timer, TimerList } from './models';
+import { Timer, TimerList } from '../timers/models';
 
 /** How far ahead fire_at may be: ten years of days, leap days included. */
 export const TIMER_HORIZON_DAYS = 3653;
@@ -130,3 +134,36 @@ export const TIMER_OPERATIONS = {
     },
   }),
 } satisfies Record<string, RunsOperation>;
+
+/** The timer routes (timers/): create, list, read, cancel. */
+export function mountTimerRoutes(router: Router, deps: PlatformDeps, starters: Starters): void {
+  const ops = TIMER_OPERATIONS;
+  const starter = starters.timers;
+  const timerIdOf = (ctx: Context) => validated<{ timer_id: string }>(ctx, 'params').timer_id;
+  mountOperation(router, ops.timerCreate, async (ctx) => {
+    const body = validated<TimerCreateBody>(ctx, 'body');
+    ctx.status = 201;
+    ctx.body = await createTimer(deps, starter, principalOf(ctx), body);
+  });
+  mountOperation(router, ops.timerList, async (ctx) => {
+    const q = validated<{
+      state_filter?: string;
+      label_filter?: string[];
+      limit: number;
+      offset: number;
+    }>(ctx, 'query');
+    ctx.body = await listTenantTimers(deps, principalOf(ctx).tenantId, {
+      states: q.state_filter ? (q.state_filter.split(',') as TimerState[]) : null,
+      labels: labelPairsOf(q.label_filter),
+      limit: q.limit,
+      offset: q.offset,
+    });
+  });
+  mountOperation(router, ops.timerGet, async (ctx) => {
+    ctx.body = await getTimer(deps, principalOf(ctx).tenantId, timerIdOf(ctx));
+  });
+  mountOperation(router, ops.timerDelete, async (ctx) => {
+    await deleteTimer(deps, principalOf(ctx), timerIdOf(ctx));
+    ctx.status = 204;
+  });
+}

@@ -1,21 +1,43 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import type { PlatformDeps } from '../../../platform/deps';
+import type { DeliveryFilter, DeliveryState } from '../../../db/runs/webhooks';
+import { RequestValidationError } from '../../../platform/errors';
+import { principalOf } from '../auth';
+import {
+  getDelivery,
+  listEndpointDeliveries,
+  listRunDeliveries,
+  listWorkflowDeliveries,
+  redeliver,
+} from '../webhooks/deliveries';
+import {
+  createEndpoint,
+  deleteEndpoint,
+  getEndpoint,
+  listTenantEndpoints,
+  patchEndpoint,
+  rotateSecret,
+  sendTestDelivery,
+  type EndpointPatch,
+} from '../webhooks/endpoints';
+import { mountOperation, trackIdOf, validated, workflowIdOf, type Starters } from './operation';
 import Joi from 'joi';
 import { DELIVERY_STATES } from '../../../db/runs/webhooks';
 import { boundedText } from '../../platform/http/text';
 import { jsonSchemaOf } from '../../platform/http/json-schema';
 import { runsError } from '../errors';
+import { offset, pageLimit, stateFilter, ulidParam } from '../schemas';
+import { ok, done, runsOperation, type RunsOperation } from './operation';
 import {
-  offset,
-  ok,
-  done,
-  pageLimit,
-  runsOperation,
-  stateFilter,
-  ulidParam,
-  type RunsOperation,
-} from '../operations';
-import { NODE_EVENTS, NOTICE_EVENTS, RUN_EVENTS, TEST_EVENT, WORKFLOW_EVENTS } from './catalogue';
-import { HELD_DELIVERY_KEPT_HOURS } from './endpoints';
-import { suppliedSecret, webhookEvents, webhookUrl } from './inline';
+  NODE_EVENTS,
+  NOTICE_EVENTS,
+  RUN_EVENTS,
+  TEST_EVENT,
+  WORKFLOW_EVENTS,
+} from '../webhooks/catalogue';
+import { HELD_DELIVERY_KEPT_HOURS } from '../webhooks/endpoints';
+import { suppliedSecret, webhookEvents, webhookUrl } from '../webhooks/inline';
 import {
   CreatedWebhookEndpoint,
   RotatedWebhookSecret,
@@ -26,7 +48,7 @@ import {
   WebhookEndpointList,
   WebhookRedeliveryAccepted,
   WebhookTestAccepted,
-} from './models';
+} from '../webhooks/models';
 
 export const WEBHOOK_DESCRIPTION_MAX_LENGTH = 1024;
 export const ENDPOINTS_LIST_LIMIT_DEFAULT = 100;
@@ -73,7 +95,7 @@ const EndpointPatchRequest = Joi.object({
   .unknown(false)
   .id('WebhookEndpointPatchRequest');
 
-/** The test's body is optional: absent is `{}` (routes.ts validates it). */
+/** The test's body is optional: absent is `{}` (mountWebhookRoutes validates it). */
 export const TestRequest = Joi.object({
   event_type: Joi.string()
     .valid(...TESTABLE_EVENTS)
@@ -304,3 +326,98 @@ export const WEBHOOK_OPERATIONS = {
     },
   }),
 } satisfies Record<string, RunsOperation>;
+
+/**
+ * A body a route may go without (its document says `required: false`): absent is `{}`, and what
+ * joi refuses is a 422 as for any body.
+ */
+function optionalBody<T>(ctx: Context, schema: Joi.Schema<T>): T {
+  const body = ctx.request.body === undefined ? {} : ctx.request.body;
+  const result: Joi.ValidationResult<T> = schema.validate(body, {
+    abortEarly: false,
+    errors: { wrap: { label: false } },
+  });
+  if (result.error)
+    throw new RequestValidationError(
+      result.error.details.map((d) => ({
+        location: 'body',
+        path: d.path,
+        message: d.message,
+        type: d.type,
+      })),
+    );
+  return result.value;
+}
+
+type DeliveriesQuery = { state_filter?: string; since: number; limit: number };
+const deliveryFilterOf = (ctx: Context): DeliveryFilter => {
+  const q = validated<DeliveriesQuery>(ctx, 'query');
+  return {
+    states: q.state_filter ? (q.state_filter.split(',') as DeliveryState[]) : null,
+    since: String(q.since),
+    limit: q.limit,
+  };
+};
+const tenantOf = (ctx: Context) => principalOf(ctx).tenantId;
+const endpointIdOf = (ctx: Context) =>
+  validated<{ endpoint_id: string }>(ctx, 'params').endpoint_id;
+const deliveryIdOf = (ctx: Context) =>
+  String(validated<{ delivery_id: number }>(ctx, 'params').delivery_id);
+
+/** The webhook routes (webhooks/): endpoints, deliveries, and the per-run and per-workflow reads. */
+export function mountWebhookRoutes(router: Router, deps: PlatformDeps, starters: Starters): void {
+  const ops = WEBHOOK_OPERATIONS;
+  const starter = starters.deliveries;
+  // The delivery routes first: /webhooks/deliveries/{id} also matches /webhooks/{endpoint_id}/...
+  mountOperation(router, ops.deliveryGet, async (ctx) => {
+    ctx.body = await getDelivery(deps, tenantOf(ctx), deliveryIdOf(ctx));
+  });
+  mountOperation(router, ops.deliveryRedeliver, async (ctx) => {
+    ctx.status = 202;
+    ctx.body = await redeliver(deps, starter, principalOf(ctx), deliveryIdOf(ctx));
+  });
+  mountOperation(router, ops.endpointCreate, async (ctx) => {
+    ctx.status = 201;
+    ctx.body = await createEndpoint(deps, principalOf(ctx), validated(ctx, 'body'));
+  });
+  mountOperation(router, ops.endpointList, async (ctx) => {
+    ctx.body = await listTenantEndpoints(deps, tenantOf(ctx), validated(ctx, 'query'));
+  });
+  mountOperation(router, ops.endpointGet, async (ctx) => {
+    ctx.body = await getEndpoint(deps, tenantOf(ctx), endpointIdOf(ctx));
+  });
+  mountOperation(router, ops.endpointPatch, async (ctx) => {
+    const patch = validated<EndpointPatch>(ctx, 'body');
+    ctx.body = await patchEndpoint(deps, starter, principalOf(ctx), endpointIdOf(ctx), patch);
+  });
+  mountOperation(router, ops.endpointDelete, async (ctx) => {
+    await deleteEndpoint(deps, principalOf(ctx), endpointIdOf(ctx));
+    ctx.status = 204;
+  });
+  mountOperation(router, ops.endpointRotateSecret, async (ctx) => {
+    ctx.body = await rotateSecret(deps, principalOf(ctx), endpointIdOf(ctx));
+  });
+  mountOperation(router, ops.endpointTest, async (ctx) => {
+    const endpointId = endpointIdOf(ctx);
+    const { event_type } = optionalBody<{ event_type: string }>(ctx, TestRequest);
+    ctx.status = 202;
+    ctx.body = await sendTestDelivery(deps, starter, principalOf(ctx), endpointId, event_type);
+  });
+  mountDeliveryLists(router, deps);
+}
+
+/** The delivery lists: per endpoint, per run, per workflow. */
+function mountDeliveryLists(router: Router, deps: PlatformDeps): void {
+  const ops = WEBHOOK_OPERATIONS;
+  mountOperation(router, ops.endpointDeliveries, async (ctx) => {
+    const filter = deliveryFilterOf(ctx);
+    ctx.body = await listEndpointDeliveries(deps, tenantOf(ctx), endpointIdOf(ctx), filter);
+  });
+  mountOperation(router, ops.runDeliveries, async (ctx) => {
+    ctx.body = await listRunDeliveries(deps, tenantOf(ctx), trackIdOf(ctx), deliveryFilterOf(ctx));
+  });
+  mountOperation(router, ops.workflowDeliveries, async (ctx) => {
+    const filter = deliveryFilterOf(ctx);
+    ctx.body = await listWorkflowDeliveries(deps, tenantOf(ctx), workflowIdOf(ctx), filter);
+  });
+}

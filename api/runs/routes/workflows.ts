@@ -1,3 +1,18 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import type { PlatformDeps } from '../../../platform/deps';
+import type { WorkflowState } from '../../../db/runs/workflows';
+import { principalOf } from '../auth';
+import { controlWorkflow, decideGate, retryNode } from '../dags/control';
+import {
+  getNodeDetail,
+  getWorkflowResult,
+  getWorkflowStatus,
+  listTenantWorkflows,
+  listWorkflowEvents,
+} from '../dags/reads';
+import { submitWorkflow, type WorkflowSubmitBody } from '../dags/submit';
+import { mountOperation, nodeRefOf, validated, workflowIdOf, type Starters } from './operation';
 import Joi from 'joi';
 import { boundedText } from '../../platform/http/text';
 import { WORKFLOW_STATES } from '../../../db/runs/workflows';
@@ -9,20 +24,18 @@ import {
   TAG_MAX_LENGTH,
   imageReference,
   offset,
-  ok,
   pageLimit,
   runCommand,
   runCpuLimit,
   runEnv,
   runMemoryLimitMb,
   runName,
-  runsOperation,
   runTags,
   runTimeoutSeconds,
   stateFilter,
   ulidParam,
-  type RunsOperation,
-} from '../operations';
+} from '../schemas';
+import { ok, runsOperation, type RunsOperation } from './operation';
 import {
   ControlResponse,
   NodeDetail,
@@ -31,7 +44,7 @@ import {
   WorkflowResult,
   WorkflowStatus,
   WorkflowSubmitResponse,
-} from './models';
+} from '../dags/models';
 
 export const NODE_REF_MAX_LENGTH = 128;
 /**
@@ -353,3 +366,68 @@ export const WORKFLOW_OPERATIONS = {
     },
   }),
 } satisfies Record<string, RunsOperation>;
+
+/** The DAG workflow routes (dags/): submit, reads, controls. */
+export function mountWorkflowRoutes(router: Router, deps: PlatformDeps, starters: Starters): void {
+  const ops = WORKFLOW_OPERATIONS;
+  const tenantOf = (ctx: Context) => principalOf(ctx).tenantId;
+  mountOperation(router, ops.workflowSubmit, async (ctx) => {
+    const body = validated<WorkflowSubmitBody>(ctx, 'body');
+    ctx.status = 202;
+    ctx.body = await submitWorkflow(deps, starters.dags, principalOf(ctx), body);
+  });
+  mountOperation(router, ops.workflowList, async (ctx) => {
+    const q = validated<{
+      state_filter?: string;
+      tag?: string;
+      template_id?: string;
+      limit: number;
+      offset: number;
+    }>(ctx, 'query');
+    ctx.body = await listTenantWorkflows(deps, tenantOf(ctx), {
+      states: q.state_filter ? (q.state_filter.split(',') as WorkflowState[]) : null,
+      tag: q.tag ?? null,
+      templateId: q.template_id ?? null,
+      limit: q.limit,
+      offset: q.offset,
+    });
+  });
+  mountOperation(router, ops.workflowGet, async (ctx) => {
+    ctx.body = await getWorkflowStatus(deps, tenantOf(ctx), workflowIdOf(ctx));
+  });
+  mountOperation(router, ops.workflowNode, async (ctx) => {
+    ctx.body = await getNodeDetail(deps, tenantOf(ctx), workflowIdOf(ctx), nodeRefOf(ctx));
+  });
+  mountOperation(router, ops.workflowResult, async (ctx) => {
+    ctx.body = await getWorkflowResult(deps, tenantOf(ctx), workflowIdOf(ctx));
+  });
+  mountOperation(router, ops.workflowEvents, async (ctx) => {
+    const page = validated<{ since: number; limit: number }>(ctx, 'query');
+    ctx.body = await listWorkflowEvents(deps, tenantOf(ctx), workflowIdOf(ctx), page);
+  });
+  mountWorkflowControls(router, deps);
+}
+
+/** A workflow's controls and its gates' decisions, and a node's retry. */
+function mountWorkflowControls(router: Router, deps: PlatformDeps): void {
+  const ops = WORKFLOW_OPERATIONS;
+  for (const [op, action] of [
+    [ops.workflowPause, 'pause'],
+    [ops.workflowResume, 'resume'],
+    [ops.workflowCancel, 'cancel'],
+  ] as const)
+    mountOperation(router, op, async (ctx) => {
+      ctx.body = await controlWorkflow(deps, principalOf(ctx), workflowIdOf(ctx), action);
+    });
+  for (const [op, decision] of [
+    [ops.workflowNodeApprove, 'approve'],
+    [ops.workflowNodeReject, 'reject'],
+  ] as const)
+    mountOperation(router, op, async (ctx) => {
+      const [workflowId, ref] = [workflowIdOf(ctx), nodeRefOf(ctx)];
+      ctx.body = await decideGate(deps, principalOf(ctx), workflowId, ref, decision);
+    });
+  mountOperation(router, ops.workflowNodeRetry, async (ctx) => {
+    ctx.body = await retryNode(deps, principalOf(ctx), workflowIdOf(ctx), nodeRefOf(ctx));
+  });
+}

@@ -1,0 +1,114 @@
+import type Router from '@koa/router';
+import Joi from 'joi';
+import type client from 'prom-client';
+import type { PlatformDeps } from '../../../platform/deps';
+import {
+  checkAll,
+  postgresCheck,
+  redisCheck,
+  withinTimeout,
+  type BackendCheck,
+} from '../../../platform/health';
+import { mount } from '../../platform/http/contract';
+import { privateNetworkOnly } from '../../platform/http/private-network';
+import { Health } from '../models';
+import { workersStatus } from '../workers';
+import { ok, refusal, REFUSALS, runsOperation, type RunsOperation } from './operation';
+
+/** The probes and the documents: anyone may call them (the metrics: private networks only). */
+export const PROBE_OPERATIONS = {
+  ping: runsOperation({
+    method: 'get',
+    path: '/ping',
+    operationId: 'ping',
+    summary: 'Liveness',
+    responses: {
+      '200': ok(Joi.object({ status: Joi.string().valid('ok') })),
+      '405': refusal(REFUSALS['405']),
+    },
+  }),
+  health: runsOperation({
+    method: 'get',
+    path: '/health',
+    operationId: 'health',
+    summary: 'Backends and Docker workers',
+    responses: {
+      '200': ok(Health),
+      '405': refusal(REFUSALS['405']),
+      '503': ok(Health, 'A backend is down'),
+    },
+  }),
+  metrics: runsOperation({
+    method: 'get',
+    path: '/metrics',
+    operationId: 'metrics',
+    summary: 'Prometheus text; private networks only',
+    responses: {
+      '200': { description: 'metrics', content: { 'text/plain': { schema: { type: 'string' } } } },
+      '403': refusal('Not a private address'),
+    },
+  }),
+  openApi: runsOperation({
+    method: 'get',
+    path: '/openapi.json',
+    operationId: 'openApiDocument',
+    summary: 'This document',
+    responses: { '200': ok(Joi.object().unknown(true)), '405': refusal(REFUSALS['405']) },
+  }),
+  llms: runsOperation({
+    method: 'get',
+    path: '/llms.txt',
+    operationId: 'agentGuide',
+    summary:
+      'A concise guide for agents: auth, permissions, run and DAG lifecycles, webhooks, retries, error codes, MCP',
+    responses: {
+      '200': {
+        description: 'the guide',
+        content: { 'text/plain': { schema: { type: 'string' } } },
+      },
+      '405': refusal(REFUSALS['405']),
+    },
+  }),
+} satisfies Record<string, RunsOperation>;
+
+/** What the probes answer from: the backends, the app's metrics, the document and the guide. */
+export interface ProbeSources {
+  metrics?: () => client.Registry;
+  /** The OpenAPI document (openapi.ts: built from these operations, so handed in). */
+  document: object;
+  /** /llms.txt */
+  guide: string;
+}
+
+export function mountProbeRoutes(router: Router, deps: PlatformDeps, sources: ProbeSources): void {
+  const ops = PROBE_OPERATIONS;
+  const dockerCheck: BackendCheck = () => withinTimeout(() => deps.docker.ping());
+  const backends = {
+    database: postgresCheck(deps.pool),
+    cache: redisCheck(deps.redis),
+    container_runtime: dockerCheck,
+  };
+  mount(router, ops.ping, [], (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  mount(router, ops.health, [], async (ctx) => {
+    const statuses = await checkAll(backends);
+    const healthy = Object.values(statuses).every((s) => s === 'up');
+    ctx.status = healthy ? 200 : 503;
+    const workers = await workersStatus(deps).catch(() => ({ total: null, busy: null }));
+    ctx.body = { status: healthy ? 'ok' : 'degraded', ...statuses, workers };
+  });
+  mount(router, ops.openApi, [], (ctx) => {
+    ctx.body = sources.document;
+  });
+  mount(router, ops.llms, [], (ctx) => {
+    ctx.type = 'text/plain; charset=utf-8';
+    ctx.body = sources.guide;
+  });
+  mount(router, ops.metrics, [privateNetworkOnly('metrics')], async (ctx) => {
+    const registry = sources.metrics?.();
+    if (!registry) throw new Error('metrics are served by the app that registered them');
+    ctx.type = registry.contentType;
+    ctx.body = await registry.metrics();
+  });
+}
