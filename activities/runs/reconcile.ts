@@ -75,47 +75,8 @@ export function createReconcileActivities(deps: { pool: DatabasePool }) {
         describe(client, row.track_id),
       );
       const now = Date.now();
-      const stale: StaleRun[] = [];
-      for (const [i, row] of rows.entries()) {
-        const d = described[i]!;
-        let reason: ReconcileReason;
-        let closedAt: Date | null = null;
-        if (d.status === 'NOT_FOUND') {
-          if (row.idle_seconds < input.missingGraceSeconds) continue;
-          reason = RECONCILE_REASONS.MISSING;
-        } else {
-          const closed = CLOSED_REASONS[d.status];
-          if (closed === undefined) continue;
-          closedAt = 'closedAt' in d ? d.closedAt : null;
-          if (closedAt !== null && now - closedAt.getTime() < input.closedGraceSeconds * 1000)
-            continue;
-          reason = closed;
-        }
-        const endMs = closedAt?.getTime() ?? now;
-        stale.push({
-          trackId: row.track_id,
-          tenantId: row.tenant_id,
-          from: row.state,
-          reason,
-          workflowStatus: d.status,
-          workflowRunId: 'runId' in d ? d.runId : null,
-          workflowClosedAt: closedAt?.toISOString() ?? null,
-          workerId: row.worker_id,
-          hostQueue: null,
-          metered: row.metered,
-          usedSeconds:
-            row.started_at === null ? 0 : Math.max(0, (endMs - Date.parse(row.started_at)) / 1000),
-          tierConcurrentRuns: row.tier_concurrent_runs,
-        });
-      }
-      // Only hosts that some worker still polls: a task for a dead host's queue would wait.
-      const hosts = new Map<string, boolean>();
-      for (const run of stale) {
-        const queue = hostQueueOf(rows.find((r) => r.track_id === run.trackId)!);
-        if (queue === null) continue;
-        if (!hosts.has(queue)) hosts.set(queue, await hasPollers(client, queue));
-        if (hosts.get(queue)) run.hostQueue = queue;
-      }
+      const stale = rows.flatMap((row, i) => staleRunOf(row, described[i]!, input, now) ?? []);
+      await sendToLiveHosts(client, stale, rows);
       return {
         scanned: rows.length,
         stale,
@@ -166,6 +127,55 @@ export function createReconcileActivities(deps: { pool: DatabasePool }) {
   };
 }
 export type ReconcileActivities = ReturnType<typeof createReconcileActivities>;
+
+/** A run whose execution is closed past its grace, or missing past its own; null otherwise. */
+function staleRunOf(
+  row: ActiveRunRow,
+  d: Described,
+  grace: { closedGraceSeconds: number; missingGraceSeconds: number },
+  now: number,
+): StaleRun | null {
+  let reason: ReconcileReason;
+  let closedAt: Date | null = null;
+  if (d.status === 'NOT_FOUND') {
+    if (row.idle_seconds < grace.missingGraceSeconds) return null;
+    reason = RECONCILE_REASONS.MISSING;
+  } else {
+    const closed = CLOSED_REASONS[d.status];
+    if (closed === undefined) return null;
+    closedAt = 'closedAt' in d ? d.closedAt : null;
+    if (closedAt !== null && now - closedAt.getTime() < grace.closedGraceSeconds * 1000)
+      return null;
+    reason = closed;
+  }
+  const endMs = closedAt?.getTime() ?? now;
+  return {
+    trackId: row.track_id,
+    tenantId: row.tenant_id,
+    from: row.state,
+    reason,
+    workflowStatus: d.status,
+    workflowRunId: 'runId' in d ? d.runId : null,
+    workflowClosedAt: closedAt?.toISOString() ?? null,
+    workerId: row.worker_id,
+    hostQueue: null,
+    metered: row.metered,
+    usedSeconds:
+      row.started_at === null ? 0 : Math.max(0, (endMs - Date.parse(row.started_at)) / 1000),
+    tierConcurrentRuns: row.tier_concurrent_runs,
+  };
+}
+
+/** Each stale run's host queue, only where some worker still polls it (else a task would wait). */
+async function sendToLiveHosts(client: Client, stale: StaleRun[], rows: ActiveRunRow[]) {
+  const hosts = new Map<string, boolean>();
+  for (const run of stale) {
+    const queue = hostQueueOf(rows.find((r) => r.track_id === run.trackId)!);
+    if (queue === null) continue;
+    if (!hosts.has(queue)) hosts.set(queue, await hasPollers(client, queue));
+    if (hosts.get(queue)) run.hostQueue = queue;
+  }
+}
 
 async function describe(client: Client, trackId: string): Promise<Described> {
   try {

@@ -47,6 +47,27 @@ export async function submitRun(
   principal: KeyPrincipal,
   request: SubmitRequest,
 ): Promise<SubmitResponse> {
+  const nowMs = Date.now();
+  const webhook = checkSubmittable(principal, request, nowMs);
+  const planned = plannedRun(deps, principal, { ...request, webhook }, nowMs);
+  await storeRun(deps, principal, planned);
+  // Not awaited: the run is stored with its workflow input; the starter's queue starts the
+  // workflow and its sweeper retries a failed start (workflow-starter.ts), so submit latency
+  // does not include Temporal.
+  starter.startInBackground(planned.run.workflowInput);
+  return {
+    track_id: planned.run.trackId,
+    status: 'scheduled',
+    eligible_start: planned.run.eligibleStart,
+    clamped: planned.run.clamped,
+  };
+}
+
+/**
+ * What joi cannot check, in the order of its refusals: the image's grammar and allowlist, the
+ * inline webhook's url and events (its row answered), a deadline already past.
+ */
+function checkSubmittable(principal: KeyPrincipal, request: SubmitRequest, nowMs: number) {
   if (!parseImageReference(request.image)) {
     throw runsError('invalid_image', { message: `invalid_image:${request.image}` });
   }
@@ -54,10 +75,24 @@ export async function submitRun(
     throw runsError('image_not_allowed', { details: { image: request.image } });
   }
   const webhook = inlineWebhookRow(request.webhook);
-  const nowMs = Date.now();
   if (request.expiresAt !== null && Date.parse(request.expiresAt) <= nowMs) {
     throw runsError('expires_at_in_past');
   }
+  return webhook;
+}
+
+interface PlannedRun {
+  run: NewRun & { workflowInput: RunWorkflowInput };
+  dailyRuns: number;
+}
+
+/** The run as it is stored and started: its limits clamped to the key's, its eligible start. */
+function plannedRun(
+  deps: PlatformDeps,
+  principal: KeyPrincipal,
+  request: Omit<SubmitRequest, 'webhook'> & { webhook: ReturnType<typeof inlineWebhookRow> },
+  nowMs: number,
+): PlannedRun {
   // Read with the key by authenticate() (one statement for both).
   const quotas = principal.quotas;
   const limits = effectiveLimits(quotas, principal.tier);
@@ -70,88 +105,63 @@ export async function submitRun(
   );
   const trackId = ulid();
   const metered = principal.tier?.metered ?? false;
-
-  const input: RunWorkflowInput = {
-    trackId,
-    tenantId: principal.tenantId,
-    image: request.image,
-    command: request.command,
-    env: request.env,
-    cpuLimit: clamped.cpuLimit,
-    memoryLimitMb: clamped.memoryLimitMb,
-    timeoutSeconds: clamped.timeoutSeconds,
-    eligibleStart,
-    expiresAt: request.expiresAt === null ? null : toMillisIso(Date.parse(request.expiresAt)),
+  const expiresAt = request.expiresAt === null ? null : toMillisIso(Date.parse(request.expiresAt));
+  const queues = taskQueues(deps.config.taskQueuePrefix);
+  const { image, command, env } = request;
+  const { cpuLimit, memoryLimitMb, timeoutSeconds } = clamped;
+  const workflowInput: RunWorkflowInput = {
+    ...{ trackId, tenantId: principal.tenantId, image, command, env },
+    ...{ cpuLimit, memoryLimitMb, timeoutSeconds, eligibleStart, expiresAt },
     maxQueueSeconds: quotas.max_queue_seconds,
     tierConcurrentRuns: principal.tier?.concurrent_runs ?? null,
     metered,
-    dockerAnyHostQueue: taskQueues(deps.config.taskQueuePrefix).runsDockerAnyHost,
+    dockerAnyHostQueue: queues.runsDockerAnyHost,
     workingHoursTjp: workingHoursApplied ? quotas.working_hours_tjp : null,
   };
-  const run: NewRun = {
-    trackId,
-    tenantId: principal.tenantId,
-    keyId: principal.keyId,
-    image: request.image,
-    command: request.command,
-    env: request.env,
-    name: request.name,
-    tags: request.tags,
-    scheduledStart: request.scheduledStart === null ? null : toMillisIso(scheduledMs!),
-    eligibleStart,
-    expiresAt: request.expiresAt === null ? null : toMillisIso(Date.parse(request.expiresAt)),
-    workingHoursApplied,
+  const run = {
+    ...{ trackId, tenantId: principal.tenantId, keyId: principal.keyId, image, command, env },
+    ...{ name: request.name, tags: request.tags, eligibleStart, expiresAt, workingHoursApplied },
+    scheduledStart: scheduledMs === null ? null : toMillisIso(scheduledMs),
     maxQueueSeconds: quotas.max_queue_seconds,
-    cpuLimit: String(clamped.cpuLimit),
-    memoryLimitMb: clamped.memoryLimitMb,
-    timeoutSeconds: clamped.timeoutSeconds,
-    clamped: clamped.clamped,
+    ...{ cpuLimit: String(cpuLimit), memoryLimitMb, timeoutSeconds, clamped: clamped.clamped },
     metered,
-    workflowInput: input,
-    workflowTaskQueue: taskQueues(deps.config.taskQueuePrefix).runs,
-    webhook,
+    workflowInput,
+    workflowTaskQueue: queues.runs,
+    webhook: request.webhook,
   };
-  const charge = metered ? { entryId: ulid(), seconds: clamped.timeoutSeconds } : null;
+  return { run, dailyRuns: limits.daily_runs };
+}
+
+/**
+ * One statement: the day's count, the row, its first event, its inline webhook and a metered
+ * charge (see insertSubmittedRun); nothing is written when the day's limit is reached. A metered
+ * key with a daily cap adds a transaction around it: its lock and the seconds charged today.
+ */
+async function storeRun(deps: PlatformDeps, principal: KeyPrincipal, planned: PlannedRun) {
+  const { run, dailyRuns } = planned;
+  const charge = run.metered ? { entryId: ulid(), seconds: run.timeoutSeconds } : null;
   const meteredCap =
-    metered && principal.tier?.metered_seconds_per_day != null
+    run.metered && principal.tier?.metered_seconds_per_day != null
       ? Number(principal.tier.metered_seconds_per_day)
       : null;
-  // One statement: the day's count, the row, its first event, its inline webhook and a metered
-  // charge (see insertSubmittedRun); nothing is written when the day's limit is reached. A metered key
-  // with a daily cap adds a transaction around it: its lock and the seconds charged today.
-  let outcome: 'stored' | 'daily_quota_exceeded' | 'metered_quota_exceeded';
-  if (meteredCap === null) {
-    outcome = (await insertSubmittedRun(deps.pool, run, limits.daily_runs, charge))
-      ? 'stored'
-      : 'daily_quota_exceeded';
-  } else {
-    outcome = await deps.pool.transaction(async (tx) => {
-      const charged = await lockMeteredSecondsToday(tx, principal);
-      if (charged + clamped.timeoutSeconds > meteredCap) return 'metered_quota_exceeded';
-      return (await insertSubmittedRun(tx, run, limits.daily_runs, charge))
-        ? 'stored'
-        : 'daily_quota_exceeded';
-    });
-  }
+  const insert = async (db: Parameters<typeof insertSubmittedRun>[0]) =>
+    (await insertSubmittedRun(db, run, dailyRuns, charge)) ? 'stored' : 'daily_quota_exceeded';
+  const outcome =
+    meteredCap === null
+      ? await insert(deps.pool)
+      : await deps.pool.transaction(async (tx) => {
+          const charged = await lockMeteredSecondsToday(tx, principal);
+          if (charged + run.timeoutSeconds > meteredCap) return 'metered_quota_exceeded';
+          return insert(tx);
+        });
   if (outcome === 'daily_quota_exceeded') {
-    throw runsError(outcome, { details: { max_daily_runs: limits.daily_runs } });
+    throw runsError(outcome, { details: { max_daily_runs: dailyRuns } });
   }
   if (outcome === 'metered_quota_exceeded') {
     throw runsError(outcome, {
-      details: { metered_seconds_per_day: meteredCap, timeout_seconds: clamped.timeoutSeconds },
+      details: { metered_seconds_per_day: meteredCap, timeout_seconds: run.timeoutSeconds },
     });
   }
-
-  // Not awaited: the run is stored with its workflow input; the starter's queue starts the
-  // workflow and its sweeper retries a failed start (workflow-starter.ts), so submit latency
-  // does not include Temporal.
-  starter.startInBackground(input);
-  return {
-    track_id: trackId,
-    status: 'scheduled',
-    eligible_start: eligibleStart,
-    clamped: clamped.clamped,
-  };
 }
 
 /**
