@@ -56,11 +56,15 @@ export const PROBE_OPERATIONS = {
   docs: operation({
     method: 'get',
     path: '/docs',
-    summary: 'This document as an interactive reference (Swagger UI, served offline; Try it out sends real requests with the key you enter)',
+    summary:
+      'This document as an interactive reference (Swagger UI, served offline; Try it out sends real requests with the key you enter)',
     role: null,
     ok: ['200', 'the reference page'],
     responses: {
-      '200': { description: 'the reference page', content: { 'text/html': { schema: { type: 'string' } } } },
+      '200': {
+        description: 'the reference page',
+        content: { 'text/html': { schema: { type: 'string' } } },
+      },
       '429': errorResponse('RATE_LIMITED'),
     },
   }),

@@ -100,10 +100,16 @@ export const PROBE_OPERATIONS = {
     method: 'get',
     path: '/docs',
     operationId: 'apiReference',
-    summary: 'This document as an interactive reference (Swagger UI, served offline; Try it out sends real requests with the key you enter)',
+    summary:
+      'This document as an interactive reference (Swagger UI, served offline; Try it out sends real requests with the key you enter)',
     tags: ['operations'],
     access: 'public',
-    responses: { '200': { description: 'the reference page', content: { 'text/html': { schema: { type: 'string' } } } } },
+    responses: {
+      '200': {
+        description: 'the reference page',
+        content: { 'text/html': { schema: { type: 'string' } } },
+      },
+    },
   }),
   llms: operation({
     method: 'get',

@@ -60,9 +60,13 @@ export const PROBE_OPERATIONS = {
     method: 'get',
     path: '/docs',
     operationId: 'apiReference',
-    summary: 'This document as an interactive reference (Swagger UI, served offline; Try it out sends real requests with the key you enter)',
+    summary:
+      'This document as an interactive reference (Swagger UI, served offline; Try it out sends real requests with the key you enter)',
     responses: {
-      '200': { description: 'the reference page', content: { 'text/html': { schema: { type: 'string' } } } },
+      '200': {
+        description: 'the reference page',
+        content: { 'text/html': { schema: { type: 'string' } } },
+      },
       '405': refusal(REFUSALS['405']),
     },
   }),
