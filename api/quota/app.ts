@@ -7,7 +7,6 @@ import type client from 'prom-client';
 import { mount } from '../platform/http/contract';
 import { privateNetworkOnly } from '../platform/http/private-network';
 import { createApp } from '../platform/http/app';
-import { apiReferencePage } from '../platform/http/api-reference';
 import type { ServiceInstance } from '../platform/service';
 import type { PlatformDeps } from '../../platform/deps';
 import { createAlertDeliveryStarter } from './alerts/delivery-starter';
@@ -59,10 +58,6 @@ export function quotaRoutes(
   });
   mountOperation(router, deps, PROBE_OPERATIONS.openapi, (ctx) => {
     ctx.body = openApiDocument;
-  });
-  mountOperation(router, deps, PROBE_OPERATIONS.docs, (ctx) => {
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = apiReferencePage('Quota API');
   });
   mountOperation(router, deps, PROBE_OPERATIONS.llms, (ctx) => {
     ctx.type = 'text/plain; charset=utf-8';

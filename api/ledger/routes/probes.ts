@@ -1,6 +1,5 @@
 import type Router from '@koa/router';
 import type client from 'prom-client';
-import { apiReferencePage } from '../../platform/http/api-reference';
 import { mount, type JsonSchema } from '../../platform/http/contract';
 import { privateNetworkOnly } from '../../platform/http/private-network';
 import { LLMS_TXT } from '../llms';
@@ -53,21 +52,6 @@ export const PROBE_OPERATIONS = {
       '429': errorResponse('RATE_LIMITED'),
     },
   }),
-  docs: operation({
-    method: 'get',
-    path: '/docs',
-    summary:
-      'This document as an interactive reference (Swagger UI, served offline; Try it out sends real requests with the key you enter)',
-    role: null,
-    ok: ['200', 'the reference page'],
-    responses: {
-      '200': {
-        description: 'the reference page',
-        content: { 'text/html': { schema: { type: 'string' } } },
-      },
-      '429': errorResponse('RATE_LIMITED'),
-    },
-  }),
   llms: operation({
     method: 'get',
     path: '/llms.txt',
@@ -114,10 +98,6 @@ export function mountProbeRoutes(router: Router, deps: ProbeRouteDeps): void {
       ctx.body = await registry.metrics();
     },
   );
-  mount(router, PROBE_OPERATIONS.docs, [], (ctx) => {
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = apiReferencePage('Ledger API');
-  });
   mount(router, PROBE_OPERATIONS.llms, [], (ctx) => {
     ctx.type = 'text/plain; charset=utf-8';
     ctx.body = LLMS_TXT;

@@ -1,12 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Context, Next } from 'koa';
+import type { Context, Middleware, Next } from 'koa';
 
 /**
  * The interactive API reference every service serves at /docs: Swagger UI (swagger-ui-dist, from
  * node_modules, so it works offline) reading the service's own /openapi.json, with "Try it out"
- * sending real requests with the bearer key the reader enters. The page and its assets are the
- * same for every service; only the title differs.
+ * sending real requests with the bearer key the reader enters. A page for people, not an
+ * operation of the API: served by the platform's edge for every service (only the title differs),
+ * not listed in the document (so no client, the Python SDK included, is generated for it).
  */
 export const API_REFERENCE_PATH = '/docs';
 
@@ -26,7 +27,7 @@ const assetBody = (name: string) => {
 };
 
 /** The reference's page (its scripts are files, not inline: no CSP has to allow inline code). */
-export function apiReferencePage(title: string): string {
+function apiReferencePage(title: string): string {
   const asset = (name: string) => `${API_REFERENCE_PATH}/${name}`;
   return `<!doctype html>
 <html lang="en">
@@ -46,22 +47,36 @@ export function apiReferencePage(title: string): string {
 }
 
 /**
- * GET /docs/<asset>: the reference's script, stylesheet and start-up, each named here (no other
- * file of the package is reachable), cached by the browser for a day.
+ * GET /docs: the page; GET /docs/<asset>: its script, stylesheet and start-up, each named here (no
+ * other file of the package is reachable), cached by the browser for a day.
  */
-export async function apiReferenceAssets(ctx: Context, next: Next): Promise<void> {
-  const prefix = `${API_REFERENCE_PATH}/`;
-  const name =
-    ctx.method === 'GET' && ctx.path.startsWith(prefix) ? ctx.path.slice(prefix.length) : '';
-  if (name === INIT_SCRIPT) {
-    ctx.type = 'application/javascript; charset=utf-8';
-    ctx.body = INIT;
-  } else if (Object.hasOwn(ASSETS, name)) {
-    ctx.type = ASSETS[name]!;
-    ctx.body = assetBody(name);
-  } else {
-    await next();
-    return;
-  }
-  ctx.set('Cache-Control', 'public, max-age=86400');
+export function apiReference(service: string): Middleware {
+  const page = apiReferencePage(`${service} API reference`);
+  return async function serveApiReference(ctx: Context, next: Next): Promise<void> {
+    const prefix = `${API_REFERENCE_PATH}/`;
+    const name =
+      ctx.method !== 'GET'
+        ? undefined
+        : ctx.path === API_REFERENCE_PATH
+          ? ''
+          : ctx.path.startsWith(prefix)
+            ? ctx.path.slice(prefix.length)
+            : undefined;
+    if (name === '') {
+      ctx.type = 'text/html; charset=utf-8';
+      ctx.body = page;
+      return;
+    }
+    if (name === INIT_SCRIPT) {
+      ctx.type = 'application/javascript; charset=utf-8';
+      ctx.body = INIT;
+    } else if (name !== undefined && Object.hasOwn(ASSETS, name)) {
+      ctx.type = ASSETS[name]!;
+      ctx.body = assetBody(name);
+    } else {
+      await next();
+      return;
+    }
+    ctx.set('Cache-Control', 'public, max-age=86400');
+  };
 }

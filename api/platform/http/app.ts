@@ -13,7 +13,7 @@ import {
 import { errorResponse } from './error-response';
 import { isBackendUnreachable } from '../../../db/unreachable';
 import { jsonBody, type JsonBodyOptions } from './json-body';
-import { apiReferenceAssets } from './api-reference';
+import { apiReference } from './api-reference';
 
 /** How one service renders an error, given the status its catalogue gives the code. */
 export type ErrorEnvelope = (error: DomainError, status: number) => unknown;
@@ -108,7 +108,7 @@ export function createApp(options: AppOptions): ServiceApp {
       throw platformError('NOT_FOUND', { message: `no route for ${ctx.method} ${ctx.path}` });
     }
   });
-  app.use(apiReferenceAssets);
+  app.use(apiReference(options.service));
   app.use(jsonBody(options.body));
   for (const router of options.routers) {
     app.use(router.routes());

@@ -96,21 +96,6 @@ export const PROBE_OPERATIONS = {
     access: 'public',
     responses: { '200': { description: 'the OpenAPI 3.1 document', schema: { type: 'object' } } },
   }),
-  docs: operation({
-    method: 'get',
-    path: '/docs',
-    operationId: 'apiReference',
-    summary:
-      'This document as an interactive reference (Swagger UI, served offline; Try it out sends real requests with the key you enter)',
-    tags: ['operations'],
-    access: 'public',
-    responses: {
-      '200': {
-        description: 'the reference page',
-        content: { 'text/html': { schema: { type: 'string' } } },
-      },
-    },
-  }),
   llms: operation({
     method: 'get',
     path: '/llms.txt',

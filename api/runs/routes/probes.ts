@@ -1,6 +1,5 @@
 import type Router from '@koa/router';
 import Joi from 'joi';
-import { apiReferencePage } from '../../platform/http/api-reference';
 import type client from 'prom-client';
 import type { PlatformDeps } from '../../../platform/deps';
 import {
@@ -56,20 +55,6 @@ export const PROBE_OPERATIONS = {
     summary: 'This document',
     responses: { '200': ok(Joi.object().unknown(true)), '405': refusal(REFUSALS['405']) },
   }),
-  docs: runsOperation({
-    method: 'get',
-    path: '/docs',
-    operationId: 'apiReference',
-    summary:
-      'This document as an interactive reference (Swagger UI, served offline; Try it out sends real requests with the key you enter)',
-    responses: {
-      '200': {
-        description: 'the reference page',
-        content: { 'text/html': { schema: { type: 'string' } } },
-      },
-      '405': refusal(REFUSALS['405']),
-    },
-  }),
   llms: runsOperation({
     method: 'get',
     path: '/llms.txt',
@@ -115,10 +100,6 @@ export function mountProbeRoutes(router: Router, deps: PlatformDeps, sources: Pr
   });
   mount(router, ops.openApi, [], (ctx) => {
     ctx.body = sources.document;
-  });
-  mount(router, ops.docs, [], (ctx) => {
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = apiReferencePage('Runs API');
   });
   mount(router, ops.llms, [], (ctx) => {
     ctx.type = 'text/plain; charset=utf-8';

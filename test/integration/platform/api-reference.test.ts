@@ -16,7 +16,7 @@ describe('the API reference of every service', () => {
   });
 
   it.each(['ledger', 'runs', 'quota'])(
-    '%s: /docs is an HTML page whose scripts and stylesheet the service serves, documented in /openapi.json',
+    '%s: /docs is an HTML page whose scripts and stylesheet the service serves, reading /openapi.json',
     async (name) => {
       const { url } = services[name]!;
       const page = await fetch(`${url}/docs`);
@@ -36,10 +36,11 @@ describe('the API reference of every service', () => {
       }
       const init = await (await fetch(`${url}/docs/init.js`)).text();
       expect(init).toContain("url: '/openapi.json'");
+      // A page for people, not an operation: no client is generated for it.
       const document = (await (await fetch(`${url}/openapi.json`)).json()) as {
         paths: Record<string, unknown>;
       };
-      expect(Object.keys(document.paths)).toContain('/docs');
+      expect(Object.keys(document.paths)).not.toContain('/docs');
     },
   );
 
