@@ -47,18 +47,22 @@ interface DecisionRecord {
 
 type AnswerOf<T> = (verdicts: PolicyVerdict[], eventId: string) => T;
 
-/** Each quota policy's verdict on the amounts, from the usage before them (`used`, in order). */
+/**
+ * Each quota policy's verdict on the amounts, from the usage before them (`used`, in order), in
+ * the windows the statement read (computed here only for a replay, which read none).
+ */
 function verdictsOf(
   context: DecisionContext,
   policies: EffectivePolicyRow[],
   amounts: Map<string, bigint>,
   used: string[],
+  windows = policies.map((policy) => currentWindow(policy, context.nowMs)),
 ): PolicyVerdict[] {
   return policies.map((policy, i) =>
     quotaVerdict(
       context,
       policy,
-      currentWindow(policy, context.nowMs),
+      windows[i]!,
       BigInt(used[i]!),
       amounts.get(policy.resource) ?? 0n,
     ),
@@ -165,7 +169,8 @@ export async function consumeInOneStatement<T>(
       if (reply.hash !== hash) throw quotaError('idempotency_key_reused');
       return recordedConsumeAnswer(parseExact(reply.response), { ...context, amounts }, answerOf);
     case 'decided': {
-      const verdicts = verdictsOf(context, policies, amounts, reply.used);
+      const windows = decided.map(({ window }) => window);
+      const verdicts = verdictsOf(context, policies, amounts, reply.used, windows);
       if (verdicts.every((v) => v.allowed) !== reply.allowed)
         throw new Error('decide_strict_quotas and the verdicts disagree');
       return answerOf(verdicts, eventId);
@@ -196,5 +201,5 @@ export async function checkInOneStatement(
     policies: policies.map((p, i) => ({ policy_id: p.id, window_keys: windows[i]!.keys })),
   });
   if (reply.status === 'moved') throw new CatalogueMoved();
-  return verdictsOf(context, policies, amounts, reply.used);
+  return verdictsOf(context, policies, amounts, reply.used, windows);
 }
