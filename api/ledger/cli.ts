@@ -118,6 +118,29 @@ const scopeText = (f: { tenant_id: string; asset_type_id: string | null }) =>
     ? `tenant ${f.tenant_id}`
     : `asset type ${f.asset_type_id} of tenant ${f.tenant_id}`;
 
+/** An integer option from 1 to `max`; `fallback` when it is absent. */
+function integerOption(
+  options: Options,
+  name: 'ttl-days' | 'retry-after',
+  max: number,
+  fallback: number | null,
+): number | null {
+  const text = options[name];
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1 || value > max)
+    throw new UsageError(`--${name} must be an integer from 1 to ${max}`);
+  return value;
+}
+
+/** An optional text option of 1 to `max` chars. */
+function textOption(options: Options, name: 'label' | 'reason', max: number): string | null {
+  const text = options[name];
+  if (text === undefined) return null;
+  if (text === '' || text.length > max) throw new UsageError(`--${name} must be 1 to ${max} chars`);
+  return text;
+}
+
 /**
  * Runs one command; returns what to print (an object for --json, a line otherwise). `args`: the
  * positionals after the command (the entity it acts on).
@@ -129,141 +152,149 @@ export async function runCommand(
   args: string[] = [],
 ): Promise<Printed> {
   switch (command) {
-    case 'tenant create': {
+    case 'tenant create':
       noPositionals(args);
-      const name = required(options, 'name');
-      if (name.length > NAME_LENGTH_MAX)
-        throw new UsageError(`--name is longer than ${NAME_LENGTH_MAX} chars`);
-      const kind = (options.kind ?? 'production') as TenantKind;
-      if (kind !== 'production' && kind !== 'sandbox')
-        throw new UsageError('--kind must be production or sandbox');
-      const tenant = await withSystem(pool, (tx) =>
-        insertTenant(tx, { tenantId: uuidv7(), parentId: null, name, kind, contactEmail: null }),
-      );
-      return { json: tenant, text: `tenant ${tenant.tenant_id} created (${tenant.name})` };
-    }
+      return tenantCreate(pool, options);
     case 'tenant suspend':
-    case 'tenant activate': {
-      const tenantId = subject(args, options, 'tenant');
-      const status = command === 'tenant suspend' ? 'suspended' : 'active';
-      const tenant = await withSystem(pool, (tx) => updateTenant(tx, tenantId, { status }));
-      if (!tenant) throw notFound(`tenant ${tenantId} not found`);
-      return { json: tenant, text: `tenant ${tenant.tenant_id} ${tenant.status}` };
-    }
-    case 'key create': {
-      noPositionals(args);
-      const tenantId = uuidOption(options, 'tenant');
-      const role = required(options, 'role') as LedgerRole;
-      if (!LEDGER_ROLES.includes(role))
-        throw new UsageError(`--role must be one of ${LEDGER_ROLES.join(', ')}`);
-      const ttlText = options['ttl-days'];
-      const ttlDays = ttlText === undefined ? null : Number(ttlText);
-      if (
-        ttlDays !== null &&
-        (!Number.isInteger(ttlDays) || ttlDays < 1 || ttlDays > TTL_DAYS_MAX)
-      ) {
-        throw new UsageError(`--ttl-days must be an integer from 1 to ${TTL_DAYS_MAX}`);
-      }
-      const label = options.label ?? null;
-      if (label !== null && label.length > NAME_LENGTH_MAX)
-        throw new UsageError(`--label is longer than ${NAME_LENGTH_MAX} chars`);
-      const key = await withSystem(pool, async (tx) => {
-        const exists: unknown = await tx.maybeOne(
-          sql.unsafe`SELECT 1 FROM ledger.tenants WHERE tenant_id = ${tenantId}`,
-        );
-        if (!exists) throw notFound(`tenant ${tenantId} not found`);
-        return issueKey(tx, { tenantId, role, label, ttlDays });
-      });
-      return {
-        json: key,
-        text: `key ${key.key_id} (${key.role}) for tenant ${key.tenant_id}\nsecret (shown once): ${key.secret}`,
-      };
-    }
-    case 'key revoke': {
-      const keyId = subject(args, options, 'key');
-      const key: unknown = await withSystem(pool, (tx) =>
-        tx.maybeOne(sql.unsafe`
-          UPDATE ledger.api_keys SET revoked_at = coalesce(revoked_at, ledger.now_ms()) WHERE key_id = ${keyId}
-          RETURNING key_id, tenant_id, role, label, created_at, expires_at, revoked_at`),
+    case 'tenant activate':
+      return tenantSetStatus(
+        pool,
+        subject(args, options, 'tenant'),
+        command === 'tenant suspend' ? 'suspended' : 'active',
       );
-      if (!key) throw notFound(`key ${keyId} not found`);
-      return { json: key, text: `key ${keyId} revoked` };
-    }
-    case 'posting freeze': {
-      const scope = freezeScope(args, options);
-      const retryText = options['retry-after'];
-      const retryAfterSeconds =
-        retryText === undefined ? RETRY_AFTER_DEFAULT_SECONDS : Number(retryText);
-      if (
-        !Number.isInteger(retryAfterSeconds) ||
-        retryAfterSeconds < 1 ||
-        retryAfterSeconds > RETRY_AFTER_MAX_SECONDS
-      )
-        throw new UsageError(
-          `--retry-after must be an integer from 1 to ${RETRY_AFTER_MAX_SECONDS}`,
-        );
-      const reason = options.reason ?? null;
-      if (reason !== null && (reason === '' || reason.length > REASON_LENGTH_MAX))
-        throw new UsageError(`--reason must be 1 to ${REASON_LENGTH_MAX} chars`);
-      const freeze = await withSystem(pool, async (tx) => {
-        const exists: unknown = await tx.maybeOne(sql.unsafe`
-          SELECT 1 FROM ledger.tenants t
-          WHERE t.tenant_id = ${scope.tenantId}
-            AND (${scope.assetTypeId}::uuid IS NULL OR EXISTS (
-              SELECT 1 FROM ledger.asset_types a
-              WHERE a.tenant_id = t.tenant_id AND a.asset_type_id = ${scope.assetTypeId}::uuid))`);
-        if (!exists)
-          throw notFound(
-            `${scope.assetTypeId === null ? 'tenant' : 'asset type of that tenant'} not found`,
-          );
-        return freezePosting(tx, { ...scope, reason, retryAfterSeconds });
-      });
-      return {
-        json: freeze,
-        text: `posting frozen for ${scopeText(freeze)} (Retry-After ${freeze.retry_after_seconds} s)`,
-      };
-    }
-    case 'posting unfreeze': {
-      const scope = freezeScope(args, options);
-      const lifted = await withSystem(pool, (tx) =>
-        unfreezePosting(tx, scope.tenantId, scope.assetTypeId),
-      );
-      const described = scopeText({ tenant_id: scope.tenantId, asset_type_id: scope.assetTypeId });
-      return {
-        json: { unfrozen: lifted !== null, freeze: lifted },
-        text: lifted ? `posting unfrozen for ${described}` : `no posting freeze on ${described}`,
-      };
-    }
-    case 'posting freezes': {
+    case 'key create':
       noPositionals(args);
-      const freezes = await withSystem(pool, (tx) =>
-        listPostingFreezes(tx, optionalUuid(options, 'tenant')),
-      );
-      return {
-        json: { freezes },
-        text:
-          freezes.length === 0
-            ? 'no posting freezes'
-            : freezes
-                .map(
-                  (f) =>
-                    `${scopeText(f)}: since ${f.frozen_at}, Retry-After ${f.retry_after_seconds} s${f.reason ? ` (${f.reason})` : ''}`,
-                )
-                .join('\n'),
-      };
-    }
-    case 'balances rebuild': {
+      return keyCreate(pool, options);
+    case 'key revoke':
+      return keyRevoke(pool, subject(args, options, 'key'));
+    case 'posting freeze':
+      return postingFreeze(pool, freezeScope(args, options), options);
+    case 'posting unfreeze':
+      return postingUnfreeze(pool, freezeScope(args, options));
+    case 'posting freezes':
       noPositionals(args);
-      const tenantId = optionalUuid(options, 'tenant');
-      const result = await rebuildAsyncBalances(pool, tenantId);
-      return {
-        json: result,
-        text: `async balances rebuilt from the journal: ${result.accounts} accounts, ${result.drifted} had drifted, ${result.dropped_deltas} queued deltas dropped`,
-      };
-    }
+      return postingFreezes(pool, optionalUuid(options, 'tenant'));
+    case 'balances rebuild':
+      noPositionals(args);
+      return balancesRebuild(pool, optionalUuid(options, 'tenant'));
     default:
       throw new UsageError(command ? `unknown command: ${command}` : 'no command given');
   }
+}
+
+async function tenantCreate(pool: DatabasePool, options: Options): Promise<Printed> {
+  const name = required(options, 'name');
+  if (name.length > NAME_LENGTH_MAX)
+    throw new UsageError(`--name is longer than ${NAME_LENGTH_MAX} chars`);
+  const kind = (options.kind ?? 'production') as TenantKind;
+  if (kind !== 'production' && kind !== 'sandbox')
+    throw new UsageError('--kind must be production or sandbox');
+  const tenant = await withSystem(pool, (tx) =>
+    insertTenant(tx, { tenantId: uuidv7(), parentId: null, name, kind, contactEmail: null }),
+  );
+  return { json: tenant, text: `tenant ${tenant.tenant_id} created (${tenant.name})` };
+}
+
+async function tenantSetStatus(
+  pool: DatabasePool,
+  tenantId: string,
+  status: 'suspended' | 'active',
+): Promise<Printed> {
+  const tenant = await withSystem(pool, (tx) => updateTenant(tx, tenantId, { status }));
+  if (!tenant) throw notFound(`tenant ${tenantId} not found`);
+  return { json: tenant, text: `tenant ${tenant.tenant_id} ${tenant.status}` };
+}
+
+async function keyCreate(pool: DatabasePool, options: Options): Promise<Printed> {
+  const tenantId = uuidOption(options, 'tenant');
+  const role = required(options, 'role') as LedgerRole;
+  if (!LEDGER_ROLES.includes(role))
+    throw new UsageError(`--role must be one of ${LEDGER_ROLES.join(', ')}`);
+  const ttlDays = integerOption(options, 'ttl-days', TTL_DAYS_MAX, null);
+  const label = textOption(options, 'label', NAME_LENGTH_MAX);
+  const key = await withSystem(pool, async (tx) => {
+    const exists: unknown = await tx.maybeOne(
+      sql.unsafe`SELECT 1 FROM ledger.tenants WHERE tenant_id = ${tenantId}`,
+    );
+    if (!exists) throw notFound(`tenant ${tenantId} not found`);
+    return issueKey(tx, { tenantId, role, label, ttlDays });
+  });
+  return {
+    json: key,
+    text: `key ${key.key_id} (${key.role}) for tenant ${key.tenant_id}\nsecret (shown once): ${key.secret}`,
+  };
+}
+
+async function keyRevoke(pool: DatabasePool, keyId: string): Promise<Printed> {
+  const key: unknown = await withSystem(pool, (tx) =>
+    tx.maybeOne(sql.unsafe`
+      UPDATE ledger.api_keys SET revoked_at = coalesce(revoked_at, ledger.now_ms()) WHERE key_id = ${keyId}
+      RETURNING key_id, tenant_id, role, label, created_at, expires_at, revoked_at`),
+  );
+  if (!key) throw notFound(`key ${keyId} not found`);
+  return { json: key, text: `key ${keyId} revoked` };
+}
+
+type FreezeScope = ReturnType<typeof freezeScope>;
+
+async function postingFreeze(
+  pool: DatabasePool,
+  scope: FreezeScope,
+  options: Options,
+): Promise<Printed> {
+  const retryAfterSeconds = integerOption(
+    options,
+    'retry-after',
+    RETRY_AFTER_MAX_SECONDS,
+    RETRY_AFTER_DEFAULT_SECONDS,
+  )!;
+  const reason = textOption(options, 'reason', REASON_LENGTH_MAX);
+  const freeze = await withSystem(pool, async (tx) => {
+    const exists: unknown = await tx.maybeOne(sql.unsafe`
+      SELECT 1 FROM ledger.tenants t
+      WHERE t.tenant_id = ${scope.tenantId}
+        AND (${scope.assetTypeId}::uuid IS NULL OR EXISTS (
+          SELECT 1 FROM ledger.asset_types a
+          WHERE a.tenant_id = t.tenant_id AND a.asset_type_id = ${scope.assetTypeId}::uuid))`);
+    if (!exists)
+      throw notFound(
+        `${scope.assetTypeId === null ? 'tenant' : 'asset type of that tenant'} not found`,
+      );
+    return freezePosting(tx, { ...scope, reason, retryAfterSeconds });
+  });
+  return {
+    json: freeze,
+    text: `posting frozen for ${scopeText(freeze)} (Retry-After ${freeze.retry_after_seconds} s)`,
+  };
+}
+
+async function postingUnfreeze(pool: DatabasePool, scope: FreezeScope): Promise<Printed> {
+  const lifted = await withSystem(pool, (tx) =>
+    unfreezePosting(tx, scope.tenantId, scope.assetTypeId),
+  );
+  const described = scopeText({ tenant_id: scope.tenantId, asset_type_id: scope.assetTypeId });
+  return {
+    json: { unfrozen: lifted !== null, freeze: lifted },
+    text: lifted ? `posting unfrozen for ${described}` : `no posting freeze on ${described}`,
+  };
+}
+
+async function postingFreezes(pool: DatabasePool, tenantId: string | null): Promise<Printed> {
+  const freezes = await withSystem(pool, (tx) => listPostingFreezes(tx, tenantId));
+  const line = (f: (typeof freezes)[number]) =>
+    `${scopeText(f)}: since ${f.frozen_at}, Retry-After ${f.retry_after_seconds} s${f.reason ? ` (${f.reason})` : ''}`;
+  return {
+    json: { freezes },
+    text: freezes.length === 0 ? 'no posting freezes' : freezes.map(line).join('\n'),
+  };
+}
+
+async function balancesRebuild(pool: DatabasePool, tenantId: string | null): Promise<Printed> {
+  const result = await rebuildAsyncBalances(pool, tenantId);
+  return {
+    json: result,
+    text: `async balances rebuilt from the journal: ${result.accounts} accounts, ${result.drifted} had drifted, ${result.dropped_deltas} queued deltas dropped`,
+  };
 }
 
 const cli: Cli = {

@@ -160,61 +160,7 @@ const nextUtcMidnight = (): string => {
  * seconds charged today (charges minus refunds).
  */
 export async function getUsage(deps: PlatformDeps, principal: KeyPrincipal) {
-  const quotas = await findQuotas(deps.pool, principal.tenantId);
-  const limits = effectiveLimits(quotas, principal.tier);
-  const [today, active, ttl] = await Promise.all([
-    submissionsToday(deps.pool, principal.tenantId),
-    deps.pool.oneFirst(sql.unsafe`
-      SELECT count(*)::int FROM runs.runs
-      WHERE tenant_id = ${principal.tenantId} AND state IN ('queued', 'pulling', 'running', 'paused')`) as Promise<number>,
-    deps.redis.pttl(`rate:${principal.tenantId}`),
-  ]);
-  const windowEnd = new Date(
-    Date.now() + (ttl > 0 ? ttl : deps.config.runs.rateLimitWindowSeconds * 1000),
-  ).toISOString();
-  const usage: {
-    policy: string;
-    used: number | null;
-    limit: number;
-    remaining: number;
-    resets_at: string | null;
-  }[] = [
-    {
-      policy: 'daily_runs',
-      used: today,
-      limit: limits.daily_runs,
-      remaining: Math.max(0, limits.daily_runs - today),
-      resets_at: nextUtcMidnight(),
-    },
-    {
-      policy: 'concurrent_runs',
-      used: active,
-      limit: limits.concurrent_runs,
-      remaining: Math.max(0, limits.concurrent_runs - active),
-      resets_at: null,
-    },
-    {
-      policy: 'request_rate',
-      used: null,
-      limit: deps.config.runs.rateLimitRequests,
-      remaining: await rateRemaining(deps, principal.tenantId),
-      resets_at: windowEnd,
-    },
-  ];
-  if (principal.tier?.metered) {
-    const charged = await meteredSecondsToday(deps.pool, principal);
-    const cap =
-      principal.tier.metered_seconds_per_day === null
-        ? null
-        : Number(principal.tier.metered_seconds_per_day);
-    usage.push({
-      policy: 'metered_run_seconds',
-      used: charged,
-      limit: cap ?? 0,
-      remaining: cap === null ? 0 : Math.max(0, cap - charged),
-      resets_at: nextUtcMidnight(),
-    });
-  }
+  const limits = effectiveLimits(await findQuotas(deps.pool, principal.tenantId), principal.tier);
   return {
     tier: principal.tier?.tier ?? null,
     metered: principal.tier?.metered ?? false,
@@ -229,8 +175,69 @@ export async function getUsage(deps: PlatformDeps, principal: KeyPrincipal) {
     },
     allowed_images: principal.tier?.allowed_images ?? null,
     expires_at: principal.expiresAt,
-    usage,
+    usage: await usagePolicies(deps, principal, limits),
   };
+}
+
+interface PolicyUsage {
+  policy: string;
+  used: number | null;
+  limit: number;
+  remaining: number;
+  resets_at: string | null;
+}
+
+/** A counted policy: what is left of `limit` after `used`. */
+const counted = (policy: string, used: number, limit: number, resetsAt: string | null) => ({
+  policy,
+  used,
+  limit,
+  remaining: Math.max(0, limit - used),
+  resets_at: resetsAt,
+});
+
+async function usagePolicies(
+  deps: PlatformDeps,
+  principal: KeyPrincipal,
+  limits: ReturnType<typeof effectiveLimits>,
+): Promise<PolicyUsage[]> {
+  const [today, active, ttl, rateLeft] = await Promise.all([
+    submissionsToday(deps.pool, principal.tenantId),
+    deps.pool.oneFirst(sql.unsafe`
+      SELECT count(*)::int FROM runs.runs
+      WHERE tenant_id = ${principal.tenantId} AND state IN ('queued', 'pulling', 'running', 'paused')`) as Promise<number>,
+    deps.redis.pttl(`rate:${principal.tenantId}`),
+    rateRemaining(deps, principal.tenantId),
+  ]);
+  const windowMs = ttl > 0 ? ttl : deps.config.runs.rateLimitWindowSeconds * 1000;
+  const usage: PolicyUsage[] = [
+    counted('daily_runs', today, limits.daily_runs, nextUtcMidnight()),
+    counted('concurrent_runs', active, limits.concurrent_runs, null),
+    {
+      policy: 'request_rate',
+      used: null,
+      limit: deps.config.runs.rateLimitRequests,
+      remaining: rateLeft,
+      resets_at: new Date(Date.now() + windowMs).toISOString(),
+    },
+  ];
+  if (principal.tier?.metered) usage.push(await meteredUsage(deps, principal));
+  return usage;
+}
+
+/** Run seconds charged today; with no daily cap, limit and remaining 0 (nothing is capped). */
+async function meteredUsage(deps: PlatformDeps, principal: KeyPrincipal): Promise<PolicyUsage> {
+  const charged = await meteredSecondsToday(deps.pool, principal);
+  const cap = principal.tier?.metered_seconds_per_day ?? null;
+  if (cap === null)
+    return {
+      policy: 'metered_run_seconds',
+      used: charged,
+      limit: 0,
+      remaining: 0,
+      resets_at: nextUtcMidnight(),
+    };
+  return counted('metered_run_seconds', charged, Number(cap), nextUtcMidnight());
 }
 
 async function rateRemaining(deps: PlatformDeps, tenantId: string): Promise<number> {

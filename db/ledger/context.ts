@@ -69,83 +69,69 @@ function postingFrozen(error: unknown): DomainError {
   });
 }
 
+type Refusal = { code: DatabaseRefusalCode; message: string; retryAfterSeconds?: number };
+
+const BUSY = { retryAfterSeconds: 1 } as const;
+const STATEMENT_TIMEOUT: Refusal = {
+  code: 'STATEMENT_TIMEOUT',
+  message: 'database statement budget exceeded',
+  ...BUSY,
+};
+const CONFLICT: Refusal = { code: 'CONFLICT_RETRY', message: 'concurrent update; retry', ...BUSY };
+const CONSTRAINT: Refusal = {
+  code: 'CONSTRAINT_VIOLATION',
+  message: 'a database constraint refused the value',
+};
+
+/** The refusal each SQLSTATE means (POSTING_FROZEN, whose answer reads the detail, apart). */
+const REFUSALS: Record<string, Refusal> = {
+  [SQLSTATE.appendOnly]: { code: 'APPEND_ONLY_VIOLATION', message: 'the journal is append-only' },
+  [SQLSTATE.unbalanced]: {
+    code: 'UNBALANCED_TRANSACTION',
+    message: 'debits must equal credits per asset type',
+  },
+  [SQLSTATE.depth]: { code: 'INVALID_TENANT', message: SUB_TENANT_DEPTH_MESSAGE },
+  [SQLSTATE.immutable]: {
+    code: 'IMMUTABLE_VIOLATION',
+    message: 'an immutable field was targeted',
+  },
+  [SQLSTATE.rlsViolation]: {
+    code: 'TENANT_CONTEXT_MISMATCH',
+    message: 'row outside the tenant context',
+  },
+  [SQLSTATE.lockNotAvailable]: { code: 'LOCK_TIMEOUT', message: 'account is busy; retry', ...BUSY },
+  [SQLSTATE.serializationFailure]: CONFLICT,
+  [SQLSTATE.deadlock]: CONFLICT,
+  '57014': STATEMENT_TIMEOUT,
+  '23514': CONSTRAINT,
+  '23502': CONSTRAINT,
+  '23503': { code: 'REFERENCE_NOT_FOUND', message: 'a referenced record does not exist' },
+};
+
 /** Maps the database's own refusals to the ledger's error codes; anything else passes through. */
 export function mapDatabaseError(error: unknown): unknown {
   if (error instanceof DomainError) return error;
-  if (error instanceof StatementTimeoutError) {
-    return refused('STATEMENT_TIMEOUT', {
-      message: 'database statement budget exceeded',
-      retryAfterSeconds: 1,
-      cause: error,
-    });
-  }
+  const refusal = refusalOf(error);
+  if (!refusal) return error;
+  if (refusal === 'posting frozen') return postingFrozen(error);
+  const { code, ...init } = refusal;
+  return refused(code, { ...init, cause: error });
+}
+
+function refusalOf(error: unknown): Refusal | 'posting frozen' | null {
+  if (error instanceof StatementTimeoutError) return STATEMENT_TIMEOUT;
   // The database refused the service's own login: its credential, not the caller's.
   if (isLoginRefused(error))
-    return refused('AUTHZ_CREDENTIAL_REJECTED', {
+    return {
+      code: 'AUTHZ_CREDENTIAL_REJECTED',
       message: "the ledger's database refuses the service's credential; retry",
-      retryAfterSeconds: 1,
-      cause: error,
-    });
-  switch (sqlState(error)) {
-    case SQLSTATE.appendOnly:
-      return refused('APPEND_ONLY_VIOLATION', {
-        message: 'the journal is append-only',
-        cause: error,
-      });
-    case SQLSTATE.unbalanced:
-      return refused('UNBALANCED_TRANSACTION', {
-        message: 'debits must equal credits per asset type',
-        cause: error,
-      });
-    case SQLSTATE.depth:
-      return refused('INVALID_TENANT', { message: SUB_TENANT_DEPTH_MESSAGE, cause: error });
-    case SQLSTATE.immutable:
-      return refused('IMMUTABLE_VIOLATION', {
-        message: 'an immutable field was targeted',
-        cause: error,
-      });
-    case SQLSTATE.postingFrozen:
-      return postingFrozen(error);
-    case SQLSTATE.rlsViolation:
-      return refused('TENANT_CONTEXT_MISMATCH', {
-        message: 'row outside the tenant context',
-        cause: error,
-      });
-    case SQLSTATE.lockNotAvailable:
-      return refused('LOCK_TIMEOUT', {
-        message: 'account is busy; retry',
-        retryAfterSeconds: 1,
-        cause: error,
-      });
-    case SQLSTATE.serializationFailure:
-    case SQLSTATE.deadlock:
-      return refused('CONFLICT_RETRY', {
-        message: 'concurrent update; retry',
-        retryAfterSeconds: 1,
-        cause: error,
-      });
-    case '57014':
-      return refused('STATEMENT_TIMEOUT', {
-        message: 'database statement budget exceeded',
-        retryAfterSeconds: 1,
-        cause: error,
-      });
-    case '23514':
-    case '23502':
-      return refused('CONSTRAINT_VIOLATION', {
-        message: 'a database constraint refused the value',
-        cause: error,
-      });
-    case '23503':
-      return refused('REFERENCE_NOT_FOUND', {
-        message: 'a referenced record does not exist',
-        cause: error,
-      });
-    default:
-      if (isMalformedValue(error))
-        return refused('INVALID_INPUT', { message: 'a value is malformed', cause: error });
-      return error;
-  }
+      ...BUSY,
+    };
+  const state = sqlState(error);
+  if (state === SQLSTATE.postingFrozen) return 'posting frozen';
+  if (state !== undefined && Object.hasOwn(REFUSALS, state)) return REFUSALS[state]!;
+  if (isMalformedValue(error)) return { code: 'INVALID_INPUT', message: 'a value is malformed' };
+  return null;
 }
 
 /**

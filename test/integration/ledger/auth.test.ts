@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import path from 'node:path';
 import { sql } from '../../../db/pool';
 import { withSystem } from '../../../db/ledger/context';
+import { runCommand } from '../../../api/ledger/cli';
 import { call, client, LedgerHarness, type TenantClients } from './support';
 
 const run = promisify(execFile);
@@ -116,6 +117,24 @@ describe('ledger auth, tenants and the operator CLI', () => {
     await expect(
       run(cli, ['key', 'create', '--tenant', tenant.tenant_id, '--role', 'ledger_god']),
     ).rejects.toMatchObject({ code: 2 });
+  });
+
+  it('when the operator CLI creates a key, then --ttl-days is held to 1..3650 and --label to 1..255 chars', async () => {
+    const create = (extra: Record<string, string>) =>
+      runCommand(h.pool, 'key create', { tenant: t.tenantId, role: 'ledger_reader', ...extra });
+    for (const taken of [
+      { 'ttl-days': '1', label: 'l' },
+      { 'ttl-days': '3650', label: 'l'.repeat(255) },
+    ])
+      expect((await create(taken)).json).toMatchObject({ label: taken.label });
+    for (const [option, value] of [
+      ['ttl-days', '0'],
+      ['ttl-days', '3651'],
+      ['ttl-days', '1.5'],
+      ['label', ''],
+      ['label', 'l'.repeat(256)],
+    ] as const)
+      await expect(create({ [option]: value })).rejects.toThrow(`--${option} must be`);
   });
 
   it('when a path is unknown or a method not allowed, then the ledger envelope answers 404 NOT_FOUND / 405 with Allow', async () => {
