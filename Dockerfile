@@ -4,7 +4,7 @@
 #   node dist/db/migrate.js | node dist/api/main.js <ledger|runs|quota> | node dist/worker/main.js
 
 # ---- build: full dependencies, compile TypeScript to dist/, then drop dev dependencies
-FROM node:20-bookworm-slim AS build
+FROM node:26-trixie-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # `npm install` rather than `npm ci`: see scripts/lib/node-deps.sh (the lock lacks other
@@ -17,7 +17,7 @@ RUN npm run build \
 
 # ---- runtime: production node_modules, dist/, and the files read at run time
 # (package.json marks the app root; db/migrations/ holds the SQL migrations)
-FROM node:20-bookworm-slim
+FROM node:26-trixie-slim
 # A larger young generation: the APIs allocate ~100 KB per request, and with V8's default 16 MB
 # semi-space the ledger API collected it ~5 times a second at 1,500 postings/s (bench/ledger.ts:
 # 202 scavenges and 1.7 s of pauses per run against 69 and 0.5 s at 64 MB). Same in scripts/start.
