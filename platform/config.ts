@@ -1,7 +1,25 @@
 import os from 'node:os';
 import Joi from 'joi';
+import proxyAddr from 'proxy-addr';
 import { parseSecretsKey } from './secrets';
 import { parsePayloadKeys, type PayloadKey } from './payload-codec';
+
+/** The entries of a TRUSTED_PROXIES value (comma-separated; blanks ignored). */
+const trustedProxyList = (value: string): string[] =>
+  value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+
+/** Why `entries` is no trust list (an entry that is no address, range or keyword), or null. */
+function trustedProxiesProblem(entries: string[]): string | null {
+  try {
+    proxyAddr.compile(entries);
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
 
 /**
  * The whole configuration of every process, read once from the environment at start-up.
@@ -70,6 +88,16 @@ const schema = Joi.object({
     .default('127.0.0.1:5000')
     .description('local image registry host:port'),
   BIND_HOST: Joi.string().default('127.0.0.1').description('address the HTTP servers listen on'),
+  TRUSTED_PROXIES: Joi.string()
+    .allow('')
+    .default('')
+    .custom((value: string, helpers) => {
+      const problem = trustedProxiesProblem(trustedProxyList(value));
+      return problem === null ? value : helpers.message({ custom: `{{#label}}: ${problem}` });
+    })
+    .description(
+      'load balancers and proxies in front of the APIs (comma-separated addresses, CIDR ranges, or loopback, linklocal, uniquelocal): a request from one of them is the client named in X-Forwarded-For (read from the right, through every trusted hop); empty: the socket peer is the client, X-Forwarded-For is ignored. The client address is what /metrics (private networks only) and the ledger edge limiter go by',
+    ),
   LEDGER_PORT: Joi.number().port().default(8083),
   RUNS_PORT: Joi.number().port().default(8082),
   QUOTA_PORT: Joi.number().port().default(8081),
@@ -219,6 +247,8 @@ export interface Config {
   dockerSocket: string;
   registryAddress: string;
   bindHost: string;
+  /** TRUSTED_PROXIES: whose X-Forwarded-For names the client (api/platform/http/client-address.ts). */
+  trustedProxies: string[];
   ports: { ledger: number; runs: number; quota: number };
   logLevel: string;
   shutdownGraceMs: number;
@@ -275,6 +305,7 @@ interface ValidatedEnv {
   DOCKER_SOCKET: string;
   REGISTRY_ADDRESS: string;
   BIND_HOST: string;
+  TRUSTED_PROXIES: string;
   LEDGER_PORT: number;
   RUNS_PORT: number;
   QUOTA_PORT: number;
@@ -334,6 +365,7 @@ function configOf(v: ValidatedEnv): Config {
     dockerSocket: v.DOCKER_SOCKET,
     registryAddress: v.REGISTRY_ADDRESS,
     bindHost: v.BIND_HOST,
+    trustedProxies: trustedProxyList(v.TRUSTED_PROXIES),
     ports: { ledger: v.LEDGER_PORT, runs: v.RUNS_PORT, quota: v.QUOTA_PORT },
     logLevel: v.LOG_LEVEL,
     shutdownGraceMs: v.SHUTDOWN_GRACE_MS,

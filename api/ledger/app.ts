@@ -148,6 +148,7 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
   const postings = postingsCounter();
   const { app, metrics } = createApp({
     service: 'ledger',
+    trustedProxies: deps.config.trustedProxies,
     logger: deps.logger,
     envelope: ledgerBody,
     errors: LEDGER_ERRORS,

@@ -5,6 +5,7 @@ import type { Context, Middleware, Next } from 'koa';
 import { redisScript, type Redis } from '../../db/redis';
 import type { Logger } from '../../platform/logger';
 import { PayloadTooLargeError } from '../platform/http/json-body';
+import { clientAddress } from '../platform/http/client-address';
 import { countingBatcher } from '../../platform/batching';
 
 /** Paths the edge never limits (probes). */
@@ -83,7 +84,7 @@ export function edgeRateLimit(options: EdgeOptions): Middleware {
       await next();
       return;
     }
-    const address = ctx.req.socket.remoteAddress ?? 'unknown';
+    const address = clientAddress(ctx) ?? 'unknown';
     let verdict: EdgeVerdict | undefined;
     try {
       verdict = await batcher.submit(address, null);

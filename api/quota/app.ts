@@ -87,6 +87,7 @@ export function createQuotaApi(deps: PlatformDeps): ServiceInstance {
   const { app, metrics } = createApp({
     edge: [exactJsonBodies],
     service: 'quota',
+    trustedProxies: deps.config.trustedProxies,
     logger: deps.logger,
     envelope: quotaEnvelope,
     errors: QUOTA_ERRORS,

@@ -55,6 +55,7 @@ export function createRunsApi(deps: PlatformDeps): ServiceInstance {
   const publisher = createEventPublisher(deps, starters.deliveries);
   const { app, metrics } = createApp({
     service: 'runs',
+    trustedProxies: deps.config.trustedProxies,
     logger: deps.logger,
     envelope: runsEnvelope,
     errors: RUNS_ERRORS,

@@ -30,8 +30,8 @@ describe('isPrivateAddress', () => {
 
 describe('privateNetworkOnly', () => {
   const guard = privateNetworkOnly('diagnostics');
-  const from = (remoteAddress: string) =>
-    ({ req: { socket: { remoteAddress } } }) as unknown as Context;
+  const from = (remoteAddress: string, state: Record<string, unknown> = {}) =>
+    ({ req: { socket: { remoteAddress } }, state }) as unknown as Context;
 
   it('lets a private caller through to the route', async () => {
     const next = jest.fn(() => Promise.resolve());
@@ -48,6 +48,14 @@ describe('privateNetworkOnly', () => {
     });
     expect(errorResponse(refused, RUNS_ERRORS).status).toBe(403);
     expect(next).not.toHaveBeenCalled();
+  });
+
+  it('judges the client createApp resolved (behind a trusted proxy, the forwarded one), not the proxy', async () => {
+    const next = jest.fn(() => Promise.resolve());
+    const proxied = from('10.0.0.2', { clientAddress: '8.8.8.8' });
+    await expect(guard(proxied, next)).rejects.toMatchObject({ code: 'forbidden' });
+    await guard(from('10.0.0.2', { clientAddress: '10.0.0.9' }), next);
+    expect(next).toHaveBeenCalledTimes(1);
   });
 
   it("refuses with the service's own error code when given one (the ledger's FORBIDDEN)", async () => {

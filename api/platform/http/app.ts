@@ -14,6 +14,7 @@ import { errorResponse } from './error-response';
 import { isBackendUnreachable } from '../../../db/unreachable';
 import { jsonBody, type JsonBodyOptions } from './json-body';
 import { apiReference } from './api-reference';
+import { clientAddressResolver } from './client-address';
 
 /** How one service renders an error, given the status its catalogue gives the code. */
 export type ErrorEnvelope = (error: DomainError, status: number) => unknown;
@@ -30,6 +31,8 @@ export interface AppOptions {
   routers: Router[];
   /** Paths that are logged at debug level only (probes polled every second). */
   quietPaths?: string[];
+  /** TRUSTED_PROXIES: whose X-Forwarded-For names the client (`ctx.state.clientAddress`). */
+  trustedProxies: string[];
 }
 
 export interface ServiceApp {
@@ -64,12 +67,14 @@ export function createApp(options: AppOptions): ServiceApp {
     registers: [metrics],
   });
   const quiet = new Set(options.quietPaths ?? []);
+  const clientAddressOf = clientAddressResolver(options.trustedProxies);
 
   app.use(async function observe(ctx: Context, next: Next) {
     const started = process.hrtime.bigint();
     const incoming = ctx.get(REQUEST_ID_HEADER);
     const requestId = REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = requestId;
+    ctx.state.clientAddress = clientAddressOf(ctx.req);
     ctx.state.log = options.logger.child({ requestId });
     ctx.set(REQUEST_ID_HEADER, requestId);
     try {
@@ -88,6 +93,7 @@ export function createApp(options: AppOptions): ServiceApp {
         path: ctx.path,
         status: ctx.status,
         ms: Math.round(seconds * 1000),
+        client: ctx.state.clientAddress as string,
       };
       if (quiet.has(ctx.path)) (ctx.state.log as Logger).debug(line, 'request');
       else (ctx.state.log as Logger).info(line, 'request');

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import type { Context, Next } from 'koa';
 import { DomainError } from '../../../platform/errors';
+import { clientAddress } from './client-address';
 
 const privateV4 = new net.BlockList();
 privateV4.addSubnet('127.0.0.0', 8, 'ipv4');
@@ -25,12 +26,13 @@ export function isPrivateAddress(address: string | undefined): boolean {
 
 /**
  * Serves a route to loopback and private networks only (operator endpoints: metrics,
- * diagnostics); anyone else is refused with the service's `code` for PRIVATE_NETWORK_ONLY
+ * diagnostics), judged by the client's address (behind a trusted proxy the forwarded one, never
+ * the proxy's); anyone else is refused with the service's `code` for PRIVATE_NETWORK_ONLY
  * (../errors.ts: 403 in its catalogue), in the service's envelope.
  */
 export function privateNetworkOnly(what: string, code = 'forbidden') {
   return async function refuseOutsiders(ctx: Context, next: Next): Promise<void> {
-    if (!isPrivateAddress(ctx.req.socket.remoteAddress)) {
+    if (!isPrivateAddress(clientAddress(ctx))) {
       throw new DomainError(code, { message: `${what} are served to private networks only` });
     }
     await next();

@@ -11,6 +11,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { mount, type OperationContract } from '../http/contract';
+import { clientAddress } from '../http/client-address';
 import type { Logger } from '../../../platform/logger';
 import { dispatch, toolResultOf, type RequestListener } from './dispatch';
 import { restRequestOf, ToolArgumentError, type OperationTool } from './tools';
@@ -110,7 +111,7 @@ function callerOf(ctx: Context, forward: readonly string[]): Caller {
   }
   const requestId = ctx.state.requestId as string | undefined;
   if (requestId) headers['x-request-id'] = requestId;
-  const remoteAddress = ctx.req.socket.remoteAddress;
+  const remoteAddress = clientAddress(ctx);
   const log = ctx.state.log as Logger | undefined;
   return { headers, ...(remoteAddress ? { remoteAddress } : {}), ...(log ? { log } : {}) };
 }

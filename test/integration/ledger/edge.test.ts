@@ -60,6 +60,35 @@ describe('ledger edge and limits', () => {
     }
   });
 
+  it('when the ledger is behind a trusted proxy (TRUSTED_PROXIES), then the edge limits and /metrics judge the forwarded client; an untrusted peer cannot choose its address', async () => {
+    const limits = { LEDGER_EDGE_RATE_PER_SECOND: '1', LEDGER_EDGE_BURST: '2' };
+    const behindProxy = await new LedgerHarness().start({ ...limits, TRUSTED_PROXIES: 'loopback' });
+    const direct = await new LedgerHarness().start({ ...limits, TRUSTED_PROXIES: '' });
+    const from = (url: string, client: string, path = '/v1/asset-types') =>
+      fetch(url + path, {
+        headers: { authorization: `Bearer ${t.reader.token}`, 'x-forwarded-for': client },
+      }).then((r) => r.status);
+    try {
+      // Each forwarded client has its own bucket of 2: the third of one is refused, another's first is not.
+      const one = [];
+      for (let i = 0; i < 3; i++) one.push(await from(behindProxy.url, '203.0.113.9'));
+      expect(one).toEqual([200, 200, 429]);
+      expect(await from(behindProxy.url, '203.0.113.10')).toBe(200);
+      // Without trust the header is the caller's own word: every request is the socket's, one bucket.
+      const all = [];
+      for (const client of ['203.0.113.9', '203.0.113.10', '203.0.113.11'])
+        all.push(await from(direct.url, client));
+      expect(all).toEqual([200, 200, 429]);
+      // /metrics (private networks only) goes by the forwarded client, never by the proxy's address.
+      // (Fresh addresses: /metrics counts against the edge limit too.)
+      expect(await from(behindProxy.url, '203.0.113.20', '/metrics')).toBe(403);
+      expect(await from(behindProxy.url, '10.1.2.3', '/metrics')).toBe(200);
+    } finally {
+      await behindProxy.stop();
+      await direct.stop();
+    }
+  });
+
   it('when an address has used its burst, then after 1 s about 10 more requests are served (10/s, not the burst again), and the rest are 429 RATE_LIMITED with Retry-After', async () => {
     // The spec's numbers are the configuration's defaults: this service runs on them.
     const defaults = { LEDGER_EDGE_RATE_PER_SECOND: undefined, LEDGER_EDGE_BURST: undefined };

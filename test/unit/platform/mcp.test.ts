@@ -255,6 +255,7 @@ describe('mountMcpEndpoint: tools that call their routes in-process, through the
     });
     const { app } = createApp({
       service: 'test',
+      trustedProxies: [],
       logger: createLogger('silent'),
       envelope: (error) =>
         error instanceof RequestValidationError

@@ -1,0 +1,20 @@
+import type { IncomingMessage } from 'node:http';
+import type { Context } from 'koa';
+import proxyAddr from 'proxy-addr';
+
+/**
+ * The address of the client a request comes from. The socket's peer, unless that peer is a
+ * trusted proxy (TRUSTED_PROXIES): then X-Forwarded-For is read from its right, hop by hop, for as
+ * long as each hop is trusted, and the first untrusted one is the client (Express's `trust proxy`
+ * with a list, by the same library). No trusted proxies: the socket's peer, whatever the header
+ * says, so a caller cannot choose its own address.
+ */
+export function clientAddressResolver(trustedProxies: string[]): (req: IncomingMessage) => string {
+  if (trustedProxies.length === 0) return (req) => req.socket.remoteAddress ?? 'unknown';
+  const trust = proxyAddr.compile(trustedProxies);
+  return (req) => proxyAddr(req, trust);
+}
+
+/** The request's client as createApp resolved it; the socket's peer outside such an app. */
+export const clientAddress = (ctx: Context): string | undefined =>
+  (ctx.state.clientAddress as string | undefined) ?? ctx.req.socket.remoteAddress;
