@@ -30,5 +30,5 @@ COPY --from=build /app /app
 RUN mkdir -p /var/lib/platform/run-logs && chown node:node /var/lib/platform/run-logs
 # the worker overrides this with root: it drives the host's Docker engine through its socket
 USER node
-EXPOSE 8081 8082 8083
+EXPOSE 8081 8082 8083 9464
 CMD ["node", "dist/api/main.js"]

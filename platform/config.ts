@@ -98,6 +98,12 @@ const schema = Joi.object({
     .description(
       'load balancers and proxies in front of the APIs (comma-separated addresses, CIDR ranges, or loopback, linklocal, uniquelocal): a request from one of them is the client named in X-Forwarded-For (read from the right, through every trusted hop); empty: the socket peer is the client, X-Forwarded-For is ignored. The client address is what /metrics (private networks only) and the ledger edge limiter go by',
     ),
+  WORKER_METRICS_PORT: Joi.number()
+    .port()
+    .default(9464)
+    .description(
+      "where a worker serves /metrics on BIND_HOST: the Temporal SDK's (task slots, schedule-to-start latency, sticky cache) and the process's; 0: a free port, logged at start",
+    ),
   LEDGER_PORT: Joi.number().port().default(8083),
   RUNS_PORT: Joi.number().port().default(8082),
   QUOTA_PORT: Joi.number().port().default(8081),
@@ -250,6 +256,7 @@ export interface Config {
   /** TRUSTED_PROXIES: whose X-Forwarded-For names the client (api/platform/http/client-address.ts). */
   trustedProxies: string[];
   ports: { ledger: number; runs: number; quota: number };
+  workerMetricsPort: number;
   logLevel: string;
   shutdownGraceMs: number;
   // --- runs service ---
@@ -309,6 +316,7 @@ interface ValidatedEnv {
   LEDGER_PORT: number;
   RUNS_PORT: number;
   QUOTA_PORT: number;
+  WORKER_METRICS_PORT: number;
   LOG_LEVEL: string;
   SHUTDOWN_GRACE_MS: number;
   RUNS_LOG_DIR: string;
@@ -367,6 +375,7 @@ function configOf(v: ValidatedEnv): Config {
     bindHost: v.BIND_HOST,
     trustedProxies: trustedProxyList(v.TRUSTED_PROXIES),
     ports: { ledger: v.LEDGER_PORT, runs: v.RUNS_PORT, quota: v.QUOTA_PORT },
+    workerMetricsPort: v.WORKER_METRICS_PORT,
     logLevel: v.LOG_LEVEL,
     shutdownGraceMs: v.SHUTDOWN_GRACE_MS,
     runs: runsConfigOf(v),

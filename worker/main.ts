@@ -10,19 +10,32 @@ import { createRedis } from '../db/redis';
 import { bundleWorkflows, createWorkers } from './workers';
 import { startDockerHostPresence } from './runs';
 import { temporalLogger } from './temporal-logger';
+import { prepareWorkerMetrics } from './metrics';
 
 /** The Temporal worker process: hosts every task queue of this host until SIGINT/SIGTERM. */
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, { process: 'worker', workerId: config.workerId });
+  const metrics = await prepareWorkerMetrics({ worker_id: config.workerId }, logger);
   Runtime.install({
     logger: temporalLogger(logger),
-    // The native core's lines too, forwarded to the same logger instead of the console.
     telemetryOptions: {
+      // The native core's lines too, forwarded to the same logger instead of the console.
       logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'WARN', other: 'WARN' }) },
+      // Prometheus' conventions: seconds, unit suffixes, `_total` counters.
+      metrics: {
+        prometheus: {
+          bindAddress: metrics.coreBindAddress,
+          countersTotalSuffix: true,
+          unitSuffix: true,
+          useSecondsForDurations: true,
+        },
+        globalTags: { worker_id: config.workerId },
+      },
     },
     shutdownSignals: ['SIGINT', 'SIGTERM'],
   });
+  await metrics.listen(config.bindHost, config.workerMetricsPort);
 
   const pool = await createDatabasePool(config, { applicationName: 'worker' });
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
@@ -50,6 +63,7 @@ async function main(): Promise<void> {
     await Promise.all(workers.map((w) => w.run()));
   } finally {
     await presence?.stop();
+    await metrics.close();
     await connection.close();
     await pool.end();
     redis.disconnect();

@@ -19,7 +19,8 @@ export function startWorkerProcess(
   const log = fs.openSync(logFile, 'a');
   const worker = spawn(path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx'), ['worker/main.ts'], {
     cwd: REPO_ROOT,
-    env: { ...process.env, ...env, LOG_LEVEL: 'info' },
+    // Metrics on a free port: many workers share this machine (WORKER_METRICS_PORT's default is one).
+    env: { ...process.env, WORKER_METRICS_PORT: '0', ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', log],
     detached: options.detached ?? false,
   });

@@ -35,6 +35,8 @@ export function ownWorker(name: string, extraEnv: NodeJS.ProcessEnv = {}) {
   };
   return {
     id,
+    /** The prefix of this worker's task queues. */
+    queuePrefix: env.TASK_QUEUE_PREFIX,
     /** Starts the worker, then the service (in this process) on its queues. */
     async start(): Promise<Harness> {
       await start();
