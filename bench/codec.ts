@@ -40,6 +40,7 @@ import { WorkflowNotFoundError } from '@temporalio/common';
 import { ulid } from 'ulid';
 import { v7 as uuidv7 } from 'uuid';
 import { loadConfig } from '../platform/config';
+import { temporalConnectionOptions } from '../platform/temporal';
 import { createLogger } from '../platform/logger';
 import {
   EncryptionCodec,
@@ -359,7 +360,7 @@ async function main(): Promise<void> {
   });
   const benchKeys = `bench:${randomBytes(32).toString('base64')}`;
   const keys = parsePayloadKeys(benchKeys) as PayloadKey[];
-  const connection = await Connection.connect({ address: config.temporalAddress });
+  const connection = await Connection.connect(temporalConnectionOptions(config));
   const namespace = config.temporalNamespace;
   const encClient = new Client({
     connection,

@@ -49,6 +49,37 @@ const schema = Joi.object({
     .default('127.0.0.1:7233')
     .description('Temporal frontend host:port'),
   TEMPORAL_NAMESPACE: Joi.string().default('default').description('Temporal namespace'),
+  TEMPORAL_TLS: Joi.boolean()
+    .default(false)
+    .description(
+      "TLS to the Temporal frontend, the server's certificate checked against Node's roots (Temporal Cloud); implied by any TEMPORAL_TLS_* file or TEMPORAL_API_KEY",
+    ),
+  TEMPORAL_TLS_CA_FILE: Joi.string()
+    .allow('')
+    .default('')
+    .description("PEM of the CA that signed the Temporal frontend's certificate (TLS on)"),
+  TEMPORAL_TLS_CERT_FILE: Joi.string()
+    .allow('')
+    .default('')
+    .description(
+      'PEM certificate this process presents to Temporal (mTLS); needs TEMPORAL_TLS_KEY_FILE',
+    ),
+  TEMPORAL_TLS_KEY_FILE: Joi.string()
+    .allow('')
+    .default('')
+    .description('PEM private key of TEMPORAL_TLS_CERT_FILE'),
+  TEMPORAL_TLS_SERVER_NAME: Joi.string()
+    .allow('')
+    .default('')
+    .description(
+      "the name the frontend's certificate is checked against, when not TEMPORAL_ADDRESS's host (an address behind a proxy)",
+    ),
+  TEMPORAL_API_KEY: Joi.string()
+    .allow('')
+    .default('')
+    .description(
+      'API key sent as a bearer token on every Temporal call (Temporal Cloud); turns TLS on',
+    ),
   TEMPORAL_PAYLOAD_KEYS: Joi.string()
     .allow('')
     .default('')
@@ -237,6 +268,11 @@ const schema = Joi.object({
   // --- end quota service ---
 }).unknown(true);
 
+/** Every variable the configuration reads (a deployment's environment is checked against it). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(
+  (schema.describe() as { keys: Record<string, unknown> }).keys,
+);
+
 export interface Config {
   databaseUrl: string;
   databasePoolSize: number;
@@ -244,6 +280,10 @@ export interface Config {
   redisUrl: string;
   temporalAddress: string;
   temporalNamespace: string;
+  /** How this process reaches Temporal beyond its address: TLS and credentials (null: plaintext). */
+  temporalTls: TemporalTls | null;
+  /** TEMPORAL_API_KEY; null: none. */
+  temporalApiKey: string | null;
   /** TEMPORAL_PAYLOAD_KEYS, the encrypting key first; empty: payloads in clear. */
   temporalPayloadKeys: PayloadKey[];
   /** TEMPORAL_CODEC_CORS_ORIGINS: the Web UI origins the codec endpoint answers. */
@@ -297,6 +337,14 @@ export interface Config {
   };
 }
 
+/** Files are paths, read when the connection is made (platform/temporal.ts). */
+export interface TemporalTls {
+  caFile: string | null;
+  /** mTLS: this process's certificate and key. */
+  clientCert: { certFile: string; keyFile: string } | null;
+  serverName: string | null;
+}
+
 /** The environment as the schema validated and converted it. */
 interface ValidatedEnv {
   DATABASE_URL: string;
@@ -305,6 +353,12 @@ interface ValidatedEnv {
   REDIS_URL: string;
   TEMPORAL_ADDRESS: string;
   TEMPORAL_NAMESPACE: string;
+  TEMPORAL_TLS: boolean;
+  TEMPORAL_TLS_CA_FILE: string;
+  TEMPORAL_TLS_CERT_FILE: string;
+  TEMPORAL_TLS_KEY_FILE: string;
+  TEMPORAL_TLS_SERVER_NAME: string;
+  TEMPORAL_API_KEY: string;
   TEMPORAL_PAYLOAD_KEYS: string;
   TEMPORAL_CODEC_CORS_ORIGINS: string;
   TASK_QUEUE_PREFIX: string;
@@ -341,6 +395,23 @@ interface ValidatedEnv {
   QUOTA_FLUSH_BUDGET_SECONDS: number;
 }
 
+function temporalTlsOf(v: ValidatedEnv): TemporalTls | null {
+  const orNull = (value: string) => (value === '' ? null : value);
+  const [certFile, keyFile] = [orNull(v.TEMPORAL_TLS_CERT_FILE), orNull(v.TEMPORAL_TLS_KEY_FILE)];
+  if ((certFile === null) !== (keyFile === null))
+    throw new Error(
+      'invalid configuration: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE go together (mTLS needs both)',
+    );
+  const tls: TemporalTls = {
+    caFile: orNull(v.TEMPORAL_TLS_CA_FILE),
+    clientCert: certFile && keyFile ? { certFile, keyFile } : null,
+    serverName: orNull(v.TEMPORAL_TLS_SERVER_NAME),
+  };
+  const wanted =
+    v.TEMPORAL_TLS || v.TEMPORAL_API_KEY !== '' || Object.values(tls).some((x) => x !== null);
+  return wanted ? tls : null;
+}
+
 /** The configuration from the environment, validated once at start-up (a bad value stops it). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const result: Joi.ValidationResult<unknown> = schema.validate(env, {
@@ -363,6 +434,8 @@ function configOf(v: ValidatedEnv): Config {
     redisUrl: v.REDIS_URL,
     temporalAddress: v.TEMPORAL_ADDRESS,
     temporalNamespace: v.TEMPORAL_NAMESPACE,
+    temporalTls: temporalTlsOf(v),
+    temporalApiKey: v.TEMPORAL_API_KEY === '' ? null : v.TEMPORAL_API_KEY,
     temporalPayloadKeys:
       v.TEMPORAL_PAYLOAD_KEYS === ''
         ? []

@@ -3,6 +3,7 @@ import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import { makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../platform/config';
+import { temporalConnectionOptions } from '../platform/temporal';
 import { createLogger } from '../platform/logger';
 import { createDatabasePool } from '../db/pool';
 import { createDocker } from '../platform/docker';
@@ -38,7 +39,7 @@ async function main(): Promise<void> {
   await metrics.listen(config.bindHost, config.workerMetricsPort);
 
   const pool = await createDatabasePool(config, { applicationName: 'worker' });
-  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const workflowBundle = await bundleWorkflows();
   const redis = createRedis(config, '');
   const quotaRedis = createRedis(config, 'quota:');

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
+import { CONFIG_VARIABLES, loadConfig } from '../../../platform/config';
 
 /**
  * docker-compose.yml cannot run here (no image can be pulled), so its structure is checked
@@ -93,6 +94,21 @@ describe('docker-compose.yml', () => {
       expect([hostPath, fs.existsSync(path.join(ROOT, hostPath))]).toEqual([hostPath, true]);
     }
   });
+
+  it.each(['migrate', 'ledger-api', 'runs-api', 'quota-api', 'worker'])(
+    "gives %s an environment the processes' configuration accepts, with its defaults substituted",
+    (name) => {
+      // ${VAR:-default} as compose substitutes it with no .env beside it.
+      const env = Object.fromEntries(
+        Object.entries(services[name]!.environment ?? {}).map(([key, value]) => [
+          key,
+          String(value).replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1'),
+        ]),
+      );
+      expect(Object.keys(env).filter((key) => !CONFIG_VARIABLES.includes(key))).toEqual([]);
+      expect(() => loadConfig(env)).not.toThrow();
+    },
+  );
 
   it('gives the worker the Docker socket of its host', () => {
     expect(services.worker!.volumes).toContain('/var/run/docker.sock:/var/run/docker.sock');
