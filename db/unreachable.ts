@@ -21,9 +21,13 @@ const POSTGRES_GOING_AWAY = /^(08...|57P0[123])$/;
 /** Socket errors of a peer that is down or restarting. */
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
 
-/** ioredis's own messages while it has no connection (no offline queue) or a command timed out. */
+/**
+ * ioredis's own messages while it has no connection (no offline queue) or a command timed out;
+ * and a Redis Cluster's while a master fails over or slots move (its client's, and the cluster's
+ * own CLUSTERDOWN, TRYAGAIN).
+ */
 const REDIS_NO_ANSWER =
-  /^(Connection is closed\.|Stream isn't writeable|Command timed out|Reached the max retries per request limit)/;
+  /^(Connection is closed\.|Stream isn't writeable|Command timed out|Reached the max retries per request limit|Too many Cluster redirections|Cluster isn't ready|Failed to refresh slots cache|None of startup nodes is available|CLUSTERDOWN|TRYAGAIN)/;
 
 /**
  * An error by its shape, not `instanceof Error`: a socket error made by Node's own internals is

@@ -45,6 +45,13 @@ const schema = Joi.object({
     .uri({ scheme: ['redis', 'rediss'] })
     .default('redis://127.0.0.1:6379')
     .description('Redis connection URI; keys are prefixed by service'),
+  REDIS_CLUSTER_NODES: Joi.string()
+    .allow('')
+    .default('')
+    .pattern(/^[^\s,]+:\d{1,5}(,[^\s,]+:\d{1,5})*$/)
+    .description(
+      'host:port of some nodes of a Redis Cluster (comma-separated): the client learns the rest from them. REDIS_URL then gives only the credentials and TLS (rediss:). Empty: the one Redis at REDIS_URL',
+    ),
   TEMPORAL_ADDRESS: Joi.string()
     .default('127.0.0.1:7233')
     .description('Temporal frontend host:port'),
@@ -278,6 +285,8 @@ export interface Config {
   databasePoolSize: number;
   databaseStatementTimeoutMs: number;
   redisUrl: string;
+  /** REDIS_CLUSTER_NODES; empty: one Redis at redisUrl. */
+  redisClusterNodes: string[];
   temporalAddress: string;
   temporalNamespace: string;
   /** How this process reaches Temporal beyond its address: TLS and credentials (null: plaintext). */
@@ -351,6 +360,7 @@ interface ValidatedEnv {
   DATABASE_POOL_SIZE: number;
   DATABASE_STATEMENT_TIMEOUT_MS: number;
   REDIS_URL: string;
+  REDIS_CLUSTER_NODES: string;
   TEMPORAL_ADDRESS: string;
   TEMPORAL_NAMESPACE: string;
   TEMPORAL_TLS: boolean;
@@ -432,6 +442,7 @@ function configOf(v: ValidatedEnv): Config {
     databasePoolSize: v.DATABASE_POOL_SIZE,
     databaseStatementTimeoutMs: v.DATABASE_STATEMENT_TIMEOUT_MS,
     redisUrl: v.REDIS_URL,
+    redisClusterNodes: v.REDIS_CLUSTER_NODES.split(',').filter(Boolean),
     temporalAddress: v.TEMPORAL_ADDRESS,
     temporalNamespace: v.TEMPORAL_NAMESPACE,
     temporalTls: temporalTlsOf(v),

@@ -3,14 +3,19 @@ import { listAlertRules, type AlertRuleRow } from '../../db/quota/alert-rules';
 import { plans, policies, resources, type PolicyRow } from '../../db/quota/catalogue';
 import {
   catalogueGeneration,
-  catalogueGenerationKey,
   generationsCurrent,
   loadSubject,
   raiseGenerations,
   redisGenerations,
-  subjectGenerationKey,
   type Generations,
 } from '../../db/quota/generations';
+import {
+  ALL_PARTITIONS,
+  catalogueGenerationKey,
+  subjectGenerationKey,
+  subjectPartition,
+  tenantPartition,
+} from '../../db/quota/partitions';
 import { findCredential, tenantCredentials, type CredentialRow } from '../../db/quota/keys';
 import type { Queryable } from '../../db/quota/queryable';
 import type { Redis } from '../../db/redis';
@@ -142,6 +147,10 @@ function singleFlight<T>() {
   };
 }
 
+/** Every partition's copy of a tenant's catalogue generation, to raise to `generation`. */
+const everyCopy = (tenantId: string, generation: string) =>
+  ALL_PARTITIONS.map((p) => ({ key: catalogueGenerationKey(tenantId, p), generation }));
+
 /** Raises Redis's copies to what Postgres said; Redis out of reach is the decision's to face. */
 async function raiseQuietly(redis: Redis, generations: { key: string; generation: string }[]) {
   await raiseGenerations(redis, generations).catch((error: unknown) => {
@@ -181,8 +190,7 @@ export function createCatalogueCache(deps: { pool: DatabasePool; redis: Redis })
       );
       if (bootstrapped) catalogues.set(tenantId, loaded);
       for (const keyId of loaded.credentials.keys()) keyTenants.set(keyId, tenantId);
-      const raised = { key: catalogueGenerationKey(tenantId), generation: loaded.generation };
-      await raiseQuietly(deps.redis, [raised]);
+      await raiseQuietly(deps.redis, everyCopy(tenantId, loaded.generation));
       return loaded;
     });
   }
@@ -231,7 +239,10 @@ export function createCatalogueCache(deps: { pool: DatabasePool; redis: Redis })
       entry,
       generations: { catalogue: tenant.generation, subject: entry.generation },
       guard: {
-        keys: [catalogueGenerationKey(tenantId), subjectGenerationKey(tenantId, subject)],
+        keys: [
+          catalogueGenerationKey(tenantId, subjectPartition(tenantId, subject)),
+          subjectGenerationKey(tenantId, subject),
+        ],
         expected: [tenant.generation, entry.generation],
       },
     };
@@ -291,7 +302,7 @@ export function createCatalogueCache(deps: { pool: DatabasePool; redis: Redis })
       const cached = tenantId && catalogues.get(tenantId);
       if (!cached) return;
       const [current] = await storedGenerations(
-        [catalogueGenerationKey(cached.tenantId)],
+        [catalogueGenerationKey(cached.tenantId, tenantPartition(cached.tenantId))],
         async () => [await catalogueGeneration(deps.pool, cached.tenantId)],
       );
       if (current !== cached.generation) catalogues.delete(cached.tenantId);
@@ -310,12 +321,7 @@ export async function announceChange(
   tenantId: string,
   subject?: string,
 ): Promise<void> {
-  const raised = [
-    {
-      key: catalogueGenerationKey(tenantId),
-      generation: await catalogueGeneration(deps.pool, tenantId),
-    },
-  ];
+  const raised = everyCopy(tenantId, await catalogueGeneration(deps.pool, tenantId));
   if (subject !== undefined) {
     const { generation } = await loadSubject(deps.pool, tenantId, subject);
     raised.push({ key: subjectGenerationKey(tenantId, subject), generation });

@@ -11,8 +11,9 @@ export const LOG_STREAMS: LogStream[] = ['stdout', 'stderr', 'both'];
 /** Redis keys WITHOUT the service prefix (the API's client adds "runs:"; workers add it). */
 export const logCacheKeys = (trackId: string): string[] =>
   LOG_STREAMS.map((s) => logCacheKey(trackId, s));
+/** The run's id as the keys' hash tag: its three lists in one Redis Cluster slot (one DEL, one pipeline). */
 export const logCacheKey = (trackId: string, stream: LogStream): string =>
-  `logs:${trackId}:${stream}`;
+  `logs:{${trackId}}:${stream}`;
 export const RUNS_REDIS_PREFIX = 'runs:';
 
 /** Lines kept in the cache per stream; past it the API reads the file (the cache is a tail). */

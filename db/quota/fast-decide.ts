@@ -1,5 +1,6 @@
 import { redisKeysScript, type Redis } from '../redis';
-import { LEDGER_STREAM, type GenerationGuard } from './fast-state';
+import type { GenerationGuard } from './fast-state';
+import { ledgerStreamKey } from './partitions';
 
 /**
  * A fast-mode decision in one round trip: one script checks the request's catalogue generations,
@@ -38,6 +39,8 @@ export type FastPolicyInput =
     };
 
 export interface FastDecisionInput {
+  /** The subject's partition (db/quota/partitions.ts): every key here is in it. */
+  partition: number;
   guard: GenerationGuard;
   /** Written as each state's version (the optimistic writers' token) and the event id. */
   token: string;
@@ -249,7 +252,7 @@ export async function decideFastStates(
   const keys = [
     ...input.guard.keys,
     ...input.policies.map((p) => p.key),
-    LEDGER_STREAM,
+    ledgerStreamKey(input.partition),
     ...(idem ? [idem.key] : []),
   ];
   const args = [

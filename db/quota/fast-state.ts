@@ -1,4 +1,5 @@
 import { redisKeysScript as script, type Redis } from '../redis';
+import { ALL_PARTITIONS, ledgerStreamKey } from './partitions';
 
 /**
  * Fast-mode state in Redis. Each (tenant, policy, subject) has one hash: a quota policy's usage
@@ -10,13 +11,6 @@ import { redisKeysScript as script, type Redis } from '../redis';
  * decision's ledger entries to a stream (write-ahead: an admitted request is in Redis's
  * append-only file before it is answered) and records an idempotency key's answer.
  */
-export const fastStateKey = (tenantId: string, policyId: string, subject: string) =>
-  `fast:${tenantId}:${policyId}:${subject}`;
-export const fastIdempotencyKey = (tenantId: string, endpoint: string, key: string) =>
-  `idem:${tenantId}:${endpoint}:${key}`;
-/** The consumption ledger's write-ahead stream; the ledger-flush job moves it to Postgres. */
-export const LEDGER_STREAM = 'ledger-stream';
-
 export interface FastState {
   /** The write token read; '' when the hash does not exist. */
   version: string;
@@ -157,6 +151,8 @@ const COMMIT_REPLIES: Record<number, FastCommit> = {
  */
 export async function commitFastStates(
   redis: Redis,
+  /** The subject's partition (db/quota/partitions.ts): every key here is in it. */
+  partition: number,
   writes: FastWrite[],
   token: string,
   extras: FastCommitExtras = {},
@@ -164,7 +160,7 @@ export async function commitFastStates(
 ): Promise<FastCommit> {
   const commit = script(redis, 'quotaFastCommit', COMMIT_SCRIPT);
   const keys = writes.map((w) => w.key);
-  if (extras.ledger !== undefined) keys.push(LEDGER_STREAM);
+  if (extras.ledger !== undefined) keys.push(ledgerStreamKey(partition));
   if (extras.idempotency) keys.push(extras.idempotency.key);
   keys.push(...(guard?.keys ?? []));
   const args = [
@@ -196,24 +192,46 @@ export async function commitFastStates(
   return COMMIT_REPLIES[(await commit(keys.length, ...keys, ...args)) as number]!;
 }
 
-/** The oldest entries of the ledger stream, with their stream ids (and alert crossings, if any). */
+/**
+ * Notes `hash` as the body an idempotency key was first used with, for IDEMPOTENCY's window;
+ * answers the first body's hash (`hash` itself when this is the first use).
+ */
+export async function claimIdempotencyBody(
+  redis: Redis,
+  key: string,
+  hash: string,
+  ttlSeconds: number,
+): Promise<string> {
+  const first = await redis.set(key, hash, 'EX', ttlSeconds, 'NX', 'GET');
+  return first ?? hash;
+}
+
+/** The oldest entries of a partition's ledger stream, with their ids (and alert crossings, if any). */
 export async function readLedgerStream(
   redis: Redis,
+  partition: number,
   count: number,
 ): Promise<{ id: string; entries: string; alerts: string | null }[]> {
-  const rows = await redis.xrange(LEDGER_STREAM, '-', '+', 'COUNT', count);
+  const rows = await redis.xrange(ledgerStreamKey(partition), '-', '+', 'COUNT', count);
   return rows.map(([id, fields]) => {
     const named = pairsToMap(fields);
     return { id, entries: named.get('e')!, alerts: named.get('a') ?? null };
   });
 }
 
-export async function deleteFromLedgerStream(redis: Redis, ids: string[]): Promise<void> {
-  if (ids.length > 0) await redis.xdel(LEDGER_STREAM, ...ids);
+export async function deleteFromLedgerStream(
+  redis: Redis,
+  partition: number,
+  ids: string[],
+): Promise<void> {
+  if (ids.length > 0) await redis.xdel(ledgerStreamKey(partition), ...ids);
 }
 
-/** When the oldest entry not yet flushed was appended (epoch ms); null when none waits. */
+/** When the oldest entry not yet flushed, of any partition, was appended (epoch ms); null: none waits. */
 export async function oldestUnflushedMs(redis: Redis): Promise<number | null> {
-  const [first] = await redis.xrange(LEDGER_STREAM, '-', '+', 'COUNT', 1);
-  return first ? Number(first[0].split('-')[0]) : null;
+  const firsts = await Promise.all(
+    ALL_PARTITIONS.map((p) => redis.xrange(ledgerStreamKey(p), '-', '+', 'COUNT', 1)),
+  );
+  const times = firsts.flatMap(([first]) => (first ? [Number(first[0].split('-')[0])] : []));
+  return times.length === 0 ? null : Math.min(...times);
 }

@@ -1,5 +1,6 @@
 import { sql } from '../pool';
 import { redisKeysScript as script, type Redis } from '../redis';
+import { partitionOfKey } from './partitions';
 import type { Queryable } from './queryable';
 
 /**
@@ -60,14 +61,11 @@ export async function generationsCurrent(
 }
 
 /**
- * Redis's copy of the generations, for fast-mode decisions to compare in the same script that
- * decides: raised to Postgres's value after every committed change (and by any process that read
- * a newer one there), never lowered, so a copy lost or late is repaired by the next reader.
+ * Redis's copies of the generations (keys: db/quota/partitions.ts), for fast-mode decisions to
+ * compare in the same script that decides: raised to Postgres's value after every committed
+ * change (and by any process that read a newer one there), never lowered, so a copy lost or late
+ * is repaired by the next reader.
  */
-export const catalogueGenerationKey = (tenantId: string) => `generation:${tenantId}`;
-export const subjectGenerationKey = (tenantId: string, subject: string) =>
-  `generation:${tenantId}:${subject}`;
-
 const RAISE_SCRIPT = `
 for i = 1, #KEYS do
   local current = tonumber(redis.call('GET', KEYS[i]) or '0')
@@ -75,20 +73,28 @@ for i = 1, #KEYS do
 end
 return 1`;
 
-/** Raises each key's generation to the value given (left alone when it is already there or past). */
+/**
+ * Raises each key's generation to the value given (left alone when it is already there or past):
+ * one script per partition, since a script's keys share a slot.
+ */
 export async function raiseGenerations(
   redis: Redis,
   generations: { key: string; generation: string }[],
 ): Promise<void> {
   const raise = script(redis, 'quotaRaiseGenerations', RAISE_SCRIPT);
-  await raise(
-    generations.length,
-    ...generations.map((g) => g.key),
-    ...generations.map((g) => g.generation),
+  const byPartition = new Map<number, { key: string; generation: string }[]>();
+  for (const g of generations) {
+    const partition = partitionOfKey(g.key);
+    byPartition.set(partition, [...(byPartition.get(partition) ?? []), g]);
+  }
+  await Promise.all(
+    [...byPartition.values()].map((group) =>
+      raise(group.length, ...group.map((g) => g.key), ...group.map((g) => g.generation)),
+    ),
   );
 }
 
-/** The generations Redis holds for these keys ('0' for a key it lacks). */
+/** The generations Redis holds for these keys, all of one partition ('0' for a key it lacks). */
 export async function redisGenerations(redis: Redis, keys: string[]): Promise<string[]> {
   return (await redis.mget(...keys)).map((value) => value ?? '0');
 }

@@ -145,3 +145,149 @@ export class ThrowawayRedis {
     await exited;
   }
 }
+
+/**
+ * A real Redis Cluster of the test's own: three masters and a replica of each (Debian's
+ * redis-server in cluster mode, joined by `redis-cli --cluster create`), on free loopback ports.
+ * A master killed is replaced by its replica within about NODE_TIMEOUT_MS.
+ */
+export class ThrowawayRedisCluster {
+  static readonly NODE_TIMEOUT_MS = 1_000;
+  private readonly processes = new Map<number, ChildProcess>();
+
+  private constructor(
+    readonly ports: number[],
+    private readonly dir: string,
+  ) {}
+
+  /** REDIS_CLUSTER_NODES for it. */
+  get nodes(): string {
+    return this.ports.map((port) => `127.0.0.1:${port}`).join(',');
+  }
+
+  static async create(): Promise<ThrowawayRedisCluster> {
+    const ports: number[] = [];
+    // Each node also listens on port + 10000 (the cluster bus): keep both below 65536.
+    while (ports.length < 6) {
+      const port = await freePort();
+      if (port < 55_000 && !ports.includes(port)) ports.push(port);
+    }
+    const cluster = new ThrowawayRedisCluster(
+      ports,
+      fs.mkdtempSync(path.join(os.tmpdir(), 'redis-cluster-')),
+    );
+    await Promise.all(ports.map((port) => cluster.startNode(port)));
+    execFileSync('redis-cli', [
+      '--cluster',
+      'create',
+      ...ports.map((port) => `127.0.0.1:${port}`),
+      '--cluster-replicas',
+      '1',
+      '--cluster-yes',
+    ]);
+    await cluster.waitUntilOk();
+    return cluster;
+  }
+
+  private async startNode(port: number): Promise<void> {
+    const child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'yes',
+        '--dir',
+        this.dir,
+        '--appendfilename',
+        `appendonly-${port}.aof`,
+        '--appenddirname',
+        `aof-${port}`,
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        `nodes-${port}.conf`,
+        // A replica's first sync at once, not after diskless sync's 5 s wait: a master killed
+        // before its replica has synced is not failed over.
+        '--repl-diskless-sync-delay',
+        '0',
+        '--cluster-node-timeout',
+        String(ThrowawayRedisCluster.NODE_TIMEOUT_MS),
+      ],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    this.processes.set(port, child);
+    await new Promise<void>((resolve, reject) => {
+      child.once('exit', (code) => reject(new Error(`redis-server :${port} exited with ${code}`)));
+      child.stdout.on('data', (chunk: Buffer) => {
+        if (chunk.toString().includes('Ready to accept connections')) resolve();
+      });
+    });
+    child.removeAllListeners('exit');
+  }
+
+  /** Every live node reports cluster_state:ok and all 16384 slots served, every replica in sync. */
+  async waitUntilOk(timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const live = [...this.processes].filter(
+        ([, p]) => p.exitCode === null && p.signalCode === null,
+      );
+      const ok = live.every(([port]) => {
+        const info = execFileSync('redis-cli', ['-p', String(port), 'cluster', 'info']).toString();
+        const replication = execFileSync('redis-cli', [
+          '-p',
+          String(port),
+          'info',
+          'replication',
+        ]).toString();
+        const synced =
+          !replication.includes('role:slave') || replication.includes('master_link_status:up');
+        return (
+          info.includes('cluster_state:ok') && info.includes('cluster_slots_ok:16384') && synced
+        );
+      });
+      if (ok) return;
+      if (Date.now() > deadline) throw new Error('the Redis Cluster did not become ok');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
+  /** The port of the master serving `key`'s slot. */
+  masterOf(key: string): number {
+    const slot = execFileSync('redis-cli', ['-p', String(this.ports[0]), 'cluster', 'keyslot', key])
+      .toString()
+      .trim();
+    const shards = execFileSync('redis-cli', ['-p', String(this.ports[0]), 'cluster', 'nodes'])
+      .toString()
+      .split('\n');
+    for (const line of shards) {
+      const fields = line.split(' ');
+      if (!fields[2]?.includes('master') || fields[2].includes('fail')) continue;
+      for (const range of fields.slice(8)) {
+        const [from, to = from] = range.split('-').map(Number);
+        if (Number(slot) >= from! && Number(slot) <= to!)
+          return Number(fields[1]!.split(':')[1]!.split('@')[0]);
+      }
+    }
+    throw new Error(`no master serves slot ${slot}`);
+  }
+
+  /** Kills a node as a crash would (SIGKILL). */
+  async kill(port: number): Promise<void> {
+    const child = this.processes.get(port);
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.ports.map((port) => this.kill(port)));
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}

@@ -31,6 +31,21 @@ describe('isBackendUnreachable: which errors are a backend out of reach (503), n
     expect(isBackendUnreachable(new Error('Command timed out'))).toBe(true);
   });
 
+  it("takes a Redis Cluster's refusals while a master fails over", () => {
+    for (const message of [
+      'Too many Cluster redirections. Last error: Error: Connection is closed.',
+      "Cluster isn't ready and enableOfflineQueue options is false",
+      'CLUSTERDOWN The cluster is down',
+      'TRYAGAIN Multiple keys request during rehashing of slot',
+      'Failed to refresh slots cache.',
+    ])
+      expect([message, isBackendUnreachable(new Error(message))]).toEqual([message, true]);
+    // A request the cluster can never serve is a bug, not an outage.
+    expect(
+      isBackendUnreachable(new Error("CROSSSLOT Keys in request don't hash to the same slot")),
+    ).toBe(false);
+  });
+
   it('leaves every other error a 500: constraint violations, overflow, plain bugs', () => {
     expect(isBackendUnreachable(withCode('23505'))).toBe(false);
     expect(isBackendUnreachable(wrapping(withCode('22003')))).toBe(false);

@@ -2,12 +2,12 @@ import type { EffectivePolicyRow } from '../../../db/quota/consumption';
 import { ulid } from '../../../db/ids';
 import {
   commitFastStates,
-  fastStateKey,
   readFastStates,
   type FastState,
   type GenerationGuard,
   type FastWrite,
 } from '../../../db/quota/fast-state';
+import { fastStateKey, subjectPartition } from '../../../db/quota/partitions';
 import type { Redis } from '../../../db/redis';
 import { isBackendUnreachable } from '../../../db/unreachable';
 import { quotaError } from '../errors';
@@ -194,7 +194,9 @@ export async function adjustFastWindow(
       keep: null,
       expireAtMs: 'keep',
     };
-    return (await commitFastStates(redis, [write], ulid())) === 'committed' ? 'adjusted' : MOVED;
+    const partition = subjectPartition(key.tenantId, key.subject);
+    const committed = await commitFastStates(redis, partition, [write], ulid());
+    return committed === 'committed' ? 'adjusted' : MOVED;
   });
 }
 

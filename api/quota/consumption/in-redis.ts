@@ -7,11 +7,16 @@ import {
   type FastPreState,
 } from '../../../db/quota/fast-decide';
 import {
+  claimIdempotencyBody,
   commitFastStates,
-  fastIdempotencyKey,
-  fastStateKey,
   type GenerationGuard,
 } from '../../../db/quota/fast-state';
+import {
+  fastIdempotencyBodyKey,
+  fastIdempotencyKey,
+  fastStateKey,
+  subjectPartition,
+} from '../../../db/quota/partitions';
 import type { Redis } from '../../../db/redis';
 import { isBackendUnreachable } from '../../../db/unreachable';
 import { parseExact, stringifyExact } from '../../platform/http/exact-json';
@@ -150,10 +155,11 @@ export async function spendInRedis<T extends { event_id: string }>(
   const key = body.idempotency_key;
   const idempotency: Idempotency = key
     ? {
-        key: fastIdempotencyKey(tenantId, spend.endpoint, key),
+        key: fastIdempotencyKey(tenantId, spend.endpoint, key, body.subject),
         hash: requestHashOf(body).toString('hex'),
       }
     : undefined;
+  const partition = subjectPartition(tenantId, body.subject);
   const context = { tenantId, subject: body.subject, nowMs: Date.now() };
   const eventId = `evt_${ulid()}`;
   const requestedOf = (p: EffectivePolicyRow) => spend.amounts.get(p.resource) ?? 0n;
@@ -170,7 +176,9 @@ export async function spendInRedis<T extends { event_id: string }>(
   );
   let reply: Awaited<ReturnType<typeof decideFastStates>>;
   try {
+    if (idempotency) await refuseAnotherBody(redis, spend, key!, idempotency.hash);
     reply = await decideFastStates(redis, {
+      partition,
       guard: spend.guard,
       token: eventId,
       nowMs: context.nowMs,
@@ -202,6 +210,17 @@ export async function spendInRedis<T extends { event_id: string }>(
       return answerOf(verdicts, eventId);
     }
   }
+}
+
+/**
+ * 409 when the key was first used with another body. The decision's own record is kept beside the
+ * subject's state (its partition); the first body's hash in the key's own, so a key reused on
+ * another subject is found too.
+ */
+async function refuseAnotherBody(redis: Redis, spend: RedisSpend, key: string, hash: string) {
+  const bodyKey = fastIdempotencyBodyKey(spend.tenantId, spend.endpoint, key);
+  const first = await claimIdempotencyBody(redis, bodyKey, hash, IDEMPOTENCY_TTL_SECONDS);
+  if (first !== hash) throw quotaError('idempotency_key_reused');
 }
 
 /** The careful path: one read, a decision here, a commit if nothing moved (else MOVED). */
@@ -243,7 +262,8 @@ async function trySpend<T extends { event_id: string }>(
     idempotency: record,
     alerts: crossed ? JSON.stringify(crossed) : undefined,
   };
-  const committed = await commitFastStates(redis, writes, eventId, extras, spend.guard);
+  const partition = subjectPartition(tenantId, body.subject);
+  const committed = await commitFastStates(redis, partition, writes, eventId, extras, spend.guard);
   if (committed === 'generation-moved') throw new CatalogueMoved();
   return committed === 'committed' ? answer : MOVED;
 }

@@ -10,6 +10,7 @@ import type { Redis } from '../../../db/redis';
 import { decideFast, MOVED, untilUnmoved, type FastVerdict } from './fast-verdicts';
 import { decideStrict, type StrictVerdict } from './strict-verdicts';
 import type { DecisionContext, PolicyVerdict } from './verdicts';
+import { subjectPartition } from '../../../db/quota/partitions';
 
 /**
  * A request's decision over every policy that governs it, strict and fast together: strict ones
@@ -86,12 +87,14 @@ export async function decideAndApply(
   token: string,
   extras?: FastCommitExtras,
 ): Promise<Decided> {
+  const { tenantId, subject } = context();
+  const partition = subjectPartition(tenantId, subject);
   return untilUnmoved(async () => {
     const decided = await decideAll(stores, context(), policies, amounts);
     if (!decided.allowed) return decided;
     const writes = fastWrites(decided.fast);
     if (writes.length > 0 || extras)
-      if ((await commitFastStates(stores.redis, writes, token, extras)) !== 'committed')
+      if ((await commitFastStates(stores.redis, partition, writes, token, extras)) !== 'committed')
         return MOVED;
     for (const verdict of decided.strict) await verdict.apply(stores.tx);
     return decided;

@@ -5,6 +5,7 @@ import {
   oldestUnflushedMs,
   readLedgerStream,
 } from '../../../db/quota/fast-state';
+import { ALL_PARTITIONS } from '../../../db/quota/partitions';
 import type { Redis } from '../../../db/redis';
 import { taskQueues } from '../../../platform/temporal';
 import { recordAlerts, type StreamedAlerts } from '../alerts/events';
@@ -24,10 +25,20 @@ export async function flushLedgerStream(deps: {
   /** The deployment's: an alert's deliveries are started on its quota queue. */
   taskQueuePrefix: string;
 }): Promise<{ flushed_events: number }> {
+  let flushed = 0;
+  for (const partition of ALL_PARTITIONS) flushed += await flushPartition(deps, partition);
+  return { flushed_events: flushed };
+}
+
+/** One partition's stream, batch by batch until it is empty. */
+async function flushPartition(
+  deps: Parameters<typeof flushLedgerStream>[0],
+  partition: number,
+): Promise<number> {
   const queue = taskQueues(deps.taskQueuePrefix).quota;
   let flushed = 0;
   for (;;) {
-    const events = await readLedgerStream(deps.redis, BATCH_EVENTS);
+    const events = await readLedgerStream(deps.redis, partition, BATCH_EVENTS);
     const entries = events.flatMap((event) =>
       (JSON.parse(event.entries) as StreamedEntry[]).map((e) => ({
         ...e,
@@ -43,10 +54,11 @@ export async function flushLedgerStream(deps: {
       }
     await deleteFromLedgerStream(
       deps.redis,
+      partition,
       events.map((e) => e.id),
     );
     flushed += events.length;
-    if (events.length < BATCH_EVENTS) return { flushed_events: flushed };
+    if (events.length < BATCH_EVENTS) return flushed;
   }
 }
 

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { sql } from '../../../db/pool';
 import { flushLedgerStream } from '../../../api/quota/consumption/ledger-flush';
 import { startQuota, type QuotaClient, type QuotaHarness } from './support';
+import { subjectPartition } from '../../../db/quota/partitions';
 
 const MAX = Number.MAX_SAFE_INTEGER;
 
@@ -220,6 +221,17 @@ describe.each(['strict', 'fast'] as const)(
         status: 409,
         body: { detail: 'idempotency_key_reused' },
       });
+      // On another subject the key is reused all the same, wherever that subject's state lives
+      // (in fast mode: another partition, another Redis Cluster slot than the first decision's).
+      let other = await subjectWith([daily(100)]);
+      while (subjectPartition(tenantId, other.subject) === subjectPartition(tenantId, s.subject))
+        other = await subjectWith([daily(100)]);
+      const elsewhere = await admin.post('/v1/consume', {
+        ...body,
+        subject: other.subject,
+        items: [{ resource: other.resource(), amount: 5 }],
+      });
+      expect(elsewhere).toMatchObject({ status: 409, body: { detail: 'idempotency_key_reused' } });
       const concurrent = await Promise.all(
         Array.from({ length: 8 }, () =>
           admin.post('/v1/consume', { ...body, idempotency_key: 'k-2' }),

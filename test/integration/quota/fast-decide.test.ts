@@ -51,6 +51,7 @@ describe('the fast decision script decides as quota-arithmetic.ts and token-buck
             Object.fromEntries(fields.map((f, i) => [f, windows[i]!.toString()])),
           );
           const reply = await decideFastStates(redis, {
+            partition: 0,
             guard,
             token: `t${n}`,
             nowMs: NOW,
@@ -116,6 +117,7 @@ describe('the fast decision script decides as quota-arithmetic.ts and token-buck
           if (state)
             await redis.hset(key, { micro: state.micro.toString(), ms: String(state.updatedMs) });
           const reply = await decideFastStates(redis, {
+            partition: 0,
             guard,
             token: `t${n}`,
             nowMs: NOW,
@@ -155,6 +157,7 @@ describe('the fast decision script decides as quota-arithmetic.ts and token-buck
     });
     const decide = (policies: ReturnType<typeof quota>[], expected = guard.expected) =>
       decideFastStates(redis, {
+        partition: 0,
         guard: { keys: guard.keys, expected },
         token: 'all-or-nothing',
         nowMs: NOW,

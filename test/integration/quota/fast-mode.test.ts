@@ -2,7 +2,7 @@
 import { flushLedgerStream } from '../../../api/quota/consumption/ledger-flush';
 import { sql } from '../../../db/pool';
 import { appendLedger } from '../../../db/quota/consumption';
-import { LEDGER_STREAM } from '../../../db/quota/fast-state';
+import { ALL_PARTITIONS, ledgerStreamKey, subjectPartition } from '../../../db/quota/partitions';
 import { closeRedis, connectedRedis, type Redis } from '../../../db/redis';
 import { eventually } from '../../support/services';
 import { config, startQuota, type QuotaClient, type QuotaHarness } from './support';
@@ -25,7 +25,7 @@ describe('quota: fast mode (write-ahead stream, flush, /healthz/worker, on_backe
   let seq = 0;
   beforeAll(async () => {
     redis = await connectedRedis({ redisUrl: REDIS_DB_URL }, 'quota:');
-    await redis.del(LEDGER_STREAM);
+    await redis.del(...ALL_PARTITIONS.map(ledgerStreamKey));
     h = await startQuota({
       REDIS_URL: REDIS_DB_URL,
       QUOTA_FLUSH_BUDGET_SECONDS: String(FLUSH_BUDGET_SECONDS),
@@ -65,9 +65,9 @@ describe('quota: fast mode (write-ahead stream, flush, /healthz/worker, on_backe
       SELECT entry_type, amount, strict_deferred FROM quota.ledger_entries
       WHERE tenant_id = ${tenantId} AND event_id = ${eventId}`);
   const streamedEvents = async () =>
-    (await redis.xrange(LEDGER_STREAM, '-', '+')).map(
-      ([, fields]) => (JSON.parse(fields[1]!) as { eventId: string }[])[0]!.eventId,
-    );
+    (await Promise.all(ALL_PARTITIONS.map((p) => redis.xrange(ledgerStreamKey(p), '-', '+'))))
+      .flat()
+      .map(([, fields]) => (JSON.parse(fields[1]!) as { eventId: string }[])[0]!.eventId);
 
   it('records an admitted request in the stream before it answers; the flush moves it into the ledger once; /healthz/worker watches the wait', async () => {
     const s = await subject(10);
@@ -109,7 +109,8 @@ describe('quota: fast mode (write-ahead stream, flush, /healthz/worker, on_backe
       items: [{ resource: s.resource, amount: 2 }],
     });
     // A flush that wrote its batch and died before taking it off the stream is done again.
-    const [first] = await redis.xrange(LEDGER_STREAM, '-', '+', 'COUNT', 1);
+    const stream = ledgerStreamKey(subjectPartition(tenantId, s.subject));
+    const [first] = await redis.xrange(stream, '-', '+', 'COUNT', 1);
     const entries = (JSON.parse(first![1][1]!) as { amount: string }[]).map((e) => ({
       ...e,
       amount: BigInt(e.amount),

@@ -4,7 +4,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { sql } from '../../../db/pool';
 import { flushLedgerStream } from '../../../api/quota/consumption/ledger-flush';
-import { catalogueGenerationKey } from '../../../db/quota/generations';
+import { catalogueGenerationKey, subjectPartition } from '../../../db/quota/partitions';
 import { freePort, startApiProcess, stopProcessGroup } from '../../support/api-process';
 import { DATA_DIR } from '../../support/stack-env';
 import { client, startQuota, subjectOnPlan, type QuotaClient, type QuotaHarness } from './support';
@@ -181,11 +181,12 @@ describe.each(['strict', 'fast'] as const)('quota: two API processes (%s decisio
     await h.pool.query(
       sql.unsafe`UPDATE quota.policies SET limit_amount = 3 WHERE id = ${s.policy.id}`,
     );
-    await h.redis.del(catalogueGenerationKey(tenantId));
+    const copy = catalogueGenerationKey(tenantId, subjectPartition(tenantId, s.subject));
+    await h.redis.del(copy);
     expect((await s.consume(there(), 1)).body).toMatchObject({
       allowed: false,
       results: [{ limit: 3, used: 3 }],
     });
-    expect(await h.redis.get(catalogueGenerationKey(tenantId))).not.toBeNull();
+    expect(await h.redis.get(copy)).not.toBeNull();
   });
 });

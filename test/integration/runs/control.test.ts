@@ -4,6 +4,7 @@ import { createDocker } from '../../../platform/docker';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
 import { sql } from '../../../db/pool';
 import { createRedis } from '../../../db/redis';
+import { logCacheKeys } from '../../../api/runs/log-store';
 import { eventually } from '../../support/services';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
 import { createTemporalClient } from '../../../platform/temporal';
@@ -253,7 +254,7 @@ describe('run control, logs and utilization', () => {
 
     const redis = createRedis(config, 'runs:');
     await new Promise((resolve) => redis.once('ready', resolve));
-    await redis.del(`logs:${trackId}:stdout`, `logs:${trackId}:stderr`, `logs:${trackId}:both`);
+    await redis.del(...logCacheKeys(trackId));
     redis.disconnect();
     const fromFile = await logs(api, trackId, '?stream=stdout&since=2499');
     expect(fromFile.headers.get('x-log-source')).toBe('file');
