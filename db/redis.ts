@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import { Cluster, Redis as SingleRedis, type RedisOptions } from 'ioredis';
+import { platformError } from '../platform/errors';
 
 /** A client of one Redis, or of a Redis Cluster (REDIS_CLUSTER_NODES): the same commands. */
 export type Redis = SingleRedis | Cluster;
@@ -13,7 +14,18 @@ export interface RedisSettings {
   redisUrl: string;
   /** host:port of some nodes of a Redis Cluster; empty: the one Redis at redisUrl. */
   redisClusterNodes?: string[];
+  /** Replicas that must hold a durable script's writes before it answers (0: none waited for). */
+  redisWriteReplicas?: number;
+  redisWriteTimeoutMs?: number;
 }
+
+interface Durability {
+  replicas: number;
+  timeoutMs: number;
+}
+
+/** Each client's durability, as createRedis was given it. */
+const durabilities = new WeakMap<Redis, Durability>();
 
 /**
  * An ioredis client that fails fast while Redis is down (no offline queue, bounded command
@@ -23,6 +35,15 @@ export interface RedisSettings {
  * finds its promoted replica; REDIS_URL then gives only the credentials and TLS (rediss:).
  */
 export function createRedis(settings: RedisSettings, keyPrefix: string): Redis {
+  const client = connect(settings, keyPrefix);
+  durabilities.set(client, {
+    replicas: settings.redisWriteReplicas ?? 0,
+    timeoutMs: settings.redisWriteTimeoutMs ?? 0,
+  });
+  return client;
+}
+
+function connect(settings: RedisSettings, keyPrefix: string): Redis {
   const reconnect = (attempt: number) => Math.min(attempt * 100, RECONNECT_DELAY_MAX_MS);
   const node: RedisOptions = {
     connectTimeout: CONNECT_TIMEOUT_MS,
@@ -115,9 +136,65 @@ export function enableAutoPipelining(redis: Redis): void {
 
 type KeysScriptCall = (numKeys: number, ...args: string[]) => Promise<unknown>;
 
-/** redisScript for a script of any number of keys: the call names how many come first. */
-export function redisKeysScript(redis: Redis, name: string, lua: string): KeysScriptCall {
+/**
+ * redisScript for a script of any number of keys: the call names how many come first. A
+ * `durable` script answers only once the client's REDIS_WRITE_REPLICAS replicas hold its writes
+ * (WAIT, pipelined after it to the same master): what it answered then survives that master's
+ * failover. Fewer in time: 503 SERVICE_UNAVAILABLE, the outcome unknown to the caller, as any 503.
+ */
+export function redisKeysScript(
+  redis: Redis,
+  name: string,
+  lua: string,
+  options: { durable?: boolean } = {},
+): KeysScriptCall {
   if (!(name in redis)) redis.defineCommand(name, { lua });
-  return (numKeys, ...args) =>
-    (redis as unknown as Record<string, KeysScriptCall>)[name]!.call(redis, numKeys, ...args);
+  const durability = options.durable ? durabilities.get(redis) : undefined;
+  if (!durability || durability.replicas === 0)
+    return (numKeys, ...args) =>
+      (redis as unknown as Record<string, KeysScriptCall>)[name]!.call(redis, numKeys, ...args);
+  return async (numKeys, ...args) => {
+    const [reply, acknowledged] = await scriptThenWait(redis, name, durability, [numKeys, ...args]);
+    if (acknowledged < durability.replicas)
+      throw platformError('SERVICE_UNAVAILABLE', {
+        message: `a write reached ${acknowledged} of ${durability.replicas} Redis replicas in time; retry with the same idempotency key`,
+        retryAfterSeconds: 1,
+      });
+    return reply;
+  };
+}
+
+/** A script not run because its slot is elsewhere now (a failover, a reshard): sent again. */
+const SLOT_ELSEWHERE = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /;
+const SLOT_RETRIES = 10;
+const SLOT_RETRY_DELAY_MS = 100;
+
+/**
+ * The script and WAIT in one pipeline to the master of the script's slot. A cluster client
+ * follows a MOVED reply for a lone command, not for a pipeline whose WAIT was answered: the
+ * script, which did not run, is sent again once the client has learnt the slots anew.
+ */
+async function scriptThenWait(
+  redis: Redis,
+  name: string,
+  durability: Durability,
+  args: (string | number)[],
+): Promise<[unknown, number]> {
+  for (let attempt = 1; ; attempt++) {
+    const pipeline = redis.pipeline();
+    (pipeline as unknown as Record<string, (...a: unknown[]) => unknown>)[name]!(...args);
+    pipeline.wait(durability.replicas, durability.timeoutMs);
+    const [[scriptError, reply], [waitError, acknowledged]] = (await pipeline.exec()) as [
+      [Error | null, unknown],
+      [Error | null, number],
+    ];
+    if (scriptError && SLOT_ELSEWHERE.test(scriptError.message) && attempt < SLOT_RETRIES) {
+      if (redis instanceof Cluster) redis.refreshSlotsCache();
+      await new Promise((resolve) => setTimeout(resolve, SLOT_RETRY_DELAY_MS));
+      continue;
+    }
+    if (scriptError) throw scriptError;
+    if (waitError) throw waitError;
+    return [reply, acknowledged];
+  }
 }

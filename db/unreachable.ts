@@ -24,10 +24,10 @@ const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'
 /**
  * ioredis's own messages while it has no connection (no offline queue) or a command timed out;
  * and a Redis Cluster's while a master fails over or slots move (its client's, and the cluster's
- * own CLUSTERDOWN, TRYAGAIN).
+ * own CLUSTERDOWN, TRYAGAIN, and MOVED or ASK while the slots it knows are out of date).
  */
 const REDIS_NO_ANSWER =
-  /^(Connection is closed\.|Stream isn't writeable|Command timed out|Reached the max retries per request limit|Too many Cluster redirections|Cluster isn't ready|Failed to refresh slots cache|None of startup nodes is available|CLUSTERDOWN|TRYAGAIN)/;
+  /^(Connection is closed\.|Stream isn't writeable|Command timed out|Reached the max retries per request limit|Too many Cluster redirections|Cluster isn't ready|Failed to refresh slots cache|None of startup nodes is available|CLUSTERDOWN|TRYAGAIN|MOVED |ASK )/;
 
 /**
  * An error by its shape, not `instanceof Error`: a socket error made by Node's own internals is

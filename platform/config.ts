@@ -52,6 +52,20 @@ const schema = Joi.object({
     .description(
       'host:port of some nodes of a Redis Cluster (comma-separated): the client learns the rest from them. REDIS_URL then gives only the credentials and TLS (rediss:). Empty: the one Redis at REDIS_URL',
     ),
+  REDIS_WRITE_REPLICAS: Joi.number()
+    .integer()
+    .min(0)
+    .max(5)
+    .default(0)
+    .description(
+      "replicas of a Redis master that must hold a fast-mode quota decision's writes before it is answered (WAIT): 1 on a cluster with replicas, so a master's failover loses nothing answered; 0: answered once the master has it",
+    ),
+  REDIS_WRITE_TIMEOUT_MS: Joi.number()
+    .integer()
+    .min(1)
+    .max(10_000)
+    .default(500)
+    .description('how long a decision waits for those replicas before it answers 503'),
   TEMPORAL_ADDRESS: Joi.string()
     .default('127.0.0.1:7233')
     .description('Temporal frontend host:port'),
@@ -287,6 +301,9 @@ export interface Config {
   redisUrl: string;
   /** REDIS_CLUSTER_NODES; empty: one Redis at redisUrl. */
   redisClusterNodes: string[];
+  /** REDIS_WRITE_REPLICAS, REDIS_WRITE_TIMEOUT_MS (db/redis.ts: durable scripts). */
+  redisWriteReplicas: number;
+  redisWriteTimeoutMs: number;
   temporalAddress: string;
   temporalNamespace: string;
   /** How this process reaches Temporal beyond its address: TLS and credentials (null: plaintext). */
@@ -361,6 +378,8 @@ interface ValidatedEnv {
   DATABASE_STATEMENT_TIMEOUT_MS: number;
   REDIS_URL: string;
   REDIS_CLUSTER_NODES: string;
+  REDIS_WRITE_REPLICAS: number;
+  REDIS_WRITE_TIMEOUT_MS: number;
   TEMPORAL_ADDRESS: string;
   TEMPORAL_NAMESPACE: string;
   TEMPORAL_TLS: boolean;
@@ -443,6 +462,8 @@ function configOf(v: ValidatedEnv): Config {
     databaseStatementTimeoutMs: v.DATABASE_STATEMENT_TIMEOUT_MS,
     redisUrl: v.REDIS_URL,
     redisClusterNodes: v.REDIS_CLUSTER_NODES.split(',').filter(Boolean),
+    redisWriteReplicas: v.REDIS_WRITE_REPLICAS,
+    redisWriteTimeoutMs: v.REDIS_WRITE_TIMEOUT_MS,
     temporalAddress: v.TEMPORAL_ADDRESS,
     temporalNamespace: v.TEMPORAL_NAMESPACE,
     temporalTls: temporalTlsOf(v),

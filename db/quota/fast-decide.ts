@@ -247,7 +247,7 @@ export async function decideFastStates(
   redis: Redis,
   input: FastDecisionInput,
 ): Promise<FastDecisionReply> {
-  const decide = redisKeysScript(redis, 'quotaFastDecide', DECIDE_SCRIPT);
+  const decide = redisKeysScript(redis, 'quotaFastDecide', DECIDE_SCRIPT, { durable: true });
   const idem = input.idempotency;
   const keys = [
     ...input.guard.keys,

@@ -158,7 +158,7 @@ export async function commitFastStates(
   extras: FastCommitExtras = {},
   guard?: GenerationGuard,
 ): Promise<FastCommit> {
-  const commit = script(redis, 'quotaFastCommit', COMMIT_SCRIPT);
+  const commit = script(redis, 'quotaFastCommit', COMMIT_SCRIPT, { durable: true });
   const keys = writes.map((w) => w.key);
   if (extras.ledger !== undefined) keys.push(ledgerStreamKey(partition));
   if (extras.idempotency) keys.push(extras.idempotency.key);
@@ -202,9 +202,12 @@ export async function claimIdempotencyBody(
   hash: string,
   ttlSeconds: number,
 ): Promise<string> {
-  const first = await redis.set(key, hash, 'EX', ttlSeconds, 'NX', 'GET');
+  const claim = script(redis, 'quotaClaimIdempotencyBody', CLAIM_SCRIPT, { durable: true });
+  const first = (await claim(1, key, hash, String(ttlSeconds))) as string | null;
   return first ?? hash;
 }
+
+const CLAIM_SCRIPT = `return redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2], 'NX', 'GET')`;
 
 /** The oldest entries of a partition's ledger stream, with their ids (and alert crossings, if any). */
 export async function readLedgerStream(

@@ -81,7 +81,7 @@ export async function raiseGenerations(
   redis: Redis,
   generations: { key: string; generation: string }[],
 ): Promise<void> {
-  const raise = script(redis, 'quotaRaiseGenerations', RAISE_SCRIPT);
+  const raise = script(redis, 'quotaRaiseGenerations', RAISE_SCRIPT, { durable: true });
   const byPartition = new Map<number, { key: string; generation: string }[]>();
   for (const g of generations) {
     const partition = partitionOfKey(g.key);

@@ -277,6 +277,11 @@ export class ThrowawayRedisCluster {
     throw new Error(`no master serves slot ${slot}`);
   }
 
+  /** Starts a killed node again on its own files: it rejoins, a replica of whoever took over. */
+  async restart(port: number): Promise<void> {
+    await this.startNode(port);
+  }
+
   /** Kills a node as a crash would (SIGKILL). */
   async kill(port: number): Promise<void> {
     const child = this.processes.get(port);
