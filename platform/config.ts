@@ -173,6 +173,31 @@ const schema = Joi.object({
     .description(
       'runs: directory of run log files (stdout_file, stderr_file), relative to the cwd or absolute',
     ),
+  RUNS_LOG_S3_ENDPOINT: Joi.string()
+    .allow('')
+    .default('')
+    .uri({ scheme: ['http', 'https'] })
+    .description(
+      "runs: an S3-compatible object store for run logs (https://s3.example or a SeaweedFS or MinIO URL): the worker uploads each run's log as it captures it, the API pages it from any host. Empty: log files in RUNS_LOG_DIR (one host)",
+    ),
+  RUNS_LOG_S3_BUCKET: Joi.string()
+    .pattern(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/)
+    .default('run-logs')
+    .description('runs: the bucket of run logs (made by the operator)'),
+  RUNS_LOG_S3_REGION: Joi.string().default('us-east-1').description("runs: the bucket's region"),
+  RUNS_LOG_S3_ACCESS_KEY_ID: Joi.string()
+    .allow('')
+    .default('')
+    .description('runs: S3 access key id'),
+  RUNS_LOG_S3_SECRET_ACCESS_KEY: Joi.string()
+    .allow('')
+    .default('')
+    .description('runs: S3 secret access key'),
+  RUNS_LOG_S3_PATH_STYLE: Joi.boolean()
+    .default(true)
+    .description(
+      'runs: bucket in the path (SeaweedFS, MinIO) rather than in the host name (AWS virtual-hosted style)',
+    ),
   RUNS_DOCKER_HOST: Joi.boolean()
     .default(true)
     .description(
@@ -328,6 +353,8 @@ export interface Config {
   // --- runs service ---
   runs: {
     logDir: string;
+    /** RUNS_LOG_S3_*: run logs in an object store; null: files in logDir. */
+    logObjects: LogObjectsConfig | null;
     dockerHost: boolean;
     rateLimitRequests: number;
     rateLimitWindowSeconds: number;
@@ -361,6 +388,16 @@ export interface Config {
     jobSchedules: boolean;
     flushBudgetSeconds: number;
   };
+}
+
+/** Where run logs go in an object store (api/runs/log-objects.ts). */
+export interface LogObjectsConfig {
+  endpoint: string;
+  bucket: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  pathStyle: boolean;
 }
 
 /** Files are paths, read when the connection is made (platform/temporal.ts). */
@@ -403,6 +440,12 @@ interface ValidatedEnv {
   LOG_LEVEL: string;
   SHUTDOWN_GRACE_MS: number;
   RUNS_LOG_DIR: string;
+  RUNS_LOG_S3_ENDPOINT: string;
+  RUNS_LOG_S3_BUCKET: string;
+  RUNS_LOG_S3_REGION: string;
+  RUNS_LOG_S3_ACCESS_KEY_ID: string;
+  RUNS_LOG_S3_SECRET_ACCESS_KEY: string;
+  RUNS_LOG_S3_PATH_STYLE: boolean;
   RUNS_DOCKER_HOST: boolean;
   RUNS_RATE_LIMIT_REQUESTS: number;
   RUNS_RATE_LIMIT_WINDOW_SECONDS: number;
@@ -496,6 +539,17 @@ function configOf(v: ValidatedEnv): Config {
 
 const runsConfigOf = (v: ValidatedEnv): Config['runs'] => ({
   logDir: v.RUNS_LOG_DIR,
+  logObjects:
+    v.RUNS_LOG_S3_ENDPOINT === ''
+      ? null
+      : {
+          endpoint: v.RUNS_LOG_S3_ENDPOINT,
+          bucket: v.RUNS_LOG_S3_BUCKET,
+          region: v.RUNS_LOG_S3_REGION,
+          accessKeyId: v.RUNS_LOG_S3_ACCESS_KEY_ID,
+          secretAccessKey: v.RUNS_LOG_S3_SECRET_ACCESS_KEY,
+          pathStyle: v.RUNS_LOG_S3_PATH_STYLE,
+        },
   dockerHost: v.RUNS_DOCKER_HOST,
   rateLimitRequests: v.RUNS_RATE_LIMIT_REQUESTS,
   rateLimitWindowSeconds: v.RUNS_RATE_LIMIT_WINDOW_SECONDS,

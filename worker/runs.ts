@@ -21,6 +21,7 @@ import {
   announceDockerHost,
   withdrawDockerHost,
 } from '../db/runs/docker-hosts';
+import { createLogObjects } from '../api/runs/log-objects';
 
 /** How often a Docker host says it is alive: three beats fit in DOCKER_HOST_ALIVE_MS. */
 export const DOCKER_HOST_BEAT_MS = DOCKER_HOST_ALIVE_MS / 3;
@@ -60,11 +61,13 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
   const { config } = deps;
   const queues = taskQueues(config.taskQueuePrefix);
   // One set per process: both Docker queues share its pulls in flight (see PULL_FRESH_MS).
+  const logObjects = config.runs.logObjects && createLogObjects(config.runs.logObjects);
   const runDocker = createRunDockerActivities({
     docker: deps.docker,
     pool: deps.pool,
     redis: deps.redis,
     logDir: config.runs.logDir,
+    logObjects,
   });
   const workflows: Partial<WorkerOptions> = {
     taskQueue: queues.runs,
@@ -78,6 +81,7 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
         pool: deps.pool,
         redis: deps.redis,
         logDir: config.runs.logDir,
+        logObjects,
       }),
       ...createReconcileActivities({ pool: deps.pool }),
       ...createTimerActivities({ pool: deps.pool }),

@@ -8,20 +8,39 @@ import {
   RUNS_REDIS_PREFIX,
   logCacheKey,
   logFilePath,
+  type LogStream,
 } from '../../api/runs/log-store';
+import { CHUNK_LINES, type LogObjects, type RunRef } from '../../api/runs/log-objects';
 
 /** result_summary: the last 1 KB of stdout. */
 export const RESULT_SUMMARY_BYTES = 1024;
 
+/** How often the chunk being filled is uploaded again while it grows (object store). */
+export const CHUNK_UPLOAD_EVERY_MS = 2_000;
+
+/** Where a run's log is kept for good: files on this host, or an object store. */
+interface LogSink {
+  /** What the run's record names as each stream's log. */
+  readonly files: Record<LogStream, string>;
+  /** Bytes of stdout or stderr as they came. */
+  raw(stream: 'stdout' | 'stderr', chunk: Buffer): void;
+  /** Whole lines of a stream (and of `both`). */
+  lines(stream: LogStream, lines: string[]): void;
+  /** Forgets what an earlier attempt kept. */
+  reset(): Promise<void>;
+  /** Everything kept; throws if something could not be. */
+  close(): Promise<void>;
+  abandon(): void;
+}
+
 /**
- * Captures a container's two output streams into the run's log files and the Redis live
- * tail, line by line. Made fresh on every attempt of the follow activity: it truncates what a
- * previous attempt wrote and re-reads the container's log from its start (Docker keeps it), so
- * a worker that restarts mid-run ends with exactly one copy of each line.
+ * Captures a container's two output streams into the run's log (files, or an object store) and
+ * the Redis live tail, line by line. Made fresh on every attempt of the follow activity: it
+ * forgets what a previous attempt kept and re-reads the container's log from its start (Docker
+ * keeps it), so a worker that restarts mid-run ends with exactly one copy of each line.
  */
 export class LogCapture {
-  readonly files: Record<'stdout' | 'stderr' | 'both', string>;
-  private readonly fds: Record<'stdout' | 'stderr' | 'both', number>;
+  private readonly sink: LogSink;
   private readonly partial = { stdout: '', stderr: '' };
   private readonly bytes = { stdout: 0, stderr: 0 };
   private summary = Buffer.alloc(0);
@@ -30,34 +49,30 @@ export class LogCapture {
 
   constructor(
     private readonly redis: Redis,
-    logDir: string,
-    tenantId: string,
-    private readonly trackId: string,
+    store: { logDir: string; logObjects: LogObjects | null },
+    private readonly run: RunRef,
   ) {
-    this.files = {
-      stdout: logFilePath(logDir, tenantId, trackId, 'stdout'),
-      stderr: logFilePath(logDir, tenantId, trackId, 'stderr'),
-      both: logFilePath(logDir, tenantId, trackId, 'both'),
-    };
-    fs.mkdirSync(path.dirname(this.files.stdout), { recursive: true });
-    this.fds = {
-      stdout: fs.openSync(this.files.stdout, 'w'),
-      stderr: fs.openSync(this.files.stderr, 'w'),
-      both: fs.openSync(this.files.both, 'w'),
-    };
+    this.sink = store.logObjects
+      ? new ObjectSink(store.logObjects, run)
+      : new FileSink(store.logDir, run);
   }
 
-  private key(stream: 'stdout' | 'stderr' | 'both'): string {
-    return RUNS_REDIS_PREFIX + logCacheKey(this.trackId, stream);
+  get files(): Record<LogStream, string> {
+    return this.sink.files;
   }
 
-  /** Forgets what an earlier attempt cached. */
+  private key(stream: LogStream): string {
+    return RUNS_REDIS_PREFIX + logCacheKey(this.run.trackId, stream);
+  }
+
+  /** Forgets what an earlier attempt kept and cached. */
   async reset(): Promise<void> {
     await this.redis.del(this.key('stdout'), this.key('stderr'), this.key('both'));
+    await this.sink.reset();
   }
 
   write(stream: 'stdout' | 'stderr', chunk: Buffer): void {
-    fs.writeSync(this.fds[stream], chunk);
+    this.sink.raw(stream, chunk);
     this.bytes[stream] += chunk.length;
     if (stream === 'stdout')
       this.summary = Buffer.concat([this.summary, chunk]).subarray(-RESULT_SUMMARY_BYTES);
@@ -68,7 +83,8 @@ export class LogCapture {
   }
 
   private emit(stream: 'stdout' | 'stderr', lines: string[]): void {
-    fs.writeSync(this.fds.both, lines.map((l) => `${l}\n`).join(''));
+    this.sink.lines(stream, lines);
+    this.sink.lines('both', lines);
     const pipeline = this.redis.pipeline();
     for (const target of [stream, 'both'] as const) {
       const room = LOG_CACHE_LINES_MAX - this.cachedLines[target];
@@ -77,11 +93,11 @@ export class LogCapture {
       this.cachedLines[target] += batch.length;
       pipeline.rpush(this.key(target), ...batch).expire(this.key(target), LOG_CACHE_TTL_SECONDS);
     }
-    // The cache is a convenience: a Redis hiccup must not fail the run (the files are the record).
+    // The cache is a convenience: a Redis hiccup must not fail the run (the sink is the record).
     this.pending = this.pending.then(() => pipeline.exec().catch(() => undefined));
   }
 
-  /** Flushes the trailing partial lines, closes the files, lets the cache expire later. */
+  /** Flushes the trailing partial lines, closes the log, lets the cache expire later. */
   async close(): Promise<{ stdoutBytes: number; stderrBytes: number; resultSummary: string }> {
     for (const stream of ['stdout', 'stderr'] as const) {
       if (this.partial[stream] !== '') {
@@ -89,7 +105,7 @@ export class LogCapture {
         this.partial[stream] = '';
       }
     }
-    for (const fd of Object.values(this.fds)) fs.closeSync(fd);
+    await this.sink.close();
     await this.pending;
     const pipeline = this.redis.pipeline();
     for (const stream of ['stdout', 'stderr', 'both'] as const)
@@ -102,7 +118,46 @@ export class LogCapture {
     };
   }
 
-  /** Closes the files without marking the end (the attempt is abandoned; a retry takes over). */
+  /** Stops without marking the end (the attempt is abandoned; a retry takes over). */
+  abandon(): void {
+    this.sink.abandon();
+  }
+}
+
+/** One file per stream on this host (RUNS_LOG_DIR): stdout and stderr byte for byte. */
+class FileSink implements LogSink {
+  readonly files: Record<LogStream, string>;
+  private readonly fds: Record<LogStream, number>;
+
+  constructor(logDir: string, run: RunRef) {
+    const file = (stream: LogStream) => logFilePath(logDir, run.tenantId, run.trackId, stream);
+    this.files = { stdout: file('stdout'), stderr: file('stderr'), both: file('both') };
+    fs.mkdirSync(path.dirname(this.files.stdout), { recursive: true });
+    this.fds = {
+      stdout: fs.openSync(this.files.stdout, 'w'),
+      stderr: fs.openSync(this.files.stderr, 'w'),
+      both: fs.openSync(this.files.both, 'w'),
+    };
+  }
+
+  raw(stream: 'stdout' | 'stderr', chunk: Buffer): void {
+    fs.writeSync(this.fds[stream], chunk);
+  }
+
+  lines(stream: LogStream, lines: string[]): void {
+    if (stream === 'both') fs.writeSync(this.fds.both, lines.map((l) => `${l}\n`).join(''));
+  }
+
+  reset(): Promise<void> {
+    // Opening the files with 'w' truncated them.
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    for (const fd of Object.values(this.fds)) fs.closeSync(fd);
+    return Promise.resolve();
+  }
+
   abandon(): void {
     for (const fd of Object.values(this.fds)) {
       try {
@@ -111,5 +166,82 @@ export class LogCapture {
         // already closed
       }
     }
+  }
+}
+
+/**
+ * Chunks of CHUNK_LINES lines in an object store (api/runs/log-objects.ts): a full chunk is
+ * uploaded at once, the one being filled every CHUNK_UPLOAD_EVERY_MS while it grows, each
+ * upload after the one before it (a chunk's later version never overtaken by an earlier one).
+ */
+class ObjectSink implements LogSink {
+  readonly files: Record<LogStream, string>;
+  private readonly chunks: Record<LogStream, { index: number; lines: string[]; dirty: boolean }> = {
+    stdout: { index: 0, lines: [], dirty: false },
+    stderr: { index: 0, lines: [], dirty: false },
+    both: { index: 0, lines: [], dirty: false },
+  };
+  private uploading: Promise<void> = Promise.resolve();
+  private failure: Error | null = null;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly objects: LogObjects,
+    private readonly run: RunRef,
+  ) {
+    const at = (stream: LogStream) => objects.location(run.tenantId, run.trackId, stream);
+    this.files = { stdout: at('stdout'), stderr: at('stderr'), both: at('both') };
+    this.timer = setInterval(() => this.uploadGrowing(), CHUNK_UPLOAD_EVERY_MS);
+    this.timer.unref();
+  }
+
+  raw(): void {
+    // Kept as lines.
+  }
+
+  lines(stream: LogStream, lines: string[]): void {
+    const chunk = this.chunks[stream];
+    for (const line of lines) {
+      chunk.lines.push(line);
+      chunk.dirty = true;
+      if (chunk.lines.length === CHUNK_LINES) {
+        this.upload(stream, chunk.index, chunk.lines);
+        chunk.index += 1;
+        chunk.lines = [];
+        chunk.dirty = false;
+      }
+    }
+  }
+
+  private uploadGrowing(): void {
+    for (const stream of ['stdout', 'stderr', 'both'] as const) {
+      const chunk = this.chunks[stream];
+      if (!chunk.dirty) continue;
+      this.upload(stream, chunk.index, [...chunk.lines]);
+      chunk.dirty = false;
+    }
+  }
+
+  private upload(stream: LogStream, index: number, lines: string[]): void {
+    this.uploading = this.uploading
+      .then(() => this.objects.putChunk(this.run, stream, index, lines))
+      .catch((error: unknown) => {
+        this.failure ??= error instanceof Error ? error : new Error(String(error));
+      });
+  }
+
+  async reset(): Promise<void> {
+    await this.objects.deleteRun(this.run);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    this.uploadGrowing();
+    await this.uploading;
+    if (this.failure) throw this.failure;
+  }
+
+  abandon(): void {
+    clearInterval(this.timer);
   }
 }

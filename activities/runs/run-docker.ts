@@ -21,6 +21,7 @@ import {
   runContainerOwner,
   type RunWorkflowInput,
 } from '../../workflows/runs/definitions';
+import type { LogObjects } from '../../api/runs/log-objects';
 
 export const TENANT_LABEL = 'platform.runs.tenant_id';
 const HEARTBEAT_INTERVAL_MS = 2_000;
@@ -71,6 +72,8 @@ export function createRunDockerActivities(deps: {
   pool: DatabasePool;
   redis: Redis;
   logDir: string;
+  /** RUNS_LOG_S3_*: run logs go to the object store instead of logDir. */
+  logObjects: LogObjects | null;
 }) {
   const { docker } = deps;
   /**
@@ -227,7 +230,7 @@ export function createRunDockerActivities(deps: {
         throw ApplicationFailure.nonRetryable('the run container is gone', 'ContainerLost');
       }
       const { container, logStream } = attached;
-      const capture = new LogCapture(deps.redis, deps.logDir, input.tenantId, input.trackId);
+      const capture = new LogCapture(deps.redis, deps, input);
       const heartbeat = setInterval(() => Context.current().heartbeat(), HEARTBEAT_INTERVAL_MS);
       // A container that is gone within STATS_START_DELAY_MS is never streamed: a stats stream
       // costs dockerd a collector round and the worker a sample row for a reading or none.

@@ -1,5 +1,7 @@
 import fs from 'node:fs/promises';
 import type { PlatformDeps } from '../../platform/deps';
+import type { Config } from '../../platform/config';
+import { createLogObjects, type LogObjects, type RunRef } from './log-objects';
 import { isTerminal } from '../../db/runs/runs';
 import { loadRun } from './reads';
 import { LOG_CACHE_LINES_MAX, logCacheKey, logFilePath, type LogStream } from './log-store';
@@ -16,11 +18,36 @@ export interface LogPage {
 }
 
 /** Where the lines came from, for the X-Log-Source header. */
-export type LogSource = 'cache' | 'file' | 'none';
+export type LogSource = 'cache' | 'file' | 'object' | 'none';
+
+/** One object-store client per configuration (the API's, made on first use). */
+const clients = new WeakMap<Config, LogObjects | null>();
+function logObjectsOf(config: Config): LogObjects | null {
+  if (!clients.has(config))
+    clients.set(config, config.runs.logObjects && createLogObjects(config.runs.logObjects));
+  return clients.get(config)!;
+}
+
+/** A page from the object store's chunks, whichever host captured the run. */
+async function readObjectPage(
+  objects: LogObjects,
+  run: RunRef,
+  query: { stream: LogStream; since: number | null; limit: number },
+  terminal: boolean,
+): Promise<{ page: LogPage; source: LogSource }> {
+  const found = await objects.readPage(run, query.stream, query.since, query.limit);
+  if (found === null)
+    return { page: { lines: [], next_since: query.since ?? 0, eof: terminal }, source: 'none' };
+  const next = found.start + found.lines.length;
+  return {
+    page: { lines: found.lines, next_since: next, eof: terminal && next >= found.total },
+    source: 'object',
+  };
+}
 
 /**
  * A page of a run's log: from the Redis cache while it holds the lines asked for (the live
- * tail), else from the stream's file. `since` null tails the last `limit` lines. `eof` is true
+ * tail), else from the stream's file, or from the object store when run logs go there. `since` null tails the last `limit` lines. `eof` is true
  * once the run is terminal and the page reaches the end.
  */
 export async function readRunLogs(
@@ -40,6 +67,8 @@ export async function readRunLogs(
     const next = start + lines.length;
     return { page: { lines, next_since: next, eof: terminal && next >= cached }, source: 'cache' };
   }
+  const objects = logObjectsOf(deps.config);
+  if (objects) return readObjectPage(objects, { tenantId, trackId }, query, terminal);
   const all = await readLines(
     logFilePath(deps.config.runs.logDir, tenantId, trackId, query.stream),
   );

@@ -97,7 +97,7 @@ function buildDocument() {
       timeout: 'timeout_seconds counts time spent running; paused time is not counted.',
       rate_limit:
         'Per tenant: RUNS_RATE_LIMIT_REQUESTS (default 2000) requests per window of RUNS_RATE_LIMIT_WINDOW_SECONDS (default 10) that starts with the first request; past it 429 rate_limited with Retry-After.',
-      logs: "since/next_since are 0-based line offsets per stream; since omitted tails the last `limit` lines. X-Log-Source: cache (Redis live tail), file (the stream file) or none (nothing captured yet). `both` keeps Docker's arrival order, which does not order one stream against the other.",
+      logs: "since/next_since are 0-based line offsets per stream; since omitted tails the last `limit` lines. X-Log-Source: cache (Redis live tail), file (the stream file), object (the object store, RUNS_LOG_S3_*) or none (nothing captured yet). `both` keeps Docker's arrival order, which does not order one stream against the other.",
       metering:
         'On a metered tier a run is charged its full (clamped) timeout_seconds at submit and refunded the unused running seconds when it ends (usage_ledger, one charge and one refund per run).',
       metered_cap:

@@ -296,3 +296,104 @@ export class ThrowawayRedisCluster {
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * A real S3-compatible object store of the test's own: SeaweedFS's `weed server` (master, volume,
+ * filer and S3 gateway in one process; the binary from `scripts/stack seaweedfs-path`), on free
+ * loopback ports, with one identity and one bucket.
+ */
+export class ThrowawaySeaweedFS {
+  static readonly ACCESS_KEY_ID = 'platform-test';
+  static readonly SECRET_ACCESS_KEY = 'platform-test-secret';
+  private process?: ChildProcess;
+
+  private constructor(
+    readonly s3Port: number,
+    private readonly dir: string,
+  ) {}
+
+  get endpoint(): string {
+    return `http://127.0.0.1:${this.s3Port}`;
+  }
+
+  /** RUNS_LOG_S3_* for it. */
+  env(bucket: string): Record<string, string> {
+    return {
+      RUNS_LOG_S3_ENDPOINT: this.endpoint,
+      RUNS_LOG_S3_BUCKET: bucket,
+      RUNS_LOG_S3_ACCESS_KEY_ID: ThrowawaySeaweedFS.ACCESS_KEY_ID,
+      RUNS_LOG_S3_SECRET_ACCESS_KEY: ThrowawaySeaweedFS.SECRET_ACCESS_KEY,
+    };
+  }
+
+  static async create(weed: string): Promise<ThrowawaySeaweedFS> {
+    // Each server also listens on its port + 10000 (gRPC): keep both below 65536.
+    const ports: number[] = [];
+    while (ports.length < 4) {
+      const port = await freePort();
+      if (port < 55_000 && !ports.includes(port)) ports.push(port);
+    }
+    const [master, volume, filer, s3] = ports as [number, number, number, number];
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'seaweedfs-'));
+    const config = path.join(dir, 's3.json');
+    fs.writeFileSync(
+      config,
+      JSON.stringify({
+        identities: [
+          {
+            name: 'platform',
+            credentials: [
+              {
+                accessKey: ThrowawaySeaweedFS.ACCESS_KEY_ID,
+                secretKey: ThrowawaySeaweedFS.SECRET_ACCESS_KEY,
+              },
+            ],
+            actions: ['Admin', 'Read', 'List', 'Tagging', 'Write'],
+          },
+        ],
+      }),
+    );
+    const store = new ThrowawaySeaweedFS(s3, dir);
+    fs.mkdirSync(path.join(dir, 'data'));
+    store.process = spawn(
+      weed,
+      [
+        'server',
+        `-dir=${path.join(dir, 'data')}`,
+        '-ip=127.0.0.1',
+        '-ip.bind=127.0.0.1',
+        `-master.port=${master}`,
+        '-master.volumeSizeLimitMB=64',
+        `-volume.port=${volume}`,
+        '-filer',
+        `-filer.port=${filer}`,
+        '-s3',
+        `-s3.port=${s3}`,
+        `-s3.config=${config}`,
+      ],
+      {
+        stdio: [
+          'ignore',
+          fs.openSync(path.join(dir, 'weed.log'), 'a'),
+          fs.openSync(path.join(dir, 'weed.log'), 'a'),
+        ],
+      },
+    );
+    return store;
+  }
+
+  /** Where weed writes what it says (for a failing test's message). */
+  get log(): string {
+    return path.join(this.dir, 'weed.log');
+  }
+
+  async stop(): Promise<void> {
+    const child = this.process;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+    }
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}

@@ -164,7 +164,7 @@ export const RUN_OPERATIONS = {
     responses: {
       '200': {
         ...ok(LogPage),
-        headers: { 'X-Log-Source': { schema: { enum: ['cache', 'file', 'none'] } } },
+        headers: { 'X-Log-Source': { schema: { enum: ['cache', 'file', 'object', 'none'] } } },
       },
     },
   }),
