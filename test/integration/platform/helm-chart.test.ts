@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { CONFIG_VARIABLES, loadConfig } from '../../../platform/config';
 import { REPO_ROOT } from '../../support/stack-env';
+import { builtTool } from '../../support/built-tools';
 
 /**
  * deploy/helm/platform as Helm itself reads it (HELM: scripts/test has `scripts/stack helm-path`
@@ -17,14 +18,7 @@ jest.setTimeout(60_000);
 const run = promisify(execFile);
 const CHART = path.join(REPO_ROOT, 'deploy', 'helm', 'platform');
 
-function helm(): string {
-  const binary = process.env.HELM;
-  if (!binary || !fs.existsSync(binary))
-    throw new Error(
-      'HELM names no Helm binary: run through scripts/test, or HELM=$(scripts/stack helm-path)',
-    );
-  return binary;
-}
+const helm = () => builtTool('HELM', 'helm-path');
 
 interface Manifest {
   kind: string;

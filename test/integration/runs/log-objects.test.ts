@@ -9,6 +9,7 @@ import { createRetentionActivities } from '../../../activities/runs/retention';
 import { loadConfig } from '../../../platform/config';
 import { eventually } from '../../support/services';
 import { ThrowawaySeaweedFS } from '../../support/throwaway-backends';
+import { builtTool } from '../../support/built-tools';
 import { WORKER_READY_TIMEOUT_MS, ownWorker } from './own-worker';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
 
@@ -21,15 +22,6 @@ jest.setTimeout(180_000);
 
 const BUCKET = 'run-logs-test';
 
-function weedBinary(): string {
-  const binary = process.env.SEAWEEDFS;
-  if (!binary || !fs.existsSync(binary))
-    throw new Error(
-      'SEAWEEDFS names no weed binary: run through scripts/test, or SEAWEEDFS=$(scripts/stack seaweedfs-path)',
-    );
-  return binary;
-}
-
 describe('run logs in an object store', () => {
   let store: ThrowawaySeaweedFS;
   let s3: S3Client;
@@ -38,7 +30,7 @@ describe('run logs in an object store', () => {
   let h: Harness;
 
   beforeAll(async () => {
-    store = await ThrowawaySeaweedFS.create(weedBinary());
+    store = await ThrowawaySeaweedFS.create(builtTool('SEAWEEDFS', 'seaweedfs-path'));
     s3 = new S3Client({
       endpoint: store.endpoint,
       region: 'us-east-1',
