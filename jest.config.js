@@ -20,10 +20,16 @@ const integration = {
   setupFiles: ['<rootDir>/test/support/load-stack-env.ts'],
 };
 
-// Integration files that cannot share the stack with another file running: the fault tests
-// restart Postgres, Redis and Temporal; fast-mode counts what the shared Redis ledger stream
-// holds. Every other integration file runs beside another (two jest workers).
-const SERIAL = ['/test/integration/faults/', '/test/integration/quota/fast-mode.test.ts'];
+// Integration files that run after the others, one at a time: the fault tests restart Postgres,
+// Redis and Temporal; fast-mode counts what the shared Redis ledger stream holds; and the files
+// that use the tools scripts/test builds from Go beside the shared run on a fresh machine (Helm,
+// SeaweedFS). Every other integration file runs beside another (two jest workers).
+const SERIAL = [
+  '/test/integration/faults/',
+  '/test/integration/quota/fast-mode.test.ts',
+  '/test/integration/platform/helm-chart.test.ts',
+  '/test/integration/runs/log-objects.test.ts',
+];
 
 module.exports = {
   // A hook that boots a service (its pool, Redis, a Temporal client, its bootstrap) took over
