@@ -16,7 +16,7 @@ import { CHUNK_LINES, type LogObjects, type RunRef } from '../../api/runs/log-ob
 export const RESULT_SUMMARY_BYTES = 1024;
 
 /** How often the chunk being filled is uploaded again while it grows (object store). */
-export const CHUNK_UPLOAD_EVERY_MS = 2_000;
+const CHUNK_UPLOAD_EVERY_MS = 2_000;
 
 /** Where a run's log is kept for good: files on this host, or an object store. */
 interface LogSink {

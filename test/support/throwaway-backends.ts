@@ -355,6 +355,7 @@ export class ThrowawaySeaweedFS {
     );
     const store = new ThrowawaySeaweedFS(s3, dir);
     fs.mkdirSync(path.join(dir, 'data'));
+    const log = fs.openSync(path.join(dir, 'weed.log'), 'a');
     store.process = spawn(
       weed,
       [
@@ -371,20 +372,11 @@ export class ThrowawaySeaweedFS {
         `-s3.port=${s3}`,
         `-s3.config=${config}`,
       ],
-      {
-        stdio: [
-          'ignore',
-          fs.openSync(path.join(dir, 'weed.log'), 'a'),
-          fs.openSync(path.join(dir, 'weed.log'), 'a'),
-        ],
-      },
+      { stdio: ['ignore', log, log] },
     );
+    // The child holds its own copy of the descriptor.
+    fs.closeSync(log);
     return store;
-  }
-
-  /** Where weed writes what it says (for a failing test's message). */
-  get log(): string {
-    return path.join(this.dir, 'weed.log');
   }
 
   async stop(): Promise<void> {
