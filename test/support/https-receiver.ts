@@ -47,6 +47,8 @@ export interface Receiver {
   respondWith(handler: AnswerHandler): void;
   /** Resolves with the requests once there are at least `count`; throws after `timeoutMs`. */
   waitForRequests(count: number, timeoutMs?: number): Promise<ReceivedRequest[]>;
+  /** The requests whose path starts with `path`, once there are at least `count` of them. */
+  waitForRequestsTo(path: string, count: number, timeoutMs?: number): Promise<ReceivedRequest[]>;
   close(): Promise<void>;
 }
 
@@ -80,6 +82,19 @@ export async function startHttpsReceiver(): Promise<Receiver> {
     handle().catch(() => outgoing.destroy());
   };
   const { servers, port, ipv6 } = await listenOnLoopback(handleRequest);
+  const waitForMatching = (
+    path: string,
+    count: number,
+    timeoutMs = WAIT_FOR_REQUESTS_TIMEOUT_MS,
+  ) => {
+    const matching = () => requests.filter((request) => request.path.startsWith(path));
+    return waitFor(() => matching().length >= count, waiters, timeoutMs).then(matching, () => {
+      const seen = matching().length;
+      throw new Error(
+        `receiver: ${seen} of ${count} requests to ${path || '/'} within ${timeoutMs} ms`,
+      );
+    });
+  };
 
   return {
     url: `https://localhost:${port}`,
@@ -87,15 +102,8 @@ export async function startHttpsReceiver(): Promise<Receiver> {
     port,
     requests,
     respondWith: (handler) => void (answer = handler),
-    waitForRequests: (count, timeoutMs = WAIT_FOR_REQUESTS_TIMEOUT_MS) =>
-      waitFor(() => requests.length >= count, waiters, timeoutMs).then(
-        () => requests,
-        () => {
-          throw new Error(
-            `receiver: ${requests.length} of ${count} requests within ${timeoutMs} ms`,
-          );
-        },
-      ),
+    waitForRequests: (count, timeoutMs) => waitForMatching('', count, timeoutMs),
+    waitForRequestsTo: waitForMatching,
     close: () => {
       timers.forEach(clearTimeout);
       return Promise.all(servers.map(close)).then(() => undefined);

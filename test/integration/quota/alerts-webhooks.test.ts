@@ -532,8 +532,10 @@ describe('quota: webhook endpoints and alert rules', () => {
         mode,
       });
       const policy = policies.day;
-      const hook = await endpoint();
-      const quiet = await endpoint({ enabled: false });
+      // Its own path: a delivery of another test still retrying to the receiver is not this one's.
+      const path = `/notice-${n}`;
+      const hook = await endpoint({ url: `${receiver.url}${path}` });
+      const quiet = await endpoint({ url: `${receiver.url}${path}-quiet`, enabled: false });
       const rule = (
         await admin.post('/v1/alert-rules', {
           name: 'half',
@@ -552,19 +554,16 @@ describe('quota: webhook endpoints and alert rules', () => {
       });
       let failFirst = true;
       receiver.respondWith((request) => {
-        if (request.headers['webhook-id'] === undefined) return { status: 200 };
+        if (request.path !== path) return { status: 200 };
         const first = failFirst;
         failFirst = false;
         return { status: first ? 500 : 200 };
       });
-      const before = receiver.requests.length;
       const consume = (amount: number) =>
         admin.post('/v1/consume', { subject, items: [{ resource: resource.name, amount }] });
       expect((await consume(5)).body.allowed).toBe(true);
       await flushLedgerStream(h);
-      const [failed, delivered] = (await receiver.waitForRequests(before + 2, 30_000)).slice(
-        before,
-      );
+      const [failed, delivered] = await receiver.waitForRequestsTo(path, 2);
       const payload = verifyStandardWebhook(hook.secret, delivered!.headers, delivered!.rawBody);
       expect(failed!.headers['webhook-id']).toBe(delivered!.headers['webhook-id']);
       const [event] = (await admin.get(`/v1/alert-events?subject=${subject}`)).body;
@@ -591,12 +590,12 @@ describe('quota: webhook endpoints and alert rules', () => {
       });
       // The disabled endpoint got nothing.
       expect((await admin.get(`/v1/webhook-deliveries?endpoint_id=${quiet.id}`)).body).toEqual([]);
+      expect(receiver.requests.filter((r) => r.path === `${path}-quiet`)).toEqual([]);
 
       // The second rule crosses at 100%: its own notice, to the same endpoint.
-      const sent = receiver.requests.length;
       expect((await consume(5)).body.allowed).toBe(true);
       await flushLedgerStream(h);
-      const [full] = (await receiver.waitForRequests(sent + 1, 30_000)).slice(sent);
+      const [, , full] = await receiver.waitForRequestsTo(path, 3);
       expect(verifyStandardWebhook(hook.secret, full!.headers, full!.rawBody)).toMatchObject({
         type: 'alert.triggered',
         data: { rule_name: 'full', threshold_pct: 100, usage_pct: 100 },
