@@ -43,13 +43,14 @@ async function main(): Promise<void> {
   const workflowBundle = await bundleWorkflows();
   const redis = createRedis(config, '');
   const quotaRedis = createRedis(config, 'quota:');
+  const docker = createDocker(config);
   const workers = await createWorkers({
     config,
     connection,
     pool,
     redis,
     quotaRedis,
-    docker: createDocker(config),
+    docker,
     workflowBundle,
   });
   await startCpuProfile(
@@ -57,7 +58,7 @@ async function main(): Promise<void> {
     Number(process.env.WORKER_CPU_PROFILE_SECONDS ?? 60),
   );
   const presence = config.runs.dockerHost
-    ? await startDockerHostPresence({ config, pool }, logger)
+    ? await startDockerHostPresence({ config, pool, docker }, logger)
     : null;
   logger.info({ taskQueues: workers.map((w) => w.options.taskQueue) }, 'worker polling');
   try {

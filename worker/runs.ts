@@ -22,17 +22,21 @@ import {
   withdrawDockerHost,
 } from '../db/runs/docker-hosts';
 import { createLogObjects } from '../api/runs/log-objects';
+import { removeContainersOfEndedRuns } from '../activities/runs/ended-containers';
 
 /** How often a Docker host says it is alive: three beats fit in DOCKER_HOST_ALIVE_MS. */
 export const DOCKER_HOST_BEAT_MS = DOCKER_HOST_ALIVE_MS / 3;
+/** How often a Docker host looks for containers of runs that ended without it. */
+const ENDED_CONTAINERS_SWEEP_MS = 5 * 60_000;
 
 /**
  * This process, as a Docker host of its any-host queue, announces itself now and every
  * DOCKER_HOST_BEAT_MS until stopped (then withdraws): runs take a slot only while some host is
- * alive (db/runs/docker-hosts.ts). A failed beat is logged; the next one tries again.
+ * alive (db/runs/docker-hosts.ts). A failed beat is logged; the next one tries again. At start
+ * and every few minutes it removes its containers of runs that ended without it.
  */
 export async function startDockerHostPresence(
-  deps: Pick<WorkerDeps, 'config' | 'pool'>,
+  deps: Pick<WorkerDeps, 'config' | 'pool' | 'docker'>,
   logger: Logger,
 ): Promise<{ stop(): Promise<void> }> {
   const host = {
@@ -45,9 +49,20 @@ export async function startDockerHostPresence(
       logger.warn({ err: error }, 'docker host presence not refreshed'),
     );
   }, DOCKER_HOST_BEAT_MS);
+  const sweep = () =>
+    removeContainersOfEndedRuns({ ...deps, workerId: host.workerId }).then(
+      (removed) => {
+        if (removed.length > 0)
+          logger.info({ trackIds: removed }, 'containers of ended runs removed');
+      },
+      (error: unknown) => logger.warn({ err: error }, 'containers of ended runs not swept'),
+    );
+  void sweep();
+  const sweeping = setInterval(() => void sweep(), ENDED_CONTAINERS_SWEEP_MS);
   return {
     stop: async () => {
       clearInterval(beat);
+      clearInterval(sweeping);
       await withdrawDockerHost(deps.pool, host).catch(() => undefined);
     },
   };
@@ -66,6 +81,7 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
     docker: deps.docker,
     pool: deps.pool,
     redis: deps.redis,
+    workerId: config.workerId,
     logDir: config.runs.logDir,
     logObjects,
   });

@@ -1,9 +1,14 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { DatabasePool } from '../../db/pool';
+import {
+  dockerHostKey,
+  dockerHostsSilentSeconds,
+  type DockerHost,
+} from '../../db/runs/docker-hosts';
 import { activeRunsPage, eventStored, type ActiveRunRow } from '../../db/runs/reconcile';
 import { transitionRun, type RunState, type TransitionOutcome } from '../../db/runs/runs';
-import { taskQueues } from '../../workflows/platform/task-queues';
+import { taskQueues, type TaskQueues } from '../../workflows/platform/task-queues';
 import { runWorkflowId } from '../../workflows/runs/definitions';
 import {
   RECONCILE_REASONS,
@@ -32,6 +37,13 @@ export interface StaleRun {
 }
 
 export type ReconcileOutcome = TransitionOutcome | 'still_open';
+
+/** A running or paused run whose host has been silent past the grace (see hostLostSignal). */
+export interface LostHostRun {
+  trackId: string;
+  workerId: string;
+  silentSeconds: number;
+}
 
 /** Describes of workflows in flight per activity (Temporal answers them from persistence). */
 const DESCRIBE_CONCURRENCY = 16;
@@ -67,8 +79,14 @@ export function createReconcileActivities(deps: { pool: DatabasePool }) {
       limit: number;
       closedGraceSeconds: number;
       missingGraceSeconds: number;
+      hostLostGraceSeconds: number;
       tenantId: string | null;
-    }): Promise<{ scanned: number; stale: StaleRun[]; nextAfterTrackId: string | null }> {
+    }): Promise<{
+      scanned: number;
+      stale: StaleRun[];
+      onLostHosts: LostHostRun[];
+      nextAfterTrackId: string | null;
+    }> {
       const client = Context.current().client;
       const rows = await activeRunsPage(deps.pool, input);
       const described = await mapBounded(rows, DESCRIBE_CONCURRENCY, (row) =>
@@ -77,9 +95,11 @@ export function createReconcileActivities(deps: { pool: DatabasePool }) {
       const now = Date.now();
       const stale = rows.flatMap((row, i) => staleRunOf(row, described[i]!, input, now) ?? []);
       await sendToLiveHosts(client, stale, rows);
+      const running = rows.filter((row, i) => described[i]!.status === 'RUNNING');
       return {
         scanned: rows.length,
         stale,
+        onLostHosts: await runsOnLostHosts(deps.pool, running, input.hostLostGraceSeconds),
         nextAfterTrackId: rows.length < input.limit ? null : rows[rows.length - 1]!.track_id,
       };
     },
@@ -189,9 +209,40 @@ async function describe(client: Client, trackId: string): Promise<Described> {
 
 /** The host queue the run's own workflow used: its task queue's prefix and its worker_id. */
 function hostQueueOf(row: ActiveRunRow): string | null {
+  const host = hostOf(row);
+  return host === null ? null : host.queues.runsDockerHost(host.workerId);
+}
+
+/** The run's host as it announces itself (docker_hosts), and its deployment's queues. */
+function hostOf(row: ActiveRunRow): (DockerHost & { queues: TaskQueues }) | null {
   const runsQueue = row.workflow_task_queue;
   if (row.worker_id === null || runsQueue === null || !runsQueue.endsWith('runs')) return null;
-  return taskQueues(runsQueue.slice(0, -'runs'.length)).runsDockerHost(row.worker_id);
+  const queues = taskQueues(runsQueue.slice(0, -'runs'.length));
+  return { anyHostQueue: queues.runsDockerAnyHost, workerId: row.worker_id, queues };
+}
+
+/**
+ * Running or paused runs (their workflows open) whose host was last seen longer than the grace
+ * ago. A host with no row withdrew on a clean stop and may be restarting: it is not judged.
+ */
+async function runsOnLostHosts(
+  pool: DatabasePool,
+  rows: ActiveRunRow[],
+  graceSeconds: number,
+): Promise<LostHostRun[]> {
+  const followed = rows.flatMap((row) => {
+    const host = row.state === 'running' || row.state === 'paused' ? hostOf(row) : null;
+    return host === null ? [] : [{ row, host }];
+  });
+  const silence = await dockerHostsSilentSeconds(
+    pool,
+    followed.map((f) => f.host),
+  );
+  return followed.flatMap(({ row, host }) => {
+    const silentSeconds = silence.get(dockerHostKey(host));
+    if (silentSeconds === undefined || silentSeconds <= graceSeconds) return [];
+    return [{ trackId: row.track_id, workerId: host.workerId, silentSeconds }];
+  });
 }
 
 async function hasPollers(client: Client, queue: string): Promise<boolean> {

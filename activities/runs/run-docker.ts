@@ -24,6 +24,8 @@ import {
 import type { LogObjects } from '../../api/runs/log-objects';
 
 export const TENANT_LABEL = 'platform.runs.tenant_id';
+/** The host (WORKER_ID) that made the container: it alone removes it once its run has ended. */
+export const WORKER_LABEL = 'platform.runs.worker_id';
 const HEARTBEAT_INTERVAL_MS = 2_000;
 /**
  * Utilization is streamed only once a container has run this long: a trivial container is
@@ -71,6 +73,7 @@ export function createRunDockerActivities(deps: {
   docker: Docker;
   pool: DatabasePool;
   redis: Redis;
+  workerId: string;
   logDir: string;
   /** RUNS_LOG_S3_*: run logs go to the object store instead of logDir. */
   logObjects: LogObjects | null;
@@ -129,7 +132,7 @@ export function createRunDockerActivities(deps: {
     let found = retried ? await owned(input.trackId) : null;
     if (!found) {
       try {
-        const made = await docker.createContainer(containerSpec(input));
+        const made = await docker.createContainer(containerSpec(input, deps.workerId));
         found = {
           container: made,
           state: { Status: 'created' } as Docker.ContainerInspectInfo['State'],
@@ -360,7 +363,7 @@ export function createRunDockerActivities(deps: {
 export type RunDockerActivities = ReturnType<typeof createRunDockerActivities>;
 
 /** Create options of a run's container: named after the run, labelled with its owner. */
-function containerSpec(input: RunWorkflowInput): Docker.ContainerCreateOptions {
+function containerSpec(input: RunWorkflowInput, workerId: string): Docker.ContainerCreateOptions {
   return {
     name: runContainerName(input.trackId),
     Image: input.image,
@@ -370,6 +373,7 @@ function containerSpec(input: RunWorkflowInput): Docker.ContainerCreateOptions {
       [OWNER_LABEL]: runContainerOwner(input.trackId),
       [TRACK_ID_LABEL]: input.trackId,
       [TENANT_LABEL]: input.tenantId,
+      [WORKER_LABEL]: workerId,
     },
     HostConfig: {
       Memory: input.memoryLimitMb * BYTES_PER_MB,

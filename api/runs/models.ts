@@ -45,7 +45,7 @@ const runFields = {
   tenant_id: text(),
   state: Joi.string().valid(...RUN_STATES),
   reason: nullableText().description(
-    'Why the run reached its terminal state: completed, nonzero_exit, stopped, killed, timeout, expired, queue_timeout, image_pull_failed, start_failed, container_lost; or, set by the reconciler (x-decisions reconcile), workflow_terminated, workflow_failed, workflow_timed_out, workflow_cancelled, workflow_completed, workflow_missing.',
+    'Why the run reached its terminal state: completed, nonzero_exit, stopped, killed, timeout, expired, queue_timeout, image_pull_failed, start_failed, container_lost, host_lost (its Docker host silent past the reconciler grace); or, set by the reconciler (x-decisions reconcile), workflow_terminated, workflow_failed, workflow_timed_out, workflow_cancelled, workflow_completed, workflow_missing.',
   ),
   image: text(),
   command: Joi.array().items(text()),

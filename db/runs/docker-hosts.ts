@@ -28,6 +28,43 @@ export const someDockerHostAlive = (anyHostQueue: string) => sql.fragment`EXISTS
   WHERE any_host_queue = ${anyHostQueue}
     AND seen_at > now() - make_interval(secs => ${DOCKER_HOST_ALIVE_MS / 1000}))`;
 
+/**
+ * Seconds since each of these hosts last announced itself (the database's clock), keyed by
+ * dockerHostKey; a host with no row (withdrawn on a clean stop, or never seen) is absent.
+ */
+export async function dockerHostsSilentSeconds(
+  pool: DatabasePool,
+  hosts: DockerHost[],
+): Promise<Map<string, number>> {
+  if (hosts.length === 0) return new Map();
+  const queues = sql.array(
+    hosts.map((h) => h.anyHostQueue),
+    'text',
+  );
+  const workers = sql.array(
+    hosts.map((h) => h.workerId),
+    'text',
+  );
+  const rows = (await pool.any(sql.unsafe`
+    SELECT any_host_queue, worker_id,
+           EXTRACT(EPOCH FROM (clock_timestamp() - seen_at))::float8 AS silent_seconds
+    FROM runs.docker_hosts
+    WHERE (any_host_queue, worker_id) IN (SELECT * FROM unnest(${queues}, ${workers}))`)) as unknown as {
+    any_host_queue: string;
+    worker_id: string;
+    silent_seconds: number;
+  }[];
+  return new Map(
+    rows.map((r) => [
+      dockerHostKey({ anyHostQueue: r.any_host_queue, workerId: r.worker_id }),
+      r.silent_seconds,
+    ]),
+  );
+}
+
+export const dockerHostKey = (host: DockerHost): string =>
+  `${host.anyHostQueue}\u0000${host.workerId}`;
+
 /** Rows of hosts gone for a day (killed, never withdrawn): the retention purge removes them. */
 export const DOCKER_HOST_FORGOTTEN_AFTER_DAYS = 1;
 

@@ -50,3 +50,12 @@ export async function eventStored(pool: DatabasePool, eventId: string): Promise<
     null
   );
 }
+
+/** Which of these runs are active (not ended, and still stored). */
+export async function activeTrackIds(pool: DatabasePool, trackIds: string[]): Promise<Set<string>> {
+  const rows = await pool.anyFirst(sql.unsafe`
+    SELECT track_id FROM runs.runs
+    WHERE track_id = ANY(${sql.array(trackIds, 'text')})
+      AND state = ANY(${sql.array([...ACTIVE_STATES], 'text')})`);
+  return new Set(rows as string[]);
+}

@@ -128,6 +128,19 @@ export const slotFreedSignal = defineSignal('slotFreed');
 export const cancelRunSignal = defineSignal('cancelRun');
 export const WORKFLOW_CANCELLED = 'workflow_cancelled';
 
+/**
+ * Sent by the reconciler when the host of a running or paused run has not announced itself for
+ * longer than its grace: the host is taken for lost, and the run ends `failed` (reason
+ * host_lost) without waiting for a follow activity that only that host could carry out.
+ */
+export interface HostLost {
+  workerId: string;
+  /** How long the host had been silent when the reconciler judged it. */
+  silentSeconds: number;
+}
+export const hostLostSignal = defineSignal<[HostLost]>('hostLost');
+export const HOST_LOST = 'host_lost';
+
 /** The run's state as the workflow sees it (for operators in the CLI/Web UI). */
 export const runStateQuery = defineQuery<string>('runState');
 

@@ -1,11 +1,18 @@
-import { ActivityFailure, proxyActivities } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  getExternalWorkflowHandle,
+  patched,
+  proxyActivities,
+} from '@temporalio/workflow';
 import type {
+  LostHostRun,
   ReconcileActivities,
   ReconcileOutcome,
   StaleRun,
 } from '../../activities/runs/reconcile';
 import type { RunDockerActivities } from '../../activities/runs/run-docker';
 import { dockerCallProfile, postgresProfile } from '../platform/activity-profiles';
+import { hostLostSignal, runWorkflowId } from './definitions';
 import { workflowUlid } from './ids';
 import type { ReconcileReason } from './reconcile-definitions';
 
@@ -27,12 +34,20 @@ export const RECONCILE_CLOSED_GRACE_SECONDS = 60;
  * (workflow_input set) are never considered: they belong to the start sweeper.
  */
 export const RECONCILE_MISSING_GRACE_SECONDS = 300;
+/**
+ * A running or paused run's host silent for longer than this is taken for lost, and the run
+ * told so (it ends failed, host_lost). A worker restart takes seconds; a host that has not
+ * announced itself for three minutes is down (about 36 missed refreshes).
+ */
+export const RECONCILE_HOST_LOST_GRACE_SECONDS = 180;
+const HOST_LOST_PATCH = 'reconcile-host-lost';
 
 export interface ReconcileInput {
   /** Defaults are the constants above; tests pass 0 graces. */
   batchSize?: number;
   closedGraceSeconds?: number;
   missingGraceSeconds?: number;
+  hostLostGraceSeconds?: number;
   /** Only this tenant's runs (an operator repairing one tenant; tests). */
   tenantId?: string | null;
 }
@@ -45,6 +60,8 @@ export interface ReconcileResult {
     outcome: ReconcileOutcome;
     container: 'removed' | 'none' | 'host_unreachable' | 'failed';
   }[];
+  /** Runs told their host is lost (each then ends itself, failed host_lost). */
+  hostLost?: LostHostRun[];
 }
 
 const db = proxyActivities<ReconcileActivities>({
@@ -65,6 +82,7 @@ const db = proxyActivities<ReconcileActivities>({
 export async function runsReconcileWorkflow(input: ReconcileInput = {}): Promise<ReconcileResult> {
   const batchSize = input.batchSize ?? RECONCILE_BATCH_SIZE;
   const stale: StaleRun[] = [];
+  const onLostHosts: LostHostRun[] = [];
   let scanned = 0;
   let after = '';
   for (let page = 0; page < RECONCILE_SCAN_PAGES_MAX && stale.length < batchSize; page++) {
@@ -73,15 +91,34 @@ export async function runsReconcileWorkflow(input: ReconcileInput = {}): Promise
       limit: RECONCILE_SCAN_PAGE,
       closedGraceSeconds: input.closedGraceSeconds ?? RECONCILE_CLOSED_GRACE_SECONDS,
       missingGraceSeconds: input.missingGraceSeconds ?? RECONCILE_MISSING_GRACE_SECONDS,
+      hostLostGraceSeconds: input.hostLostGraceSeconds ?? RECONCILE_HOST_LOST_GRACE_SECONDS,
       tenantId: input.tenantId ?? null,
     });
     scanned += found.scanned;
+    onLostHosts.push(...(found.onLostHosts ?? []));
     stale.push(...found.stale.slice(0, batchSize - stale.length));
     if (found.nextAfterTrackId === null) break;
     after = found.nextAfterTrackId;
   }
   const repaired = await Promise.all(stale.map((run) => repair(run)));
-  return { scanned, repaired: repaired.filter((r) => r !== null) };
+  const result = { scanned, repaired: repaired.filter((r) => r !== null) };
+  if (!patched(HOST_LOST_PATCH)) return result;
+  return { ...result, hostLost: await tellHostLost(onLostHosts) };
+}
+
+/** Signals each run its host is lost; a run that has ended meanwhile is left out. */
+async function tellHostLost(runs: LostHostRun[]): Promise<LostHostRun[]> {
+  const told = await Promise.all(
+    runs.map((run) =>
+      getExternalWorkflowHandle(runWorkflowId(run.trackId))
+        .signal(hostLostSignal, { workerId: run.workerId, silentSeconds: run.silentSeconds })
+        .then(
+          () => run,
+          () => null,
+        ),
+    ),
+  );
+  return told.filter((run) => run !== null);
 }
 
 async function repair(run: StaleRun): Promise<ReconcileResult['repaired'][number] | null> {

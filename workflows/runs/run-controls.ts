@@ -4,6 +4,7 @@ import {
   STOP_GRACE_SECONDS,
   WORKFLOW_CANCELLED,
   cancelRunSignal,
+  hostLostSignal,
   killUpdate,
   pauseUpdate,
   resumeUpdate,
@@ -29,6 +30,12 @@ export function handleQueryAndControls(run: RunExecution): void {
     run.cancelRequested = true;
     // Not awaited by the handler, so a run that ends before it launches is not held open.
     void killOnceLaunched(run);
+  });
+  setHandler(hostLostSignal, (lost) => {
+    // Only a followed container's host can be lost: before, no host holds the run; after, the
+    // end is already decided.
+    if ((run.state === 'running' || run.state === 'paused') && !run.containerEnded())
+      run.hostLost = lost;
   });
   const idle = () => run.busy === null;
   setHandler(pauseUpdate, () => pauseOrResume(run, 'pause'), {

@@ -12,6 +12,7 @@ import {
   CONTROL_FROM_STATES,
   isTerminal,
   type ControlAction,
+  type HostLost,
   type RunState,
   type RunWorkflowInput,
   type Transition,
@@ -55,6 +56,8 @@ export class RunExecution {
   docker: RunDockerProxy | null = null;
   /** When the container was seen running: the refund counts the seconds used from here. */
   containerStartedMs = 0;
+  /** Set by the hostLost signal while the container is followed: its host is gone. */
+  hostLost: HostLost | null = null;
   /** Set by the cancelRun signal (its DAG was cancelled): the run ends killed wherever it is. */
   cancelRequested = false;
   /** Set by the slotFreed signal: a waiting run asks for a slot at once. */
@@ -146,9 +149,9 @@ export class RunExecution {
       await this.db.refundUnusedSeconds({ trackId: this.input.trackId, usedSeconds });
   }
 
-  /** The container has ended (or following it failed for good). */
+  /** The container has ended (or following it failed for good, or its host is lost). */
   containerEnded(): boolean {
-    return this.outcome !== null || this.followFailure !== null;
+    return this.outcome !== null || this.followFailure !== null || this.hostLost !== null;
   }
 
   /** Whether a control is accepted now, `busy` aside: its from-state, and a container not ended. */

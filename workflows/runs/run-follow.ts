@@ -28,7 +28,8 @@ export async function followContainer(run: RunExecution, follower: RunDockerProx
     },
   });
   await condition(() => run.containerEnded());
-  await condition(() => run.busy !== 'pause' && run.busy !== 'resume');
+  // A pause or resume in flight on a lost host never answers.
+  await condition(() => (run.busy !== 'pause' && run.busy !== 'resume') || run.hostLost !== null);
 }
 
 /**

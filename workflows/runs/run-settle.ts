@@ -1,13 +1,15 @@
-import type { TransitionFields } from './definitions';
+import { HOST_LOST, type HostLost, type TransitionFields } from './definitions';
 import type { FinalState, RunExecution, TerminalChange } from './run-execution';
 
 /**
  * The followed container's end becomes the run's: exited (0, or stopped), failed (nonzero exit,
- * or the container lost), timeout or killed, with its exit code, log files and sizes. One
- * activity records it, gives the slot back (waking the tenant's waiting runs), refunds a metered
- * key's unused seconds and removes the container if the follow activity has not.
+ * or the container or its host lost), timeout or killed, with its exit code, log files and sizes.
+ * One activity records it, gives the slot back (waking the tenant's waiting runs), refunds a
+ * metered key's unused seconds and removes the container if the follow activity has not; a lost
+ * host's container is left to that host (its worker removes it if it comes back).
  */
 export async function settle(run: RunExecution): Promise<TerminalChange> {
+  if (run.hostLost !== null) return settleHostLost(run, run.hostLost);
   const result = run.outcome;
   const settled: { state: FinalState; reason: string } =
     run.final ??
@@ -40,4 +42,24 @@ export async function settle(run: RunExecution): Promise<TerminalChange> {
   const usedSeconds = (Date.now() - run.containerStartedMs) / 1000;
   const recorded = await run.finish(t, usedSeconds, result?.removed === true);
   return { recorded, own: { state: settled.state, exitCode: result?.exitCode ?? null } };
+}
+
+/** Recorded without the host: the seconds up to the host's last sign of life are charged. */
+async function settleHostLost(run: RunExecution, lost: HostLost): Promise<TerminalChange> {
+  const t = run.transitionTo(
+    'failed',
+    'run.failed',
+    HOST_LOST,
+    { finished_at: 'now' },
+    {
+      worker_id: lost.workerId,
+      silent_seconds: lost.silentSeconds,
+    },
+  );
+  const usedSeconds = Math.max(
+    0,
+    (Date.now() - run.containerStartedMs) / 1000 - lost.silentSeconds,
+  );
+  const recorded = await run.finish(t, usedSeconds, true);
+  return { recorded, own: { state: 'failed', exitCode: null } };
 }

@@ -69,7 +69,8 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunEnded> {
 
   // → exited | failed | timeout | killed.
   const ended = await endAfter(run, await settle(run));
-  await condition(allHandlersFinished);
+  // A control still waiting on a lost host never finishes: the run ends without it.
+  if (run.hostLost === null) await condition(allHandlersFinished);
   return ended;
 }
 

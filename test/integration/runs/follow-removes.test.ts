@@ -44,7 +44,14 @@ describe('the follow activity that removes the container', () => {
 
   it('when it is retried after removing the container, then it answers the kept outcome', async () => {
     const trackId = ulid();
-    const activities = createRunDockerActivities({ docker, pool, redis, logDir, logObjects: null });
+    const activities = createRunDockerActivities({
+      docker,
+      pool,
+      redis,
+      workerId: 'follow-removes',
+      logDir,
+      logObjects: null,
+    });
     const container = await docker.createContainer({
       name: runContainerName(trackId),
       Image: IMAGE,

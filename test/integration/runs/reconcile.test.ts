@@ -111,7 +111,7 @@ describe('the runs reconciler', () => {
 
     // A later pass finds nothing to do.
     const again = await reconcile({ tenantId: t.tenantId, closedGraceSeconds: 0 });
-    expect(again.result).toEqual({ scanned: 0, repaired: [] });
+    expect(again.result).toEqual({ scanned: 0, repaired: [], hostLost: [] });
 
     if (process.env.RECORD_RUN_HISTORIES === '1') {
       const applied = passes.find((p) => p.result.repaired.length === 1)!;
@@ -141,7 +141,7 @@ describe('the runs reconciler', () => {
       closedGraceSeconds: 0,
       missingGraceSeconds: 0,
     });
-    expect(result).toEqual({ scanned: 2, repaired: [] });
+    expect(result).toEqual({ scanned: 2, repaired: [], hostLost: [] });
     expect((await api.status(live)).body.state).toBe('running');
     expect((await api.status(deferred)).body.state).toBe('scheduled');
     expect((await containers(live)).length).toBe(1);
