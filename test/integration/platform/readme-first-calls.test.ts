@@ -1,9 +1,9 @@
-import { execFile, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { ulid } from 'ulid';
 import { freePort, startApiProcess, stopProcessGroup } from '../../support/api-process';
-import { DATA_DIR, REPO_ROOT } from '../../support/stack-env';
+import { SERVICES, firstCalls, runBash, type Service } from '../../support/readme-first-calls';
+import { DATA_DIR } from '../../support/stack-env';
 import { startWorkerProcess } from '../../support/worker-process';
 import { killHard } from '../runs/own-worker';
 
@@ -13,38 +13,6 @@ import { killHard } from '../runs/own-worker';
  * with the README's own "It prints" block. A README that stops being true fails here.
  */
 jest.setTimeout(300_000);
-
-const MARKER = '<!-- first calls:';
-const SERVICES = ['ledger', 'runs', 'quota'] as const;
-type Service = (typeof SERVICES)[number];
-
-interface FirstCalls {
-  script: string;
-  prints: string;
-}
-
-/** The sh block after the README's one marker, and the text block after it. */
-function firstCalls(readme: string): FirstCalls {
-  const parts = readme.split(MARKER);
-  if (parts.length !== 2) throw new Error(`want exactly one "${MARKER}" marker`);
-  const found = /```sh\n([\s\S]*?)```[\s\S]*?```text\n([\s\S]*?)```/.exec(parts[1]!);
-  if (!found) throw new Error('the marker is not followed by an sh block and a text block');
-  return { script: found[1]!, prints: found[2]! };
-}
-
-function runBash(script: string, env: NodeJS.ProcessEnv) {
-  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      'bash',
-      ['-c', `set -euo pipefail\n${script}`],
-      { cwd: REPO_ROOT, env, timeout: 180_000 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
 
 describe("the READMEs' first calls", () => {
   const id = `first-calls-${ulid().toLowerCase().slice(-10)}`;
@@ -88,8 +56,7 @@ describe("the READMEs' first calls", () => {
   it.each(SERVICES)(
     'api/%s/README.md: the block runs and prints what the README says',
     async (service) => {
-      const readme = fs.readFileSync(path.join(REPO_ROOT, 'api', service, 'README.md'), 'utf8');
-      const { script, prints } = firstCalls(readme);
+      const { script, prints } = firstCalls(service);
       const urlVariable = `${service.toUpperCase()}_URL`;
       expect(script).toContain(`\${${urlVariable}:-http://localhost:`);
       const ran = await runBash(script, { ...env, [urlVariable]: urls[service] });

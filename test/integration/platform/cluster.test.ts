@@ -1,0 +1,290 @@
+import { execFile, execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import type { Client } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
+import { ulid } from 'ulid';
+import { loadConfig, type Config } from '../../../platform/config';
+import { createDatabasePool, type DatabasePool } from '../../../db/pool';
+import { createTemporalClient } from '../../../platform/temporal';
+import { payloadDataConverter } from '../../../platform/payload-codec';
+import { bundleWorkflows } from '../../../worker/workers';
+import { taskQueues } from '../../../workflows/platform/task-queues';
+import { executionSearchAttributes } from '../../../workflows/platform/search-attributes';
+import type { runsReconcileWorkflow } from '../../../workflows/runs/reconcile';
+import { eventually } from '../../support/services';
+import { firstCalls, runBash } from '../../support/readme-first-calls';
+import { REPO_ROOT } from '../../support/stack-env';
+import { ALL_WORKFLOW_PERMISSIONS, dagClient, edge, shNode } from '../runs/dag-support';
+import { client, newTenant } from '../runs/support';
+
+/**
+ * The platform past one machine, on real engines: `scripts/cluster up` starts two hosts, each a
+ * network namespace with its own address, Docker engine, worker and APIs, sharing PostgreSQL, a
+ * Redis Cluster (three masters, a replica each), a Temporal server on PostgreSQL behind TLS with
+ * its Web UI, a registry and SeaweedFS. What one host can do here, the other sees.
+ */
+jest.setTimeout(600_000);
+const HOSTS = ['h1', 'h2'] as const;
+type Host = (typeof HOSTS)[number];
+const run = promisify(execFile);
+
+/** scripts/cluster, with only what a shell of the machine has (not the stack's test settings). */
+const cluster = (...args: string[]) =>
+  run(path.join(REPO_ROOT, 'scripts/cluster'), args, {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME },
+    maxBuffer: 16 * 1024 * 1024,
+  });
+
+/** A host's settings as `scripts/cluster env` prints them (what its worker and APIs run with). */
+function hostEnv(host: Host): NodeJS.ProcessEnv {
+  const out = execFileSync(
+    'bash',
+    ['-c', 'set -a; eval "$(scripts/cluster env "$1")"; env -0', 'bash', host],
+    { cwd: REPO_ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME } },
+  );
+  return Object.fromEntries(
+    out
+      .toString()
+      .split('\0')
+      .filter((line) => line.includes('='))
+      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+  );
+}
+
+describe('the platform on a cluster of hosts (scripts/cluster)', () => {
+  const env = {} as Record<Host, NodeJS.ProcessEnv>;
+  const url = {} as Record<Host, { runs: string; ledger: string; quota: string }>;
+  let config: Config;
+  let pool: DatabasePool;
+  let temporal: Client;
+  let image: string;
+  const workflowIds: string[] = [];
+
+  beforeAll(async () => {
+    await cluster('up');
+    for (const host of HOSTS) {
+      env[host] = hostEnv(host);
+      const address = env[host].BIND_HOST!;
+      url[host] = {
+        quota: `http://${address}:8081`,
+        runs: `http://${address}:8082`,
+        ledger: `http://${address}:8083`,
+      };
+    }
+    config = loadConfig(env.h1);
+    pool = await createDatabasePool(config, {
+      applicationName: 'cluster-test',
+      maximumPoolSize: 2,
+    });
+    temporal = createTemporalClient(config);
+    image = `${config.registryAddress}/busybox:latest`;
+  }, 900_000);
+  afterAll(async () => {
+    await pool?.end();
+    await temporal?.connection.close();
+    await cluster('down');
+  }, 300_000);
+
+  it('has every part up; each host has its own address, Docker engine and worker', async () => {
+    const { stdout } = await cluster('status');
+    expect(stdout).not.toMatch(/\bdown\b/);
+    // Two engines: each its own data root and its own bridge network.
+    const engines = HOSTS.map((host) =>
+      execFileSync('docker', ['info', '--format', '{{.DockerRootDir}}'], {
+        env: { ...process.env, DOCKER_HOST: `unix://${env[host].DOCKER_SOCKET}` },
+      })
+        .toString()
+        .trim(),
+    );
+    const bridges = HOSTS.map((host) =>
+      execFileSync(
+        'docker',
+        ['network', 'inspect', 'bridge', '--format', '{{(index .IPAM.Config 0).Subnet}}'],
+        { env: { ...process.env, DOCKER_HOST: `unix://${env[host].DOCKER_SOCKET}` } },
+      )
+        .toString()
+        .trim(),
+    );
+    expect(new Set(engines).size).toBe(2);
+    expect(new Set(bridges).size).toBe(2);
+    for (const host of HOSTS) {
+      expect(env[host].BIND_HOST).not.toMatch(/^127\./);
+      expect(env[host].WORKER_ID).toBe(host);
+      expect((await fetch(`${url[host].runs}/health`)).status).toBe(200);
+    }
+  });
+
+  it("takes runs through either host's API on both hosts; each log is read through the other host, from the object store", async () => {
+    const { key, tenantId } = await newTenant(pool);
+    const api = { h1: client(url.h1.runs, key), h2: client(url.h2.runs, key) };
+    const ranOn = new Map<string, Host>();
+    for (let batch = 0; batch < 4 && new Set(ranOn.values()).size < 2; batch++) {
+      const tracks = await Promise.all(
+        Array.from({ length: 8 }, async (_, i) => {
+          const via = HOSTS[i % 2]!;
+          const reply = await api[via].submit({ image, command: ['echo', `line of ${via}`] });
+          expect(reply.status).toBe(202);
+          return { track: reply.body.track_id, via };
+        }),
+      );
+      for (const { track, via } of tracks) {
+        const other = via === 'h1' ? 'h2' : 'h1';
+        const ended = await api[other].waitFor(track, ['exited'], 120_000);
+        ranOn.set(track, ended.worker_id as Host);
+        const logs = await api[other].call<{ lines: string[] }>(
+          'GET',
+          `/api/v1/runs/${track}/logs?since=0`,
+        );
+        expect(logs.body.lines).toEqual([`line of ${via}`]);
+      }
+    }
+    expect(new Set(ranOn.values())).toEqual(new Set(HOSTS));
+    const s3 = new S3Client({
+      endpoint: config.runs.logObjects!.endpoint,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: {
+        accessKeyId: config.runs.logObjects!.accessKeyId,
+        secretAccessKey: config.runs.logObjects!.secretAccessKey,
+      },
+    });
+    for (const track of ranOn.keys()) {
+      const listed = await s3.send(
+        new ListObjectsV2Command({
+          Bucket: config.runs.logObjects!.bucket,
+          Prefix: `${tenantId}/${track}/stdout/`,
+        }),
+      );
+      expect(listed.KeyCount).toBeGreaterThan(0);
+    }
+    s3.destroy();
+    workflowIds.push(...[...ranOn.keys()].slice(0, 4).map((track) => `run/${track}`));
+  });
+
+  it('runs a DAG whose nodes the hosts share', async () => {
+    const { key } = await newTenant(pool, { permissions: ALL_WORKFLOW_PERMISSIONS });
+    const dag = dagClient(url.h2.runs, key);
+    const fan = ['a', 'b', 'c', 'd'];
+    const id = await dag.submit({
+      name: 'across hosts',
+      nodes: [
+        shNode('root', 'echo root', { image }),
+        ...fan.map((ref) => shNode(ref, `echo ${ref}`, { image })),
+        shNode('join', 'echo join', { image }),
+      ],
+      edges: [...fan.map((ref) => edge('root', ref)), ...fan.map((ref) => edge(ref, 'join'))],
+    });
+    const done = await dag.waitForState(id, ['succeeded', 'failed', 'cancelled'], 180_000);
+    expect(done.state).toBe('succeeded');
+    const api = client(url.h1.runs, key);
+    const hosts = new Set<unknown>();
+    for (const node of done.nodes)
+      hosts.add((await api.status(node.current_track_id!)).body.worker_id);
+    expect([...hosts].every((host) => HOSTS.includes(host as Host))).toBe(true);
+    workflowIds.push(`dag/${id}`);
+  });
+
+  it.each(['ledger', 'quota'] as const)(
+    "runs api/%s/README.md's first calls against the second host, on the Redis Cluster",
+    async (service) => {
+      const { script, prints } = firstCalls(service);
+      const ran = await runBash(script, {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        ...env.h2,
+        [`${service.toUpperCase()}_URL`]: url.h2[service],
+      });
+      expect({ code: ran.code, stdout: ran.stdout, stderr: ran.stderr }).toEqual({
+        code: 0,
+        stdout: prints,
+        stderr: '',
+      });
+    },
+  );
+
+  it('ends a run failed host_lost when its host dies for good; the other host takes the next run; the host, back, removes the container', async () => {
+    const { key, tenantId } = await newTenant(pool);
+    const api = client(url.h1.runs, key);
+    const track = (await api.submit({ image, command: ['sleep', '600'], timeout_seconds: 900 }))
+      .body.track_id;
+    const host = (await api.waitFor(track, ['running'], 120_000)).worker_id as Host;
+    const survivor = host === 'h1' ? 'h2' : 'h1';
+    // The machine dies: every process in its namespace (worker, APIs, dockerd, containerd, the
+    // container's own), at once.
+    execFileSync('bash', ['-c', `ip netns pids plc-${host} | xargs -r kill -KILL`]);
+    const other = client(url[survivor].runs, key);
+    const told = await eventually(
+      async () => {
+        const pass = await temporal.workflow.execute<typeof runsReconcileWorkflow>(
+          'runsReconcileWorkflow',
+          {
+            workflowId: `runs-reconcile-cluster-test-${ulid()}`,
+            taskQueue: taskQueues('').runs,
+            args: [{ tenantId, hostLostGraceSeconds: 6 }],
+            typedSearchAttributes: executionSearchAttributes('platform', 'runs'),
+          },
+        );
+        return pass.hostLost!.length > 0 ? pass.hostLost : undefined;
+      },
+      60_000,
+      2_000,
+    );
+    expect(told).toEqual([
+      { trackId: track, workerId: host, silentSeconds: expect.any(Number) as number },
+    ]);
+    expect(await other.waitFor(track, ['failed'], 60_000)).toMatchObject({ reason: 'host_lost' });
+    const next = (await other.submit({ image, command: ['true'] })).body.track_id;
+    expect((await other.waitFor(next, ['exited'], 120_000)).worker_id).toBe(survivor);
+
+    await cluster('up');
+    const containers = () =>
+      execFileSync('docker', ['ps', '-aq', '--filter', `name=platform-run-${track}`], {
+        env: { ...process.env, DOCKER_HOST: `unix://${env[host].DOCKER_SOCKET}` },
+      })
+        .toString()
+        .trim();
+    await eventually(() => Promise.resolve(containers() === '' ? true : undefined));
+  });
+
+  it("serves the Web UI and the operator CLI from the Temporal server, whose histories replay against today's code", async () => {
+    const listed = (await (
+      await fetch(
+        `${env.h1.TEMPORAL_UI_URL}/api/v1/namespaces/default/workflows?query=${encodeURIComponent(
+          `WorkflowId="${workflowIds[0]}"`,
+        )}`,
+      )
+    ).json()) as { executions?: { execution: { workflowId: string } }[] };
+    expect(listed.executions?.map((e) => e.execution.workflowId)).toEqual([workflowIds[0]]);
+
+    const cli = env.h1.CLUSTER_TEMPORAL_CLI!.split(' ');
+    const out = execFileSync(
+      cli[0]!,
+      [...cli.slice(1), 'workflow', 'describe', '--workflow-id', workflowIds[0]!, '-o', 'json'],
+      { env: { PATH: process.env.PATH, HOME: process.env.HOME } },
+    ).toString();
+    expect(JSON.parse(out)).toMatchObject({
+      workflowExecutionInfo: { status: 'WORKFLOW_EXECUTION_STATUS_COMPLETED' },
+    });
+
+    const histories = await Promise.all(
+      workflowIds.map(async (workflowId) => ({
+        workflowId,
+        history: await temporal.workflow.getHandle(workflowId).fetchHistory(),
+      })),
+    );
+    const failures: string[] = [];
+    for await (const result of Worker.runReplayHistories(
+      {
+        workflowBundle: await bundleWorkflows(),
+        dataConverter: payloadDataConverter(config.temporalPayloadKeys),
+      },
+      histories,
+    ))
+      if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+    expect(failures).toEqual([]);
+    expect(histories.length).toBeGreaterThanOrEqual(5);
+  });
+});
