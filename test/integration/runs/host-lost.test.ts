@@ -93,7 +93,7 @@ describe('a running run whose host is lost', () => {
     expect(told).toEqual([
       { trackId: track, workerId: hostIds.lost, silentSeconds: expect.any(Number) as number },
     ]);
-    expect(told![0]!.silentSeconds).toBeGreaterThan(6);
+    expect(told[0]!.silentSeconds).toBeGreaterThan(6);
     const tellingPass = lastPassId;
 
     const run = await api.waitFor(track, ['failed'], 60_000);
@@ -103,7 +103,7 @@ describe('a running run whose host is lost', () => {
       expect.objectContaining({
         from_state: 'running',
         reason: 'host_lost',
-        payload: { worker_id: hostIds.lost, silent_seconds: told![0]!.silentSeconds },
+        payload: { worker_id: hostIds.lost, silent_seconds: told[0]!.silentSeconds },
       }),
     ]);
     // Its slot is back: the tenant's waiting run runs, on the host still alive.
