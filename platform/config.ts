@@ -3,6 +3,7 @@ import Joi from 'joi';
 import proxyAddr from 'proxy-addr';
 import { parseSecretsKey } from './secrets';
 import { parsePayloadKeys, type PayloadKey } from './payload-codec';
+import { labelledMessage } from './joi-messages';
 
 /** The entries of a TRUSTED_PROXIES value (comma-separated; blanks ignored). */
 const trustedProxyList = (value: string): string[] =>
@@ -106,9 +107,7 @@ const schema = Joi.object({
     .default('')
     .custom((value: string, helpers) => {
       const parsed = value === '' ? [] : parsePayloadKeys(value);
-      return typeof parsed === 'string'
-        ? helpers.message({ custom: `{{#label}}: ${parsed}` })
-        : value;
+      return typeof parsed === 'string' ? labelledMessage(helpers, `: ${parsed}`) : value;
     })
     .description(
       'AES-256-GCM keys of Temporal payloads, `id:base64[,id:base64...]` (32 bytes each): the first encrypts, all decode (rotation: put the new key first, keep the old); every client and worker must hold the same keys. Empty: payloads in clear. scripts/stack env makes one per data dir',
@@ -145,7 +144,7 @@ const schema = Joi.object({
     .default('')
     .custom((value: string, helpers) => {
       const problem = trustedProxiesProblem(trustedProxyList(value));
-      return problem === null ? value : helpers.message({ custom: `{{#label}}: ${problem}` });
+      return problem === null ? value : labelledMessage(helpers, `: ${problem}`);
     })
     .description(
       'load balancers and proxies in front of the APIs (comma-separated addresses, CIDR ranges, or loopback, linklocal, uniquelocal): a request from one of them is the client named in X-Forwarded-For (read from the right, through every trusted hop); empty: the socket peer is the client, X-Forwarded-For is ignored. The client address is what /metrics (private networks only) and the ledger edge limiter go by',

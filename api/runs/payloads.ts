@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { labelledMessage } from '../../platform/joi-messages';
 import { boundedText } from '../platform/http/text';
 import { runsError } from './errors';
 
@@ -64,9 +65,10 @@ const labelSelector = () =>
     .custom((value: string, helpers) =>
       LABEL_SELECTOR.test(value) && [...value].length <= LABEL_SELECTOR_MAX_LENGTH
         ? value
-        : helpers.message({
-            custom: `{{#label}} must be key=value: a label key (${LABEL_KEY_PATTERN}), '=', and a value, ${LABEL_SELECTOR_MAX_LENGTH} characters at most`,
-          }),
+        : labelledMessage(
+            helpers,
+            ` must be key=value: a label key (${LABEL_KEY_PATTERN}), '=', and a value, ${LABEL_SELECTOR_MAX_LENGTH} characters at most`,
+          ),
     )
     .meta({
       'x-schema': { pattern: LABEL_SELECTOR_PATTERN, maxLength: LABEL_SELECTOR_MAX_LENGTH },

@@ -409,6 +409,10 @@ describe('runs API: timers', () => {
       '?offset=-1',
     ])
       expect([query, (await list(api, query)).status]).toEqual([query, 422]);
+    // The refusal reads as written: the key's pattern is not taken for a message template.
+    expect(JSON.stringify((await list(api, '?label_filter=noequals')).body)).toContain(
+      "must be key=value: a label key (^[a-z0-9_.-]{1,63}$), '=', and a value",
+    );
     const unknown = await list(api, '?state=pending');
     expect(unknown.status).toBe(400);
     expect((unknown.body as unknown as { detail: string }).detail).toContain(

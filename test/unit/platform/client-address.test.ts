@@ -44,5 +44,9 @@ describe('the client address (TRUSTED_PROXIES)', () => {
     ]);
     for (const bad of ['10.0.0.0/33', 'proxy.example', '10.0.0.1/8/2'])
       expect(() => loadConfig({ TRUSTED_PROXIES: bad })).toThrow(/TRUSTED_PROXIES/);
+    // The parser's words come through as written, braces and all (not read as a joi template).
+    expect(() => loadConfig({ TRUSTED_PROXIES: '10.0.0.0/{8}' })).toThrow(
+      '"TRUSTED_PROXIES": invalid range on address: 10.0.0.0/{8}',
+    );
   });
 });
