@@ -101,7 +101,7 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
       }),
       ...createReconcileActivities({ pool: deps.pool }),
       ...createTimerActivities({ pool: deps.pool }),
-      ...createScheduleActivities({ pool: deps.pool }),
+      ...createScheduleActivities({ pool: deps.pool, runsQueue: queues.runs }),
       ...createTriggerActivities({ pool: deps.pool, config }),
     },
   };

@@ -9,7 +9,8 @@ export type ScheduleFireResult =
   | { outcome: 'already_recorded' }
   | { outcome: 'schedule_deleted' };
 
-export function createScheduleActivities(deps: { pool: DatabasePool }) {
+/** `runsQueue`: this deployment's runs queue, whose publisher delivers the notices written here. */
+export function createScheduleActivities(deps: { pool: DatabasePool; runsQueue: string }) {
   return {
     /**
      * Records one occurrence's fire: its ledger row (`enqueued` with the subscriptions its
@@ -30,7 +31,7 @@ export function createScheduleActivities(deps: { pool: DatabasePool }) {
       const wallTime = cron && timezone ? wallTimeOf(cron, timezone, Date.parse(occurrence)) : null;
       return recordScheduleFire(
         deps.pool,
-        { scheduleId: input.scheduleId, occurrence, wallTime },
+        { scheduleId: input.scheduleId, occurrence, wallTime, taskQueue: deps.runsQueue },
         ulid(),
       );
     },

@@ -50,25 +50,36 @@ export interface UnpublishedEvent {
  * Claims up to `limit` unpublished events of each outbox, oldest first, locked so that two
  * publishers never take the same event (SKIP LOCKED).
  */
-export async function claimUnpublished(tx: Tx, limit: number): Promise<UnpublishedEvent[]> {
+export async function claimUnpublished(
+  tx: Tx,
+  limit: number,
+  queue: string,
+): Promise<UnpublishedEvent[]> {
+  // Only this deployment's events (its runs queue; NULL: rows that name none): deployments that
+  // share the database (a test's own prefix) never publish, nor start, each other's.
+  const ours = (column: ReturnType<typeof sql.identifier>) =>
+    sql.fragment`(${column} IS NULL OR ${column} = ${queue})`;
   const runs = await tx.any(sql.unsafe`
     SELECT 'run' AS source, e.event_id AS key, e.event_id, e.tenant_id, e.ts AS occurred_at,
            e.event_type, NULL AS kind, e.from_state, e.to_state, e.track_id, r.workflow_id,
            r.node_ref, NULL AS resource_type, NULL AS resource_id, NULL::jsonb AS data
     FROM runs.run_events e JOIN runs.runs r USING (track_id)
-    WHERE e.published_at IS NULL
+    WHERE e.published_at IS NULL AND ${ours(sql.identifier(['r', 'workflow_task_queue']))}
     ORDER BY e.event_id LIMIT ${limit} FOR UPDATE OF e SKIP LOCKED`);
   const workflows = await tx.any(sql.unsafe`
-    SELECT 'workflow' AS source, id::text AS key, event_id, tenant_id, created_at AS occurred_at,
-           NULL AS event_type, kind, from_state, to_state, NULL AS track_id, workflow_id, node_ref,
-           NULL AS resource_type, NULL AS resource_id, NULL::jsonb AS data
-    FROM runs.workflow_events WHERE published_at IS NULL
-    ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`);
+    SELECT 'workflow' AS source, e.id::text AS key, e.event_id, e.tenant_id,
+           e.created_at AS occurred_at, NULL AS event_type, e.kind, e.from_state, e.to_state,
+           NULL AS track_id, e.workflow_id, e.node_ref, NULL AS resource_type,
+           NULL AS resource_id, NULL::jsonb AS data
+    FROM runs.workflow_events e JOIN runs.workflows w USING (workflow_id)
+    WHERE e.published_at IS NULL AND ${ours(sql.identifier(['w', 'workflow_task_queue']))}
+    ORDER BY e.id LIMIT ${limit} FOR UPDATE OF e SKIP LOCKED`);
   const notices = await tx.any(sql.unsafe`
     SELECT 'notice' AS source, event_id AS key, event_id, tenant_id, created_at AS occurred_at,
            event_type, NULL AS kind, NULL AS from_state, NULL AS to_state, NULL AS track_id,
            NULL AS workflow_id, NULL AS node_ref, resource_type, resource_id, data
-    FROM runs.webhook_notices WHERE published_at IS NULL
+    FROM runs.webhook_notices
+    WHERE published_at IS NULL AND ${ours(sql.identifier(['workflow_task_queue']))}
     ORDER BY event_id LIMIT ${limit} FOR UPDATE SKIP LOCKED`);
   return [runs, workflows, notices].flat() as UnpublishedEvent[];
 }
@@ -305,14 +316,8 @@ export async function recordAttempt(pool: DatabasePool, a: AttemptRecord): Promi
         finished_at = CASE WHEN ${a.outcome !== 'retry'} THEN date_trunc('milliseconds', now()) END,
         updated_at = date_trunc('milliseconds', now())
       WHERE delivery_id = ${a.deliveryId}::bigint AND state = 'delivering'
-      RETURNING delivery_id::text, tenant_id, endpoint_id, event_id, event_type, test`)) as {
-      delivery_id: string;
-      tenant_id: string;
-      endpoint_id: string;
-      event_id: string;
-      event_type: string;
-      test: boolean;
-    } | null;
+      RETURNING delivery_id::text, tenant_id, endpoint_id, event_id, event_type, test,
+                workflow_task_queue`)) as DeliveryRecorded | null;
     if (!delivery) return; // cancelled meanwhile, or this attempt already recorded
     await tx.query(sql.unsafe`
       INSERT INTO runs.webhook_attempts (delivery_id, attempt, started_at, finished_at,
@@ -332,18 +337,18 @@ export async function recordAttempt(pool: DatabasePool, a: AttemptRecord): Promi
   });
 }
 
-async function afterDead(
-  tx: Tx,
-  delivery: {
-    delivery_id: string;
-    tenant_id: string;
-    endpoint_id: string;
-    event_id: string;
-    event_type: string;
-    test: boolean;
-  },
-  a: AttemptRecord,
-): Promise<void> {
+interface DeliveryRecorded {
+  delivery_id: string;
+  tenant_id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  test: boolean;
+  /** Its deployment's runs queue: the notices it raises are that deployment's to publish. */
+  workflow_task_queue: string | null;
+}
+
+async function afterDead(tx: Tx, delivery: DeliveryRecorded, a: AttemptRecord): Promise<void> {
   const window = (await tx.one(sql.unsafe`
     SELECT count(*) FILTER (WHERE state = 'dead')::int AS dead,
            count(*) FILTER (WHERE state = 'delivered')::int AS delivered
@@ -359,7 +364,7 @@ async function afterDead(
       WHERE endpoint_id = ${delivery.endpoint_id} AND active`);
   if (!a.raisesNotices) return;
   const endpoint = { type: 'webhook_endpoint', id: delivery.endpoint_id };
-  await insertNotice(tx, delivery.tenant_id, 'tenant.delivery_dead', endpoint, {
+  await insertNotice(tx, delivery, 'tenant.delivery_dead', endpoint, {
     delivery_id: Number(delivery.delivery_id),
     endpoint_id: delivery.endpoint_id,
     event_id: delivery.event_id,
@@ -369,7 +374,7 @@ async function afterDead(
     last_error: a.error,
   });
   if (window.dead === DEGRADED_DEAD_24H)
-    await insertNotice(tx, delivery.tenant_id, 'webhook.endpoint_degraded', endpoint, {
+    await insertNotice(tx, delivery, 'webhook.endpoint_degraded', endpoint, {
       endpoint_id: delivery.endpoint_id,
       dead_deliveries_24h: window.dead,
     });
@@ -377,12 +382,14 @@ async function afterDead(
 
 async function insertNotice(
   tx: Tx,
-  tenantId: string,
+  delivery: DeliveryRecorded,
   eventType: string,
   resource: { type: string; id: string },
   data: Record<string, unknown>,
 ): Promise<void> {
   await tx.query(sql.unsafe`
-    INSERT INTO runs.webhook_notices (event_id, tenant_id, event_type, resource_type, resource_id, data)
-    VALUES (${ulid()}, ${tenantId}, ${eventType}, ${resource.type}, ${resource.id}, ${sql.jsonb(data as never)})`);
+    INSERT INTO runs.webhook_notices (event_id, tenant_id, event_type, resource_type, resource_id,
+                                      data, workflow_task_queue)
+    VALUES (${ulid()}, ${delivery.tenant_id}, ${eventType}, ${resource.type}, ${resource.id},
+            ${sql.jsonb(data as never)}, ${delivery.workflow_task_queue})`);
 }

@@ -185,7 +185,7 @@ export type RecordFireOutcome =
  */
 export async function recordScheduleFire(
   db: Queryable,
-  fire: { scheduleId: string; occurrence: string; wallTime: string | null },
+  fire: { scheduleId: string; occurrence: string; wallTime: string | null; taskQueue: string },
   eventId: string,
 ): Promise<RecordFireOutcome> {
   const { scheduleId, occurrence, wallTime } = fire;
@@ -213,14 +213,15 @@ export async function recordScheduleFire(
       RETURNING *),
     notice AS (
       INSERT INTO runs.webhook_notices (event_id, tenant_id, event_type, resource_type,
-                                        resource_id, data)
+                                        resource_id, data, workflow_task_queue)
       SELECT fire.event_id, s.tenant_id, ${SCHEDULE_FIRED_EVENT}, 'schedule', s.schedule_id,
              jsonb_build_object('schedule_id', s.schedule_id,
                                 'occurrence', ${isoMs(sql.identifier(['fire', 'occurrence']))},
                                 'wall_time', ${wallText(sql.identifier(['fire', 'wall_time']))},
                                 'fired_at', ${isoMs(sql.identifier(['fire', 'fired_at']))},
                                 'fire_delay_seconds', fire.fire_delay_seconds,
-                                'labels', s.labels, 'payload', s.payload)
+                                'labels', s.labels, 'payload', s.payload),
+             ${fire.taskQueue}
       FROM fire JOIN s USING (schedule_id)
       WHERE fire.event_id IS NOT NULL
       RETURNING event_id)

@@ -163,15 +163,17 @@ export async function fireTimer(
       UPDATE runs.timers SET state = 'fired', fired_at = ${NOW},
         fire_delay_seconds = greatest(0, round(extract(epoch FROM ${NOW} - fire_at)::numeric, 3))
       WHERE timer_id = ${timerId} AND state = 'pending'
-      RETURNING timer_id, tenant_id, fire_at, fired_at, fire_delay_seconds, labels, payload),
+      RETURNING timer_id, tenant_id, fire_at, fired_at, fire_delay_seconds, labels, payload,
+                workflow_task_queue),
     notice AS (
       INSERT INTO runs.webhook_notices (event_id, tenant_id, event_type, resource_type,
-                                        resource_id, data)
+                                        resource_id, data, workflow_task_queue)
       SELECT ${eventId}, tenant_id, ${TIMER_FIRED_EVENT}, 'timer', timer_id,
              jsonb_build_object('timer_id', timer_id, 'fire_at', ${ISO_MS('fire_at')},
                                 'fired_at', ${ISO_MS('fired_at')},
                                 'fire_delay_seconds', fire_delay_seconds,
-                                'labels', labels, 'payload', payload)
+                                'labels', labels, 'payload', payload),
+             workflow_task_queue
       FROM fired
       RETURNING event_id)
     SELECT notice.event_id, fired.fire_delay_seconds::text

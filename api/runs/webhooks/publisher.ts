@@ -36,7 +36,7 @@ export function createEventPublisher(deps: PlatformDeps, starter: DeliveryStarte
   let running: Promise<void> | null = null;
   const pass = async (): Promise<number> => {
     const started = await deps.pool.transaction(async (tx) => {
-      const events = await claimUnpublished(tx, PUBLISH_BATCH);
+      const events = await claimUnpublished(tx, PUBLISH_BATCH, queue);
       if (events.length === 0) return { published: 0, pending: [] };
       const deliveries = await deliveriesOf(tx, events, queue);
       const pending = await insertDeliveries(tx, deliveries);

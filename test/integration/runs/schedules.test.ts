@@ -13,6 +13,7 @@ import {
   scheduleTemporalId,
 } from '../../../workflows/runs/schedule-fire-definitions';
 import { createScheduleActivities } from '../../../activities/runs/schedules';
+import { taskQueues } from '../../../workflows/platform/task-queues';
 import { wallTimeOf } from '../../../api/runs/schedules/dst';
 import { eventually } from '../../support/services';
 import {
@@ -274,7 +275,10 @@ describe('runs API: schedules', () => {
     const { api, tenantId } = await tenant();
     const [cron, timezone] = ['30 1,2 * * *', 'America/New_York'];
     const schedule = await created(api, { cron, timezone, enabled: false });
-    const activities = createScheduleActivities({ pool: h.pool });
+    const activities = createScheduleActivities({
+      pool: h.pool,
+      runsQueue: taskQueues(config.taskQueuePrefix).runs,
+    });
     const fire = async (occurrence: string) =>
       (
         await activities.recordScheduleFire({
