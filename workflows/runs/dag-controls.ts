@@ -1,4 +1,10 @@
-import { ApplicationFailure, CancellationScope, condition, setHandler } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  patched,
+  setHandler,
+} from '@temporalio/workflow';
 import type { UpdateDefinition } from '@temporalio/common';
 import {
   approveNodeUpdate,
@@ -134,21 +140,43 @@ async function resume(dag: DagExecution): Promise<void> {
 }
 
 /**
- * Cancelled at once, with every node not in flight; the runs in flight are killed (wherever
- * they are: a waiting run ends without starting), and their nodes end cancelled as they stop.
+ * Patch `dag-cancel-after-nodes` (step 2, patched()): the workflow is recorded cancelled once
+ * every node is terminal, so it never reads cancelled beside a node still running (and its
+ * workflow.cancelled event carries the nodes' final states). Before it, the workflow was
+ * recorded cancelled at once and in-flight nodes followed.
+ */
+const CANCEL_AFTER_NODES_PATCH = 'dag-cancel-after-nodes';
+
+/**
+ * Every node not in flight cancelled at once; the runs in flight are killed (wherever they are: a
+ * waiting run ends without starting), and their nodes end cancelled as they stop; then the
+ * workflow is cancelled. The update answers once it is.
  */
 async function cancel(dag: DagExecution): Promise<void> {
   dag.cancelling = true;
+  const afterNodes = patched(CANCEL_AFTER_NODES_PATCH);
   const resting: NodeState[] = ['pending', 'retrying', 'waiting_approval'];
   const nodes = [...dag.nodes.values()].filter((n) => resting.includes(n.state));
-  const written = dag.change({
-    workflow: 'cancelled',
-    nodes: nodes.map((n) => ({ ref: n.ref, to: 'cancelled' as const })),
-  });
-  const kills = [...dag.nodes.values()]
-    .filter((n) => n.child !== null)
-    .map((n) => n.child!.signal(cancelRunSignal).catch(() => undefined));
+  const inFlight = [...dag.nodes.values()].filter(
+    (n) => !isTerminalNode(n.state) && !resting.includes(n.state),
+  );
+  const cancelNow = !afterNodes || inFlight.length === 0;
+  const written =
+    cancelNow || nodes.length > 0
+      ? dag.change({
+          ...(cancelNow ? { workflow: 'cancelled' as const } : {}),
+          nodes: nodes.map((n) => ({ ref: n.ref, to: 'cancelled' as const })),
+        })
+      : null;
+  // A node whose run is still being started is killed by its own task (dag-nodes.ts).
+  const kills = inFlight.flatMap((n) =>
+    n.child === null ? [] : [n.child.signal(cancelRunSignal).catch(() => undefined)],
+  );
   await Promise.all([written, ...kills]);
+  if (afterNodes && !dag.isTerminal()) {
+    await condition(() => [...dag.nodes.values()].every((n) => isTerminalNode(n.state)));
+    await dag.change({ workflow: 'cancelled' });
+  }
   dag.wake();
 }
 

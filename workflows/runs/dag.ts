@@ -16,7 +16,8 @@
  * 50-node DAG with every node retried 10 times is ~6,000 events, under Temporal's limits, so
  * there is no continue-as-new.
  *
- * PATCHES: dag-scheduled-start (step 2: patched(); see untilScheduledStart). RECORDED HISTORIES
+ * PATCHES: dag-scheduled-start (step 2: patched(); see untilScheduledStart);
+ * dag-cancel-after-nodes (step 2: patched(); see cancel in dag-controls.ts). RECORDED HISTORIES
  * (test/histories/runs/dag-*.json) prove each shape; dag-scheduled.json the deferred one.
  */
 import { CancellationScope, allHandlersFinished, condition, patched } from '@temporalio/workflow';
@@ -77,7 +78,9 @@ async function drive(dag: DagExecution): Promise<void> {
     }
     const outcome = outcomeOf(dag.nodeStates());
     if (outcome !== null) {
-      if (!dag.isTerminal()) void dag.change({ workflow: outcome, workflowLast: true });
+      // A cancel records the workflow's end itself, once its nodes have ended (dag-controls.ts).
+      if (!dag.isTerminal() && !dag.cancelling)
+        void dag.change({ workflow: outcome, workflowLast: true });
       await dag.flushed();
       return;
     }

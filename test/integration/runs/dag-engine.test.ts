@@ -297,16 +297,23 @@ describe('DAG workflows on the engine', () => {
       return byState.running && byState.scheduled ? byState : undefined;
     });
     expect((await oneSlot.control(id, 'cancel')).status).toBe(200);
+    // Answered once the workflow is cancelled, and it is so only with every node ended: never
+    // cancelled beside a node still running, and its result lists final states only.
     expect((await oneSlot.status(id)).state).toBe('cancelled');
-    expect((await oneSlot.control(id, 'cancel')).body.detail).toBe('already_terminal');
-    await oneSlot.waitForNode(id, 'a', ['cancelled'], 30_000);
-    await oneSlot.waitForNode(id, 'b', ['cancelled'], 30_000);
     expect(await oneSlot.states(id)).toEqual({
       a: 'cancelled',
       b: 'cancelled',
       gate: 'cancelled',
       c: 'cancelled',
     });
+    const result = await oneSlot.api.call<{ nodes: { ref: string; final_state: string }[] }>(
+      'GET',
+      `/api/v1/workflows/${id}/result`,
+    );
+    expect(result.body.nodes.map((n) => n.final_state)).toEqual(
+      Array(4).fill('cancelled') as string[],
+    );
+    expect((await oneSlot.control(id, 'cancel')).body.detail).toBe('already_terminal');
     const killed = await oneSlot.api.status(runs.running!);
     expect(killed.body).toMatchObject({ state: 'killed' });
     expect(killed.body.events.at(-1)).toMatchObject({ reason: 'workflow_cancelled' });
