@@ -49,7 +49,7 @@ import { freePort, startApiProcess, stopProcessGroup } from '../test/support/api
 import { cpuPerUnit } from './lib/cpu-per-unit';
 import { closedLoop, httpCall, percentile, type Reply } from './lib/http-load';
 import { preparePgbench, runPgbench, vacuumPgbench } from './lib/pgbench';
-import { endedChildrenCpuMs, parentPid, processCpuMs } from './lib/process-cpu';
+import { endedChildrenCpuMs, postmasterPid, processCpuMs } from './lib/process-cpu';
 import { processTreeCpuMs } from './lib/process-tree-cpu';
 
 const REPO_ROOT = path.resolve(__dirname, '..');
@@ -328,14 +328,6 @@ async function redisPid(redis: Redis): Promise<number> {
   const pid = /^process_id:(\d+)/m.exec(await redis.info('server'))?.[1];
   if (!pid) throw new Error('INFO server names no process_id');
   return Number(pid);
-}
-
-/** The postmaster of the pool's server: the parent of one of its backends. */
-async function postmasterPid(pool: DatabasePool): Promise<number> {
-  const backend = (await pool.oneFirst(sql.unsafe`SELECT pg_backend_pid()`)) as number;
-  const pid = parentPid(backend);
-  if (pid <= 1) throw new Error(`no postmaster above backend ${backend} in /proc`);
-  return pid;
 }
 
 /**

@@ -3,45 +3,61 @@
  *  1. the receiver's own rate: a plain HTTPS load generator (16 requests in flight, a fresh TLS
  *     connection each, as a delivery makes) POSTing an envelope-sized body to a local HTTPS
  *     receiver — the baseline, measured in the same run on the same cores;
- *  2. deliveries/s through the whole engine to the same receiver: DELIVERIES test deliveries
- *     (POST /webhooks/{id}/test), each a row, a publisher-free start through the delivery outbox,
- *     a Temporal workflow and a signed attempt; from the first row's creation to the last 2xx;
- *  3. the enqueue-to-first-attempt latency p50/p99 of those deliveries (row created → attempt 1
- *     started, from webhook_attempts);
- * and the ratio of (2) to (1). It starts its own worker process and API in the tests' Temporal
- * namespace on task queues of its own, so it never disturbs a running stack or test.
+ *  2. deliveries/s through the whole engine to the same receiver: a burst of DELIVERIES test
+ *     deliveries (POST /webhooks/{id}/test) across ENDPOINTS endpoints, each a row, a start
+ *     through the delivery outbox, a Temporal workflow and a signed attempt; from the first row's
+ *     creation to the last 2xx; its ratio to (1), and the CPU per delivery of each process (API,
+ *     worker, Temporal server, Postgres);
+ *  3. row created → first attempt started, p50/p99 (webhook_attempts);
+ *  4. per-endpoint order: first attempts that reached their endpoint before one made earlier;
+ *  5. the Temporal history of a delivery (events, bytes): what a Temporal cluster stores for it.
+ * It starts its own worker and API processes in the tests' Temporal namespace on task queues of
+ * its own, so it never disturbs a running stack or test.
  */
 import https from 'node:https';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { temporal } from '@temporalio/proto';
 import { ulid } from 'ulid';
 import { percentile } from './lib/http-load';
 import { loadConfig } from '../platform/config';
 import { createLogger } from '../platform/logger';
-import { createDatabasePool, sql } from '../db/pool';
+import { createTemporalClient } from '../platform/temporal';
+import { createDatabasePool, sql, type DatabasePool } from '../db/pool';
 import { migrateAll } from '../db/migrate';
+import { deliveryWorkflowId } from '../workflows/platform/delivery-definitions';
 import { loadStackEnv } from '../test/support/stack-env';
 import { testNamespace } from '../test/support/test-namespace';
 import { startWorkerProcess } from '../test/support/worker-process';
-import { startHttpsReceiver } from '../test/support/https-receiver';
+import { freePort, startApiProcess, stopProcessGroup } from '../test/support/api-process';
+import { startHttpsReceiver, type ReceivedRequest } from '../test/support/https-receiver';
 import { ensureWebhookTestCertificates, webhookTestEnv } from '../test/support/webhook-test-env';
-import { startTestService } from '../test/support/services';
 import { benchRunsTenant } from './lib/runs-tenant';
+import { cpuPerUnit } from './lib/cpu-per-unit';
+import { endedChildrenCpuMs, postmasterPid, processCpuMs } from './lib/process-cpu';
+import { processTreeCpuMs } from './lib/process-tree-cpu';
 
-const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 300);
+const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 1000);
+const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 10);
 const BASELINE_REQUESTS = Number(process.env.BENCH_BASELINE_REQUESTS ?? 1000);
 const BASELINE_IN_FLIGHT = 16;
+/** Test deliveries asked for at once (the burst's own load on the API). */
+const BURST_IN_FLIGHT = 32;
+/** Delivery histories read for their size. */
+const HISTORY_SAMPLE = 10;
 
 async function main(): Promise<void> {
   loadStackEnv();
   await ensureWebhookTestCertificates();
   const id = `bench-${ulid().toLowerCase().slice(-8)}`;
+  const port = await freePort();
   const env = {
     ...webhookTestEnv(),
     TEMPORAL_NAMESPACE: testNamespace(),
     TASK_QUEUE_PREFIX: `${id}-`,
     WORKER_ID: id,
+    RUNS_PORT: String(port),
     RUNS_RATE_LIMIT_REQUESTS: '1000000',
     RUNS_RETENTION_SCHEDULE: 'false',
     LOG_LEVEL: 'warn',
@@ -50,10 +66,19 @@ async function main(): Promise<void> {
   const config = loadConfig();
   await migrateAll(config.databaseUrl, createLogger('warn'));
   const pool = await createDatabasePool(config, { applicationName: 'bench-webhooks' });
-  const logFile = path.resolve('.data', 'logs', `${id}-worker.log`);
-  const worker = await startWorkerProcess(env, logFile, { detached: true });
+  const logs = path.resolve('.data', 'logs');
+  const worker = await startWorkerProcess(env, path.join(logs, `${id}-worker.log`), {
+    detached: true,
+  });
   const receiver = await startHttpsReceiver();
-  const api = await startTestService('runs', env);
+  const apiUrl = `http://127.0.0.1:${port}`;
+  const api = await startApiProcess({
+    services: ['runs'],
+    env: { ...process.env, ...env },
+    logFile: path.join(logs, `${id}-api.log`),
+    readyUrls: [`${apiUrl}/ping`],
+  });
+  const client = createTemporalClient(config);
   try {
     console.log(
       `webhooks bench (${id}; ${os.cpus().length} CPUs, load average ${os.loadavg()[0]!.toFixed(1)})`,
@@ -65,45 +90,115 @@ async function main(): Promise<void> {
     receiver.requests.length = 0;
 
     const { key } = await benchRunsTenant(pool, ['svc_webhook_admin', 'svc_webhook_read']);
-    const headers = {
-      authorization: `Bearer ${key}`,
-      'content-type': 'application/json',
-    };
-    const created = await fetch(`${api.url}/api/v1/webhooks`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ url: `${receiver.url}/hook`, events: ['run.terminal'] }),
-    });
-    const { endpoint_id: endpointId } = (await created.json()) as { endpoint_id: string };
-    await Promise.all(
-      Array.from({ length: DELIVERIES }, () =>
-        fetch(`${api.url}/api/v1/webhooks/${endpointId}/test`, { method: 'POST', headers }),
-      ),
+    const call = (route: string, body?: unknown) =>
+      fetch(`${apiUrl}/api/v1/webhooks${route}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    const endpoints: string[] = [];
+    for (let i = 0; i < ENDPOINTS; i++) {
+      const made = await call('', { url: `${receiver.url}/hook-${i}`, events: ['run.terminal'] });
+      endpoints.push(((await made.json()) as { endpoint_id: string }).endpoint_id);
+    }
+    const postmaster = await postmasterPid(pool);
+    const temporalPid = Number(
+      fs.readFileSync(path.resolve('.data', 'run', 'temporal.pid'), 'utf8'),
     );
-    await receiver.waitForRequests(DELIVERIES, 600_000);
-    const figures = (await pool.one(sql.unsafe`
-      SELECT count(*) FILTER (WHERE d.state = 'delivered')::int AS delivered,
-             extract(epoch FROM max(d.finished_at) - min(d.created_at))::float8 AS seconds,
-             array_agg(extract(epoch FROM a.started_at - d.created_at)::float8) AS waits
-      FROM runs.webhook_deliveries d
-      JOIN runs.webhook_attempts a ON a.delivery_id = d.delivery_id AND a.attempt = 1
-      WHERE d.endpoint_id = ${endpointId}`)) as {
-      delivered: number;
-      seconds: number;
-      waits: number[];
-    };
+    const { cpuUs } = await cpuPerUnit(
+      {
+        api: () => processTreeCpuMs(api.pid!),
+        worker: () => processTreeCpuMs(worker.pid!),
+        temporal: () => processCpuMs(temporalPid),
+        postgres: () => processTreeCpuMs(postmaster) + endedChildrenCpuMs(postmaster),
+      },
+      async () => {
+        let asked = 0;
+        await Promise.all(
+          Array.from({ length: BURST_IN_FLIGHT }, async () => {
+            while (asked < DELIVERIES) {
+              const endpoint = endpoints[asked++ % ENDPOINTS]!;
+              await (await call(`/${endpoint}/test`)).arrayBuffer();
+            }
+          }),
+        );
+        await receiver.waitForRequestsTo('/hook-', DELIVERIES, 600_000);
+      },
+      () => DELIVERIES,
+    );
+    const figures = await burstFigures(pool, endpoints);
     const rate = figures.delivered / figures.seconds;
     const ms = (p: number) => (percentile(figures.waits, p) * 1000).toFixed(0);
     console.log(
-      `deliveries/s         ${rate.toFixed(1)} (${figures.delivered}/${DELIVERIES} delivered in ${figures.seconds.toFixed(2)} s); ratio to the receiver alone ${(rate / baseline).toFixed(3)}`,
+      `deliveries/s         ${rate.toFixed(1)} (${figures.delivered}/${DELIVERIES} delivered to ${ENDPOINTS} endpoints in ${figures.seconds.toFixed(2)} s); ratio to the receiver alone ${(rate / baseline).toFixed(3)}`,
     );
-    console.log(`enqueue → attempt 1  p50 ${ms(50)} ms  p99 ${ms(99)} ms`);
+    console.log(`created → attempt 1  p50 ${ms(50)} ms  p99 ${ms(99)} ms`);
+    console.log(
+      `per-endpoint order   ${outOfOrder(receiver.requests)} of ${DELIVERIES} first attempts reached their endpoint after a later delivery's`,
+    );
+    const cpu = Object.entries(cpuUs)
+      .map(([name, us]) => `${name} ${us.toFixed(0)}`)
+      .join(', ');
+    console.log(`CPU µs per delivery  ${cpu}`);
+    const history = await historySize(client, figures.sample);
+    console.log(
+      `history per delivery ${history.events.toFixed(1)} events, ${history.bytes.toFixed(0)} bytes (mean of ${figures.sample.length})`,
+    );
   } finally {
-    await api.close();
+    await client.connection.close();
+    await stopProcessGroup(api);
     await receiver.close();
     if (worker.exitCode === null) process.kill(-worker.pid!, 'SIGTERM');
     await pool.end();
   }
+}
+
+/** The burst as the rows tell it: delivered, first row to last end, each first attempt's wait. */
+async function burstFigures(pool: DatabasePool, endpoints: string[]) {
+  return (await pool.one(sql.unsafe`
+    SELECT count(*) FILTER (WHERE d.state = 'delivered')::int AS delivered,
+           extract(epoch FROM max(d.finished_at) - min(d.created_at))::float8 AS seconds,
+           array_agg(extract(epoch FROM a.started_at - d.created_at)::float8) AS waits,
+           (array_agg(d.delivery_id::text ORDER BY d.delivery_id))[1:${HISTORY_SAMPLE}] AS sample
+    FROM runs.webhook_deliveries d
+    JOIN runs.webhook_attempts a ON a.delivery_id = d.delivery_id AND a.attempt = 1
+    WHERE d.endpoint_id = ANY(${sql.array(endpoints, 'text')})`)) as {
+    delivered: number;
+    seconds: number;
+    waits: number[];
+    sample: string[];
+  };
+}
+
+/** First attempts that arrived after a later delivery to the same endpoint had arrived. */
+function outOfOrder(requests: ReceivedRequest[]): number {
+  const latest = new Map<string, number>();
+  let late = 0;
+  for (const request of requests) {
+    if (request.headers['x-svc-attempt'] !== '1') continue;
+    const delivery = Number(request.headers['x-svc-delivery']);
+    if (delivery < (latest.get(request.path) ?? -1)) late++;
+    else latest.set(request.path, delivery);
+  }
+  return late;
+}
+
+/** Mean events and encoded bytes of these deliveries' workflow histories. */
+async function historySize(
+  client: ReturnType<typeof createTemporalClient>,
+  deliveryIds: string[],
+): Promise<{ events: number; bytes: number }> {
+  const histories = await Promise.all(
+    deliveryIds.map((deliveryId) =>
+      client.workflow.getHandle(deliveryWorkflowId('runs', deliveryId)).fetchHistory(),
+    ),
+  );
+  const mean = (f: (h: temporal.api.history.v1.IHistory) => number) =>
+    histories.reduce((sum, h) => sum + f(h), 0) / Math.max(1, histories.length);
+  return {
+    events: mean((h) => h.events?.length ?? 0),
+    bytes: mean((h) => temporal.api.history.v1.History.encode(h).finish().length),
+  };
 }
 
 /** Requests/s the receiver answers on its own: a plain client, BASELINE_IN_FLIGHT at a time. */

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { sql, type DatabasePool } from '../../db/pool';
 
 /** /proc/<pid>/stat counts CPU time in clock ticks of 10 ms (USER_HZ 100 on Linux). */
 const TICK_MS = 10;
@@ -37,4 +38,12 @@ export function endedChildrenCpuMs(pid: number): number {
 /** The parent of a Linux process (field 4 of stat), or 0 where /proc cannot tell. */
 export function parentPid(pid: number): number {
   return Number(statFields(pid)?.[1] ?? 0);
+}
+
+/** The postmaster of the pool's server: the parent of one of its backends. */
+export async function postmasterPid(pool: DatabasePool): Promise<number> {
+  const backend = (await pool.oneFirst(sql.unsafe`SELECT pg_backend_pid()`)) as number;
+  const pid = parentPid(backend);
+  if (pid <= 1) throw new Error(`no postmaster above backend ${backend} in /proc`);
+  return pid;
 }
