@@ -271,6 +271,46 @@ export async function beginAttempt(
     FROM begun b JOIN runs.webhook_endpoints e USING (endpoint_id)`)) as AttemptTarget | null;
 }
 
+/**
+ * How long after a delivery is made its own API process may still make its first attempt; an
+ * older pending row is the sweeper's (api/runs/webhooks/starter.ts), so the two never both take
+ * one. Their clock is the database's.
+ */
+export const DISPATCH_WINDOW_SECONDS = 8;
+
+/**
+ * The first attempt of a delivery its API process made (api/runs/webhooks/dispatcher.ts), with
+ * no workflow: pending, never started as a workflow, within DISPATCH_WINDOW_SECONDS of its
+ * making, and no earlier delivery of its endpoint still waiting for its own first attempt. 'wait':
+ * one is (per-endpoint order); null: the delivery is not the dispatcher's to attempt any more.
+ */
+export async function beginDispatchedAttempt(
+  pool: DatabasePool,
+  deliveryId: string,
+): Promise<AttemptTarget | 'wait' | null> {
+  const ours = sql.fragment`d.state = 'pending' AND NOT d.workflow_started
+    AND d.created_at > now() - make_interval(secs => ${DISPATCH_WINDOW_SECONDS})`;
+  const begun = (await pool.maybeOne(sql.unsafe`
+    WITH begun AS (
+      UPDATE runs.webhook_deliveries d SET state = 'delivering', attempts = 1,
+        updated_at = date_trunc('milliseconds', now())
+      FROM runs.webhook_endpoints e
+      WHERE d.delivery_id = ${deliveryId}::bigint AND e.endpoint_id = d.endpoint_id
+        AND e.deleted_at IS NULL AND ${ours}
+        AND NOT EXISTS (
+          SELECT 1 FROM runs.webhook_deliveries p
+          WHERE p.endpoint_id = d.endpoint_id AND p.delivery_id < d.delivery_id
+            AND (p.state = 'pending' OR (p.state = 'delivering' AND p.attempts = 1)))
+      RETURNING d.*)
+    SELECT b.delivery_id::text, b.tenant_id, b.endpoint_id, e.inline_for IS NOT NULL AS inline,
+           b.event_id, b.event_type, b.envelope, e.url, e.secret, e.secret_origin
+    FROM begun b JOIN runs.webhook_endpoints e USING (endpoint_id)`)) as AttemptTarget | null;
+  if (begun !== null) return begun;
+  const waiting = await pool.exists(sql.unsafe`
+    SELECT 1 FROM runs.webhook_deliveries d WHERE d.delivery_id = ${deliveryId}::bigint AND ${ours}`);
+  return waiting ? 'wait' : null;
+}
+
 async function earlierReleasedInFlight(pool: DatabasePool, deliveryId: string): Promise<boolean> {
   return (
     (await pool.maybeOne(sql.unsafe`

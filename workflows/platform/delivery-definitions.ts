@@ -12,6 +12,12 @@ export interface DeliveryWorkflowInput {
   deliveryId: string;
   /** Waits before attempts 2, 3, ...: at most one attempt more than there are waits. */
   retryDelaysSeconds: number[];
+  /**
+   * Where a delivery whose first attempt its API process made goes on: this attempt, not before
+   * this instant (a retry's due time; null: at once, an attempt its process died in). Absent: from
+   * the first attempt.
+   */
+  resumeFrom?: { attempt: number; notBefore: string | null };
 }
 
 /** What one attempt made of the delivery (recorded by the attempt activity itself). */

@@ -1,6 +1,7 @@
 /**
  * The delivery workflow delivery/<service>/<delivery_id>: one webhook delivery, from its first
- * attempt to delivered or dead. Each attempt is one activity (mark delivering, sign, send,
+ * attempt to delivered or dead; for a runs delivery whose first attempt its API process made
+ * (api/runs/webhooks/dispatcher.ts), from the attempt after it (resumeFrom). Each attempt is one activity (mark delivering, sign, send,
  * record); between attempts it sleeps the configured waits (about 10 s, 60 s, 5 min, 30 min:
  * five attempts at most). The row is the truth: an attempt that finds the delivery cancelled
  * (its endpoint deleted) or already ended answers `ended`, and the workflow stops.
@@ -36,7 +37,9 @@ const RELEASED_ORDER_POLL_MS = 500;
 
 export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<AttemptVerdict> {
   const waits = input.retryDelaysSeconds;
-  for (let attempt = 1; ;) {
+  const resume = input.resumeFrom;
+  if (resume?.notBefore) await sleep(Math.max(0, Date.parse(resume.notBefore) - Date.now()));
+  for (let attempt = resume?.attempt ?? 1; ;) {
     const retryInSeconds = waits[attempt - 1] ?? null;
     const verdict = await attempts.attemptWebhookDelivery({
       service: input.service,

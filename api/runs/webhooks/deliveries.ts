@@ -112,6 +112,6 @@ export async function redeliver(
     return { id, state, endpointId: original.endpoint_id };
   });
   if (made.state === 'pending')
-    starter.startInBackground({ deliveryId: made.id, tenantId, endpointId: made.endpointId });
+    starter.dispatch({ deliveryId: made.id, tenantId, endpointId: made.endpointId });
   return { delivery_id: Number(made.id), state: made.state };
 }

@@ -233,7 +233,7 @@ export async function sendTestDelivery(
     });
     return id;
   });
-  starter.startInBackground({ deliveryId, tenantId, endpointId, eventType });
+  starter.dispatch({ deliveryId, tenantId, endpointId, eventType });
   return { delivery_id: Number(deliveryId), event_type: eventType };
 }
 

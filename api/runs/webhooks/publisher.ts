@@ -43,7 +43,7 @@ export function createEventPublisher(deps: PlatformDeps, starter: DeliveryStarte
       await markPublished(tx, events);
       return { published: events.length, pending };
     });
-    for (const delivery of started.pending) starter.startInBackground(delivery);
+    for (const delivery of started.pending) starter.dispatch(delivery);
     return started.published;
   };
   const publishAll = async () => {

@@ -11,46 +11,66 @@ import {
   type DeliveryWorkflowInput,
 } from '../../../workflows/platform/delivery-definitions';
 import { deliverySummary } from '../../../workflows/platform/summaries';
+import { DISPATCH_WINDOW_SECONDS } from '../../../db/runs/deliveries';
 import { webhookTerms } from './terms';
+import { createDeliveryDispatcher } from './dispatcher';
 
 /** The runs queue of this deployment: its delivery rows are started there (and only those). */
 export const runsQueue = (deps: Pick<PlatformDeps, 'config'>): string =>
   taskQueues(deps.config.taskQueuePrefix).runs;
 
-/** A delivery younger than this is still being started by the process that stored it. */
-const DELIVERY_SWEEP_GRACE_SECONDS = 3;
+/**
+ * A pending delivery younger than this may still get its first attempt from the process that
+ * made it (the dispatcher's window, and a margin): only older ones are the sweeper's.
+ */
+const DELIVERY_SWEEP_GRACE_SECONDS = DISPATCH_WINDOW_SECONDS + 2;
 
-interface DeliveryStart {
+export interface DeliveryStart {
   deliveryId: string;
   tenantId: string;
   endpointId: string;
   /** For the execution's summary; looked up when a caller did not have it at hand. */
   eventType?: string;
+  /** A delivery whose first attempt was made without its workflow: where the workflow goes on. */
+  resumeFrom?: DeliveryWorkflowInput['resumeFrom'];
 }
 
 /**
- * Delivery starts as an outbox: a pending delivery row (made by the publisher, a test call or a
- * redelivery) is started as delivery/runs/<delivery_id>; workflow_started records it.
+ * Delivery starts as an outbox: delivery/runs/<delivery_id> for a delivery that needs its
+ * workflow, workflow_started recording it. The dispatcher (dispatcher.ts) hands over those whose
+ * first attempt asks for another; the sweeper takes a pending row past the dispatcher's window,
+ * one left delivering by a process that died mid-attempt (once the attempt would have timed out),
+ * and one left retrying by a process that died before handing it over.
  */
 function deliveryStarts(deps: PlatformDeps): OutboxSource<DeliveryStart> {
   const queue = runsQueue(deps);
+  const attemptSeconds = Math.ceil(deps.config.webhooks.attemptTimeoutMs / 1000);
   return {
     name: 'delivery starts',
     keyOf: (row) => row.deliveryId,
     due: async (limit, skip) =>
-      (await deps.pool.any(sql.unsafe`
+      (
+        (await deps.pool.any(sql.unsafe`
         SELECT delivery_id::text AS "deliveryId", tenant_id AS "tenantId", endpoint_id AS "endpointId",
-               event_type AS "eventType"
+               event_type AS "eventType", state, attempts,
+               to_char(next_attempt_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "nextAttemptAt"
         FROM runs.webhook_deliveries
-        WHERE NOT workflow_started AND state = 'pending' AND workflow_task_queue = ${queue}
-          AND created_at < now() - make_interval(secs => ${DELIVERY_SWEEP_GRACE_SECONDS})
+        WHERE NOT workflow_started AND state IN ('pending', 'delivering', 'retrying')
+          AND workflow_task_queue = ${queue}
+          AND CASE state
+                WHEN 'pending' THEN created_at
+                WHEN 'delivering' THEN updated_at + make_interval(secs => ${attemptSeconds})
+                ELSE updated_at
+              END < now() - make_interval(secs => ${DELIVERY_SWEEP_GRACE_SECONDS})
           AND NOT (delivery_id::text = ANY(${sql.array(skip, 'text')}))
-        ORDER BY delivery_id LIMIT ${limit}`)) as DeliveryStart[],
+        ORDER BY delivery_id LIMIT ${limit}`)) as SweptDelivery[]
+      ).map(startOf),
     workflowOf: async (row) => {
       const input: DeliveryWorkflowInput = {
         service: 'runs',
         deliveryId: row.deliveryId,
         ...webhookTerms(deps.config),
+        ...(row.resumeFrom ? { resumeFrom: row.resumeFrom } : {}),
       };
       return {
         workflowType: 'deliveryWorkflow',
@@ -80,6 +100,20 @@ function deliveryStarts(deps: PlatformDeps): OutboxSource<DeliveryStart> {
   };
 }
 
+interface SweptDelivery extends DeliveryStart {
+  state: 'pending' | 'delivering' | 'retrying';
+  attempts: number;
+  nextAttemptAt: string | null;
+}
+
+/** Where a swept delivery's workflow begins: its first attempt, the one its process died in, or the next. */
+function startOf({ state, attempts, nextAttemptAt, ...start }: SweptDelivery): DeliveryStart {
+  if (state === 'pending') return start;
+  if (state === 'delivering')
+    return { ...start, resumeFrom: { attempt: attempts, notBefore: null } };
+  return { ...start, resumeFrom: { attempt: attempts + 1, notBefore: nextAttemptAt } };
+}
+
 /** A delivery's event type (a caller that started it without it at hand). */
 async function eventTypeOf(deps: PlatformDeps, deliveryId: string): Promise<string | null> {
   return (await deps.pool.maybeOneFirst(sql.unsafe`
@@ -87,13 +121,24 @@ async function eventTypeOf(deps: PlatformDeps, deliveryId: string): Promise<stri
     string | null;
 }
 
-/** Starts delivery workflows off the request path (platform/outbox.ts). */
+/**
+ * A new delivery's first attempt made in this process (dispatcher.ts), and delivery workflows
+ * started off the request path (platform/outbox.ts) for those that need one.
+ */
 export function createDeliveryStarter(deps: PlatformDeps) {
-  const dispatcher = createOutboxDispatcher(deps, deliveryStarts(deps));
+  const outbox = createOutboxDispatcher(deps, deliveryStarts(deps));
+  const startInBackground = (row: DeliveryStart) => outbox.enqueue(row);
+  const firstAttempts = createDeliveryDispatcher(deps, startInBackground);
   return {
-    ...dispatcher,
-    /** After the row's transaction commits. */
-    startInBackground: (row: DeliveryStart) => dispatcher.enqueue(row),
+    ...outbox,
+    /** After the row's transaction commits: its workflow, from its first attempt. */
+    startInBackground,
+    /** After a new pending row's transaction commits: its first attempt here, at once. */
+    dispatch: (row: DeliveryStart) => firstAttempts.dispatch(row),
+    stop: async () => {
+      await firstAttempts.stop();
+      await outbox.stop();
+    },
   };
 }
 export type DeliveryStarter = ReturnType<typeof createDeliveryStarter>;

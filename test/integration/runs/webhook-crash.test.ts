@@ -1,52 +1,96 @@
-import { WORKER_READY_TIMEOUT_MS, ownWorker } from './own-worker';
+import path from 'node:path';
+import { WORKER_READY_TIMEOUT_MS, killHard, ownWorker } from './own-worker';
 import { eventually } from '../../support/services';
-import { startHttpsReceiver } from '../../support/https-receiver';
+import { freePort, startApiProcess } from '../../support/api-process';
+import { startHttpsReceiver, type Receiver } from '../../support/https-receiver';
+import { DATA_DIR } from '../../support/stack-env';
 import { webhookTestEnv } from '../../support/webhook-test-env';
 import { client, newTenant, type Harness } from './support';
 
-describe('a worker killed mid-delivery', () => {
-  const own = ownWorker('hookcrash', {
-    ...webhookTestEnv(),
-    WEBHOOK_RETRY_DELAYS_SECONDS: '1,1,1,1',
-  });
+/**
+ * At least once, whoever dies mid-attempt: the worker during an attempt of the delivery's
+ * workflow, or the API process during the first attempt it makes itself. Either way the
+ * delivery ends delivered, every request carrying the one event_id.
+ */
+describe('a process killed mid-delivery', () => {
+  const env = { ...webhookTestEnv(), WEBHOOK_RETRY_DELAYS_SECONDS: '1,1,1,1' };
+  const own = ownWorker('hookcrash', env);
   let h: Harness;
+  let receiver: Receiver;
   beforeAll(async () => {
     h = await own.start();
   }, WORKER_READY_TIMEOUT_MS);
   afterAll(() => own.stop());
+  beforeEach(async () => {
+    receiver = await startHttpsReceiver();
+  });
+  afterEach(() => receiver.close());
 
-  it('still delivers, at least once, with the same event_id', async () => {
-    const receiver = await startHttpsReceiver();
-    try {
-      const { key } = await newTenant(h.pool, {
-        permissions: 'svc_run_read,svc_webhook_admin,svc_webhook_read',
-      });
-      const api = client(h.service.url, key);
-      const endpoint = await api.call<{ endpoint_id: string }>('POST', '/api/v1/webhooks', {
+  const endpointOf = async (api: ReturnType<typeof client>) =>
+    (
+      await api.call<{ endpoint_id: string }>('POST', '/api/v1/webhooks', {
         url: `${receiver.url}/hook`,
         events: ['run.terminal'],
-      });
-      // The first request hangs: the attempt is in flight when its worker dies.
-      receiver.respondWith((_request, index) => (index === 0 ? 'hang' : { status: 200 }));
-      const test = await api.call<{ delivery_id: number }>(
-        'POST',
-        `/api/v1/webhooks/${endpoint.body.endpoint_id}/test`,
+      })
+    ).body.endpoint_id;
+  const tenantKey = async () =>
+    (await newTenant(h.pool, { permissions: 'svc_run_read,svc_webhook_admin,svc_webhook_read' }))
+      .key;
+  const deliveredOnce = async (api: ReturnType<typeof client>, deliveryId: number) => {
+    const delivered = await eventually(async () => {
+      const d = await api.call<{ state: string; event_id: string }>(
+        'GET',
+        `/api/v1/webhooks/deliveries/${deliveryId}`,
       );
-      await receiver.waitForRequests(1, 60_000);
-      await own.restart();
+      return d.body.state === 'delivered' ? d.body : undefined;
+    }, 120_000);
+    const eventIds = receiver.requests.map((r) => r.headers['x-svc-event-id']);
+    expect(eventIds.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(eventIds)).toEqual(new Set([delivered.event_id]));
+  };
 
-      const delivered = await eventually(async () => {
-        const d = await api.call<{ state: string; event_id: string }>(
-          'GET',
-          `/api/v1/webhooks/deliveries/${test.body.delivery_id}`,
-        );
-        return d.body.state === 'delivered' ? d.body : undefined;
-      }, 120_000);
-      const eventIds = receiver.requests.map((r) => r.headers['x-svc-event-id']);
-      expect(eventIds.length).toBeGreaterThanOrEqual(2);
-      expect(new Set(eventIds)).toEqual(new Set([delivered.event_id]));
-    } finally {
-      await receiver.close();
-    }
+  it('when the worker dies during a retry the workflow makes, then it still delivers, with the same event_id', async () => {
+    const api = client(h.service.url, await tenantKey());
+    const endpointId = await endpointOf(api);
+    // The API's first attempt fails; the workflow's second hangs while its worker dies.
+    receiver.respondWith((_request, index) =>
+      index === 0 ? { status: 500 } : index === 1 ? 'hang' : { status: 200 },
+    );
+    const test = await api.call<{ delivery_id: number }>(
+      'POST',
+      `/api/v1/webhooks/${endpointId}/test`,
+    );
+    await receiver.waitForRequests(2, 60_000);
+    await own.restart();
+    await deliveredOnce(api, test.body.delivery_id);
+  }, 300_000);
+
+  it('when the API process dies during the first attempt it makes, then the sweeper starts the workflow, which attempts again', async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const api = await startApiProcess({
+      services: ['runs'],
+      env: {
+        ...process.env,
+        ...env,
+        TASK_QUEUE_PREFIX: own.queuePrefix,
+        RUNS_PORT: String(port),
+        RUNS_RETENTION_SCHEDULE: 'false',
+      },
+      logFile: path.join(DATA_DIR, 'logs', `${own.id}-api.log`),
+      readyUrls: [`${url}/ping`],
+    });
+    const key = await tenantKey();
+    const dying = client(url, key);
+    const endpointId = await endpointOf(dying);
+    receiver.respondWith((_request, index) => (index === 0 ? 'hang' : { status: 200 }));
+    const test = await dying.call<{ delivery_id: number }>(
+      'POST',
+      `/api/v1/webhooks/${endpointId}/test`,
+    );
+    await receiver.waitForRequests(1, 60_000);
+    await killHard(api);
+    // The harness's API process (same deployment) sweeps it once the attempt would have ended.
+    await deliveredOnce(client(h.service.url, key), test.body.delivery_id);
   }, 300_000);
 });

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { createTemporalClient } from '../../../platform/temporal';
 import { sql } from '../../../db/pool';
@@ -17,8 +17,8 @@ import { AUTO_DISABLE_DEAD_24H, DEGRADED_DEAD_24H } from '../../../db/runs/deliv
 
 /**
  * The delivery engine against the real stack: committed events become deliveries (the
- * publisher), each one a Temporal workflow delivery/runs/<id> that signs and sends every attempt
- * to a real HTTPS receiver (its certificate trusted through WEBHOOK_CA_FILE, 127.0.0.1 allowed
+ * publisher); the API process makes each one's first attempt, and a Temporal workflow
+ * delivery/runs/<id> the attempts after it, each signed and sent to a real HTTPS receiver (its certificate trusted through WEBHOOK_CA_FILE, 127.0.0.1 allowed
  * through WEBHOOK_EGRESS_ALLOW, both set by the global setup). Retries wait 1 s here.
  */
 const PERMISSIONS = `${ALL_WORKFLOW_PERMISSIONS},svc_webhook_admin,svc_webhook_read`;
@@ -260,7 +260,8 @@ describe('webhook deliveries', () => {
       '4',
       '5',
     ]);
-    recorded['delivery-retried-then-delivered'] = String(id);
+    // The first attempt was the API's own; the workflow took over from the second.
+    recorded['delivery-resumed-retried-then-delivered'] = String(id);
   });
 
   it('counts a timeout as a failed attempt and retries it', async () => {
@@ -282,7 +283,7 @@ describe('webhook deliveries', () => {
     const dead = await waitDelivery(id, ['delivered', 'dead']);
     expect(dead).toMatchObject({ state: 'dead', attempts: 5 });
     expect(dead.attempt_log).toHaveLength(5);
-    recorded['delivery-dead'] = String(id);
+    recorded['delivery-resumed-dead'] = String(id);
 
     receiver.respondWith((request) => ({ status: request.path === '/failing' ? 401 : 200 }));
     const unauthorized = await sendTest(failing.body.endpoint_id);
@@ -368,7 +369,10 @@ describe('webhook deliveries', () => {
     const endpoint = await register(['run.terminal']);
     const id = await sendTest(endpoint.endpoint_id);
     await waitDelivery(id, ['delivered']);
-    recorded['delivery-delivered'] = String(id);
+    // Delivered at its first attempt, made by the API process: no workflow was needed.
+    await expect(temporal.workflow.getHandle(`delivery/runs/${id}`).describe()).rejects.toThrow(
+      WorkflowNotFoundError,
+    );
     const again = await api.call<{ delivery_id: number }>(
       'POST',
       `/api/v1/webhooks/deliveries/${id}/redeliver`,
