@@ -91,7 +91,11 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
     activities: {
       ...createSelfCheckActivities({ pool: deps.pool }),
       ...createRunActivities({ pool: deps.pool }),
-      ...createDagActivities({ pool: deps.pool, secretsKey: config.runs.secretsKey }),
+      ...createDagActivities({
+        pool: deps.pool,
+        secretsKey: config.runs.secretsKey,
+        logObjects,
+      }),
       ...createDeliveryActivities({ pool: deps.pool, config }),
       ...createRetentionActivities({
         pool: deps.pool,

@@ -22,6 +22,7 @@ import { inputVariable } from '../../workflows/runs/dag-rules';
 import { decryptWorkflowSecret } from '../../platform/secrets';
 import { workflowSecrets } from '../../db/runs/workflows';
 import { substituteSecrets } from '../../api/runs/templates/substitution';
+import type { LogObjects, RunRef } from '../../api/runs/log-objects';
 
 /** One attempt of a container node, as the DAG workflow asks for it. */
 export interface NodeAttempt {
@@ -42,7 +43,12 @@ export type LaunchedAttempt = { run: RunWorkflowInput } | { failed: LaunchRefusa
  * The Postgres activities of the DAG workflow (run as local activities). Each write is keyed by
  * an event id the workflow made, so a retried activity writes once.
  */
-export function createDagActivities(deps: { pool: DatabasePool; secretsKey: Buffer | null }) {
+export function createDagActivities(deps: {
+  pool: DatabasePool;
+  secretsKey: Buffer | null;
+  /** RUNS_LOG_S3_*: a node's stdout is in the object store, not in a file of its host. */
+  logObjects: LogObjects | null;
+}) {
   /** The node fails with output {error: <why>}, without a run. */
   const refuse = async (attempt: NodeAttempt, why: LaunchRefusal): Promise<LaunchedAttempt> => {
     await recordDagChanges(deps.pool, {
@@ -118,7 +124,10 @@ export function createDagActivities(deps: { pool: DatabasePool; secretsKey: Buff
      */
     async endNodeAttempt(input: { changes: DagChanges; trackId: string }): Promise<void> {
       const ended = await nodeRunEnd(deps.pool, input.trackId);
-      const output = ended?.stdoutFile ? await outputOf(ended.stdoutFile) : null;
+      const run = { tenantId: input.changes.tenantId, trackId: input.trackId };
+      const output = ended?.stdoutFile
+        ? await outputOf(ended.stdoutFile, run, deps.logObjects)
+        : null;
       const [node, ...rest] = input.changes.nodes!;
       const fields = { exit_code: ended?.exitCode ?? null, output };
       const detail = { ...node!.detail, has_output: output !== null };
@@ -203,13 +212,22 @@ function eligibleStart(tjp: string | null, now: Date): { at: string; workingHour
   return { at: new Date(Math.ceil(next.getTime())).toISOString(), workingHours: true };
 }
 
+type LastLine = { text: string } | { tooLarge: number } | null;
+
 /**
  * A node's output: the JSON of the last line of its stdout (trailing newlines aside); null when
  * there is none or it is not JSON. A last line over OUTPUT_MAX_BYTES is not kept: the output is
  * {error: output_too_large, bytes}, and a node that takes it as input fails inputs_too_large.
+ * The stdout is the run's record of it: a file of its host, or objects (s3://) read from any.
  */
-export async function outputOf(file: string): Promise<unknown> {
-  const line = await lastLine(file);
+export async function outputOf(
+  stdout: string,
+  run: RunRef,
+  logObjects: LogObjects | null,
+): Promise<unknown> {
+  const line = stdout.startsWith('s3://')
+    ? await lastObjectLine(run, logObjects)
+    : await lastLine(stdout);
   if (line === null) return null;
   if ('tooLarge' in line) return { error: 'output_too_large', bytes: line.tooLarge };
   try {
@@ -219,8 +237,17 @@ export async function outputOf(file: string): Promise<unknown> {
   }
 }
 
+/** The stream's last line in the object store (chunks hold whole lines). */
+async function lastObjectLine(run: RunRef, logObjects: LogObjects | null): Promise<LastLine> {
+  if (logObjects === null) return null;
+  const text = (await logObjects.readPage(run, 'stdout', null, 1))?.lines[0];
+  if (text === undefined) return null;
+  const bytes = Buffer.byteLength(text);
+  return bytes > OUTPUT_MAX_BYTES ? { tooLarge: bytes } : { text };
+}
+
 /** The file's last line, read from its end (at most OUTPUT_MAX_BYTES + a little). */
-async function lastLine(file: string): Promise<{ text: string } | { tooLarge: number } | null> {
+async function lastLine(file: string): Promise<LastLine> {
   let handle: fs.FileHandle;
   try {
     handle = await fs.open(file, 'r');

@@ -12,6 +12,7 @@ import { ThrowawaySeaweedFS } from '../../support/throwaway-backends';
 import { builtTool } from '../../support/built-tools';
 import { WORKER_READY_TIMEOUT_MS, ownWorker } from './own-worker';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
+import { ALL_WORKFLOW_PERMISSIONS, dagClient, edge, shNode } from './dag-support';
 
 /**
  * Run logs in an S3-compatible object store (RUNS_LOG_S3_*), on a real one: SeaweedFS, built by
@@ -122,6 +123,21 @@ describe('run logs in an object store', () => {
     } finally {
       await other.close();
     }
+  });
+
+  it("reads a DAG node's output from the store: inputs_from passes it to the next node", async () => {
+    const { key } = await newTenant(h.pool, { permissions: ALL_WORKFLOW_PERMISSIONS });
+    const dag = dagClient(h.service.url, key);
+    const id = await dag.submit({
+      nodes: [
+        shNode('first', 'echo not the output; echo \'{"n": 1}\''),
+        shNode('second', 'echo "{\\"got\\": $SVC_INPUT_FIRST}"', { inputs_from: ['first'] }),
+      ],
+      edges: [edge('first', 'second')],
+    });
+    expect((await dag.waitForState(id)).state).toBe('succeeded');
+    expect((await dag.node(id, 'first')).output).toEqual({ n: 1 });
+    expect((await dag.node(id, 'second')).output).toEqual({ got: { n: 1 } });
   });
 
   it("deletes a run's objects when retention deletes the run", async () => {
