@@ -1,5 +1,6 @@
 import type { PlatformDeps } from '../../../platform/deps';
 import { taskQueues } from '../../../platform/temporal';
+import { listenForNotifications } from '../../../platform/pg-notifications';
 import {
   claimUnpublished,
   insertDeliveries,
@@ -18,14 +19,19 @@ import { fitted, runEventData, type Envelope } from './envelopes';
 import { matches, workflowEventType } from './catalogue';
 import type { DeliveryStarter } from './starter';
 
-/** How often each API process looks for committed events to publish. */
-export const PUBLISH_INTERVAL_MS = 250;
+/**
+ * How often each API process looks for committed events to publish even when no notification
+ * came (a committed event notifies at once: runs/0016, LISTEN runs_webhook_events).
+ */
+export const PUBLISH_INTERVAL_MS = 1_000;
+const EVENTS_CHANNEL = 'runs_webhook_events';
 /** Events taken per outbox and pass. */
 const PUBLISH_BATCH = 500;
 
 /**
  * The publisher: turns committed events (run_events, workflow_events, webhook_notices with
- * published_at NULL) into deliveries, never request code. One transaction per pass claims the
+ * published_at NULL) into deliveries, never request code: woken by each commit's notification,
+ * and every PUBLISH_INTERVAL_MS besides. One transaction per pass claims the
  * events (SKIP LOCKED: API processes share the work), inserts one delivery per matching
  * subscription (held for a disabled endpoint) and marks them published; the pending
  * deliveries' workflows are then started through the delivery outbox.
@@ -33,7 +39,10 @@ const PUBLISH_BATCH = 500;
 export function createEventPublisher(deps: PlatformDeps, starter: DeliveryStarter) {
   const queue = taskQueues(deps.config.taskQueuePrefix).runs;
   let timer: NodeJS.Timeout | undefined;
+  let listening: { close(): Promise<void> } | undefined;
   let running: Promise<void> | null = null;
+  /** A notification came during a pass: one more pass after it. */
+  let again = false;
   const pass = async (): Promise<number> => {
     const started = await deps.pool.transaction(async (tx) => {
       const events = await claimUnpublished(tx, PUBLISH_BATCH, queue);
@@ -53,9 +62,17 @@ export function createEventPublisher(deps: PlatformDeps, starter: DeliveryStarte
       deps.logger.warn({ err: (error as Error).message }, 'webhook events not published yet');
     }
   };
-  const tick = () => {
-    running ??= publishAll().finally(() => {
+  const tick = (): Promise<void> => {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = publishAll().finally(() => {
       running = null;
+      if (again) {
+        again = false;
+        void tick();
+      }
     });
     return running;
   };
@@ -65,9 +82,17 @@ export function createEventPublisher(deps: PlatformDeps, starter: DeliveryStarte
     start(): void {
       timer = setInterval(() => void tick(), PUBLISH_INTERVAL_MS);
       timer.unref();
+      listening = listenForNotifications({
+        databaseUrl: deps.config.databaseUrl,
+        channel: EVENTS_CHANNEL,
+        applicationName: 'runs-publisher',
+        onNotify: () => void tick(),
+        logger: deps.logger,
+      });
     },
     async stop(): Promise<void> {
       clearInterval(timer);
+      await listening?.close();
       await running;
     },
   };
