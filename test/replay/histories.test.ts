@@ -1,9 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Worker } from '@temporalio/worker';
-import { bundleWorkflows } from '../../worker/workers';
-import { ENCRYPTED_ENCODING, payloadDataConverter } from '../../platform/payload-codec';
+import { ENCRYPTED_ENCODING } from '../../platform/payload-codec';
 import { testPayloadKeys } from '../support/payload-keys';
+import { replayFailures } from '../support/replay';
 import * as workflows from '../../workflows';
 
 /**
@@ -130,18 +129,10 @@ describe('recorded workflow histories', () => {
   });
 
   it('replay without a nondeterminism error against the current workflow code', async () => {
-    const workflowBundle = await bundleWorkflows();
     const histories = files.map((file) => ({
       workflowId: path.relative(HISTORIES_DIR, file),
       history: JSON.parse(fs.readFileSync(file, 'utf8')) as unknown,
     }));
-    const failures: string[] = [];
-    for await (const result of Worker.runReplayHistories(
-      { workflowBundle, dataConverter: payloadDataConverter(testPayloadKeys()) },
-      histories,
-    )) {
-      if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
-    }
-    expect(failures).toEqual([]);
+    expect(await replayFailures(histories, testPayloadKeys())).toEqual([]);
   }, 120_000);
 });

@@ -3,21 +3,15 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import type { Client } from '@temporalio/client';
-import { Worker } from '@temporalio/worker';
-import { ulid } from 'ulid';
 import { loadConfig, type Config } from '../../../platform/config';
 import { createDatabasePool, type DatabasePool } from '../../../db/pool';
 import { createTemporalClient } from '../../../platform/temporal';
-import { payloadDataConverter } from '../../../platform/payload-codec';
-import { bundleWorkflows } from '../../../worker/workers';
-import { taskQueues } from '../../../workflows/platform/task-queues';
-import { executionSearchAttributes } from '../../../workflows/platform/search-attributes';
-import type { runsReconcileWorkflow } from '../../../workflows/runs/reconcile';
 import { eventually } from '../../support/services';
+import { replayFailures } from '../../support/replay';
 import { firstCalls, runBash } from '../../support/readme-first-calls';
 import { REPO_ROOT } from '../../support/stack-env';
 import { ALL_WORKFLOW_PERMISSIONS, dagClient, edge, shNode } from '../runs/dag-support';
-import { client, newTenant } from '../runs/support';
+import { client, newTenant, reconcilePass } from '../runs/support';
 
 /**
  * The platform past one machine, on real engines: `scripts/cluster up` starts two hosts, each a
@@ -248,15 +242,8 @@ describe('the platform on a cluster of hosts (scripts/cluster)', () => {
     const other = client(url[survivor].runs, key);
     const told = await eventually(
       async () => {
-        const pass = await temporal.workflow.execute<typeof runsReconcileWorkflow>(
-          'runsReconcileWorkflow',
-          {
-            workflowId: `runs-reconcile-cluster-test-${ulid()}`,
-            taskQueue: taskQueues('').runs,
-            args: [{ tenantId, hostLostGraceSeconds: 6 }],
-            typedSearchAttributes: executionSearchAttributes('platform', 'runs'),
-          },
-        );
+        const pass = (await reconcilePass(temporal, '', { tenantId, hostLostGraceSeconds: 6 }))
+          .result;
         return pass.hostLost!.length > 0 ? pass.hostLost : undefined;
       },
       60_000,
@@ -308,16 +295,7 @@ describe('the platform on a cluster of hosts (scripts/cluster)', () => {
         history: await temporal.workflow.getHandle(workflowId).fetchHistory(),
       })),
     );
-    const failures: string[] = [];
-    for await (const result of Worker.runReplayHistories(
-      {
-        workflowBundle: await bundleWorkflows(),
-        dataConverter: payloadDataConverter(config.temporalPayloadKeys),
-      },
-      histories,
-    ))
-      if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
-    expect(failures).toEqual([]);
+    expect(await replayFailures(histories, config.temporalPayloadKeys)).toEqual([]);
     expect(histories.length).toBeGreaterThanOrEqual(5);
   });
 });

@@ -1,12 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { Worker } from '@temporalio/worker';
-import { bundleWorkflows } from '../../../worker/workers';
 import { eventually } from '../../support/services';
 import { IMAGE, client, config, newTenant, startHarness } from './support';
 import { createTemporalClient } from '../../../platform/temporal';
-import { payloadDataConverter } from '../../../platform/payload-codec';
+import { replayFailures } from '../../support/replay';
 
 /**
  * Recorded histories of the run workflow (normal, paused/resumed, timed out, killed, waited for a
@@ -89,16 +87,6 @@ describe('recorded run workflow histories', () => {
         ) as unknown,
       })),
     );
-    const failures: string[] = [];
-    for await (const result of Worker.runReplayHistories(
-      {
-        workflowBundle: await bundleWorkflows(),
-        dataConverter: payloadDataConverter(config.temporalPayloadKeys),
-      },
-      histories,
-    )) {
-      if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
-    }
-    expect(failures).toEqual([]);
+    expect(await replayFailures(histories, config.temporalPayloadKeys)).toEqual([]);
   }, 180_000);
 });

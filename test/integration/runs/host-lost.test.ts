@@ -7,14 +7,20 @@ import { ulid } from 'ulid';
 import { createDocker } from '../../../platform/docker';
 import { createTemporalClient } from '../../../platform/temporal';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
-import { taskQueues } from '../../../workflows/platform/task-queues';
-import { executionSearchAttributes } from '../../../workflows/platform/search-attributes';
-import type { ReconcileInput, runsReconcileWorkflow } from '../../../workflows/runs/reconcile';
+import type { ReconcileInput } from '../../../workflows/runs/reconcile';
 import { eventually } from '../../support/services';
 import { DATA_DIR } from '../../support/stack-env';
 import { WORKER_READY_TIMEOUT_MS, startWorkerProcess } from '../../support/worker-process';
 import { killHard } from './own-worker';
-import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
+import {
+  IMAGE,
+  client,
+  config,
+  newTenant,
+  reconcilePass,
+  startHarness,
+  type Harness,
+} from './support';
 
 /**
  * Two Docker hosts of one deployment (two workers, one task-queue prefix, their own WORKER_IDs)
@@ -42,13 +48,11 @@ describe('a running run whose host is lost', () => {
     workers[host] = await startWorkerProcess(env, log, { detached: true });
   };
   let lastPassId = '';
-  const reconcile = (input: ReconcileInput) =>
-    temporal.workflow.execute<typeof runsReconcileWorkflow>('runsReconcileWorkflow', {
-      workflowId: (lastPassId = `${prefix}runs-reconcile-test-${ulid()}`),
-      taskQueue: taskQueues(prefix).runs,
-      args: [input],
-      typedSearchAttributes: executionSearchAttributes('platform', 'runs'),
-    });
+  const reconcile = async (input: ReconcileInput) => {
+    const pass = await reconcilePass(temporal, prefix, input);
+    lastPassId = pass.workflowId;
+    return pass.result;
+  };
   const record = async (workflowId: string, file: string) =>
     fs.writeFileSync(
       path.join(HISTORIES, file),

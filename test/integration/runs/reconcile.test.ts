@@ -10,11 +10,18 @@ import { ensureReconcileSchedule } from '../../../api/runs/reconcile';
 import { runAdmin } from '../../../api/runs/cli';
 import { sql } from '../../../db/pool';
 import { taskQueues } from '../../../workflows/platform/task-queues';
-import { executionSearchAttributes } from '../../../workflows/platform/search-attributes';
-import type { ReconcileInput, runsReconcileWorkflow } from '../../../workflows/runs/reconcile';
+import type { ReconcileInput } from '../../../workflows/runs/reconcile';
 import { reconcileScheduleId } from '../../../workflows/runs/reconcile-definitions';
 import { eventually } from '../../support/services';
-import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
+import {
+  IMAGE,
+  client,
+  config,
+  newTenant,
+  reconcilePass,
+  startHarness,
+  type Harness,
+} from './support';
 import { createTemporalClient } from '../../../platform/temporal';
 
 /**
@@ -32,19 +39,8 @@ describe('the runs reconciler', () => {
   const containers = (trackId: string) =>
     docker.listContainers({ all: true, filters: { label: [`${OWNER_LABEL}=run/${trackId}`] } });
 
-  const reconcile = async (input: ReconcileInput) => {
-    const workflowId = `${config.taskQueuePrefix}runs-reconcile-test-${ulid()}`;
-    const result = await temporal.workflow.execute<typeof runsReconcileWorkflow>(
-      'runsReconcileWorkflow',
-      {
-        workflowId,
-        taskQueue: taskQueues(config.taskQueuePrefix).runs,
-        args: [input],
-        typedSearchAttributes: executionSearchAttributes('platform', 'runs'),
-      },
-    );
-    return { workflowId, result };
-  };
+  const reconcile = (input: ReconcileInput) =>
+    reconcilePass(temporal, config.taskQueuePrefix, input);
 
   beforeAll(async () => {
     h = await startHarness();

@@ -5,6 +5,10 @@ import { runAdmin } from '../../../api/runs/cli';
 import { eventually, startTestService, type TestService } from '../../support/services';
 import { createDocker } from '../../../platform/docker';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
+import type { Client } from '@temporalio/client';
+import { taskQueues } from '../../../workflows/platform/task-queues';
+import { executionSearchAttributes } from '../../../workflows/platform/search-attributes';
+import type { ReconcileInput, runsReconcileWorkflow } from '../../../workflows/runs/reconcile';
 
 export const config = loadConfig();
 export const IMAGE = `${config.registryAddress}/busybox:latest`;
@@ -125,4 +129,26 @@ export async function containersCreated(trackId: string, sinceSeconds: number): 
   let text = '';
   for await (const chunk of stream) text += String(chunk);
   return text.split('\n').filter((line) => line.trim() !== '').length;
+}
+
+/**
+ * One reconcile pass, as the schedule starts it, on the runs queue of the deployment under
+ * `taskQueuePrefix`, carried to its end: its workflow id and its result.
+ */
+export async function reconcilePass(
+  temporal: Client,
+  taskQueuePrefix: string,
+  input: ReconcileInput,
+) {
+  const workflowId = `${taskQueuePrefix}runs-reconcile-test-${ulid()}`;
+  const result = await temporal.workflow.execute<typeof runsReconcileWorkflow>(
+    'runsReconcileWorkflow',
+    {
+      workflowId,
+      taskQueue: taskQueues(taskQueuePrefix).runs,
+      args: [input],
+      typedSearchAttributes: executionSearchAttributes('platform', 'runs'),
+    },
+  );
+  return { workflowId, result };
 }
