@@ -241,7 +241,11 @@ export async function outputOf(
 async function lastObjectLine(run: RunRef, logObjects: LogObjects | null): Promise<LastLine> {
   if (logObjects === null) return null;
   const text = (await logObjects.readPage(run, 'stdout', null, 1))?.lines[0];
-  if (text === undefined) return null;
+  return text === undefined ? null : kept(text);
+}
+
+/** A whole last line, or its size when it is too large to keep. */
+function kept(text: string): LastLine {
   const bytes = Buffer.byteLength(text);
   return bytes > OUTPUT_MAX_BYTES ? { tooLarge: bytes } : { text };
 }
@@ -266,8 +270,7 @@ async function lastLine(file: string): Promise<LastLine> {
     // The line starts before the window: at least `end` bytes (more than any input may carry).
     if (newline === -1 && window < size) return { tooLarge: end };
     const text = buffer.subarray(newline + 1, end).toString('utf8');
-    if (Buffer.byteLength(text) > OUTPUT_MAX_BYTES) return { tooLarge: Buffer.byteLength(text) };
-    return { text };
+    return kept(text);
   } finally {
     await handle.close();
   }

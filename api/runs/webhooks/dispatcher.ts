@@ -119,7 +119,6 @@ export function createDeliveryDispatcher(
     },
   };
 }
-export type DeliveryDispatcher = ReturnType<typeof createDeliveryDispatcher>;
 
 /** Where a delivery goes in a queue kept in ascending delivery_id order (usually its end). */
 function insertionIndex(queue: DeliveryStart[], id: bigint): number {
