@@ -57,12 +57,24 @@ const RETRY: ToolAnnotations = {
   openWorldHint: true,
 };
 
+/**
+ * Recover re-sends to the tenant's own URL (open world) what its endpoint never received; a
+ * repeat sends nothing already under way or delivered, but once those die again it sends again.
+ */
+const RECOVER: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: true,
+};
+
 const ops = RUNS_OPERATIONS;
 
 /**
  * The operations offered as tools, in the order tools/list lists them: the spec's parity set
- * (runs, workflows, quotas, usage, audit) and the template tools (register, list, get, run).
- * Template PATCH and DELETE, timers, schedules, triggers and webhooks are REST only.
+ * (runs, workflows, quotas, usage, audit), the template tools (register, list, get, run) and
+ * webhook recovery. Template PATCH and DELETE, timers, schedules, triggers and the other webhook
+ * operations are REST only.
  */
 const TOOL_OPERATIONS: [RunsOperation, ToolAnnotations][] = [
   [ops.submit, SUBMIT],
@@ -96,6 +108,7 @@ const TOOL_OPERATIONS: [RunsOperation, ToolAnnotations][] = [
   [ops.templateList, READ],
   [ops.templateGet, READ],
   [ops.templateRun, SUBMIT],
+  [ops.endpointRecover, RECOVER],
 ];
 
 /** `submitRun` → `submit_run`: a tool is named by its operationId, in snake_case. */

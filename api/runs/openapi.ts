@@ -7,13 +7,13 @@ import {
   TIMERS_LIST_LIMIT_DEFAULT,
   TIMERS_LIST_LIMIT_MAX,
 } from './routes/timers';
-import { HELD_DELIVERY_KEPT_HOURS } from './webhooks/endpoints';
 import {
   LABEL_KEY_PATTERN,
   LABEL_VALUE_MAX_LENGTH,
   LABELS_MAX,
   PAYLOAD_MAX_BYTES,
 } from './payloads';
+import { RECOVER_LIMIT_MAX } from './routes/webhooks';
 import { TRIGGER_DECISIONS } from './triggers/decisions';
 import { SCHEDULE_DECISIONS } from './schedules/decisions';
 
@@ -30,7 +30,7 @@ const WEBHOOK_DECISIONS = {
     'events: 1 to 64 distinct entries (422 otherwise), each an event type, an alias (run.terminal, workflow.terminal), a wildcard (run.*, workflow.*, node.*, *) or a notice (webhook.endpoint_degraded, tenant.delivery_dead, timer.fired, schedule.fired), else 400 unknown_event_type. url is checked before events.',
   webhook_secret:
     'Without a secret one is generated: 32 random bytes as 64 hex characters, secret_origin generated (the key is the 32 bytes). A supplied secret is 1 to 256 characters of any kind but U+0000, kept verbatim (secret_origin supplied; the key is its UTF-8 bytes). PATCH may supply a new one (answered once, in that response); rotate-secret always generates one.',
-  webhook_patch: `A partial merge of url, events, description, active and secret; at least one field (422 for {}). active true re-enables: disabled_reason null, consecutive_failures 0 (dead_deliveries_total and last_dead_delivery_at are never cleared), and the deliveries held while it was disabled are released in the same transaction: those created within the last ${HELD_DELIVERY_KEPT_HOURS} hours become pending and are started in ascending delivery_id order; older ones end dead with last_error held_expired. active false disables it with disabled_reason disabled_by_tenant (one already disabled keeps its reason).`,
+  webhook_patch: `A partial merge of url, events, description, active and secret; at least one field (422 for {}). active true re-enables: disabled_reason null, consecutive_failures 0 (dead_deliveries_total and last_dead_delivery_at are never cleared), and every delivery held while it was disabled is released in the same transaction, however old: pending, sent in ascending delivery_id order. active false disables it with disabled_reason disabled_by_tenant (one already disabled keeps its reason). runs.md does not say what becomes of events while an endpoint is inactive: each becomes a held delivery, never sent and never dropped, until the endpoint is re-enabled (released) or deleted (cancelled).`,
   webhook_delete:
     '204; the endpoint lists and matches no more and frees its quota slot. In the same transaction its held, pending and retrying deliveries are cancelled (state cancelled, finished_at set); one delivering finds it deleted before its next attempt. Its deliveries stay readable by id; its per-endpoint list is 404 like the endpoint.',
   webhook_test:
@@ -39,10 +39,11 @@ const WEBHOOK_DECISIONS = {
     "A delivery answers {delivery_id (a JSON integer), endpoint_id (null for an inline webhook), inline, event_id, event_type, track_id, workflow_id, state, attempts, next_attempt_at, last_status_code, last_error, test, truncated, redelivery_of, created_at, updated_at, finished_at}; the single read adds attempt_log [{attempt, started_at, finished_at, status_code, error, outcome}]. States: held (its endpoint is disabled), pending, delivering, retrying (waiting for its next attempt), delivered, dead, cancelled (its endpoint was deleted). Lists (per endpoint, per run, per workflow) answer {deliveries} in ascending delivery_id: state_filter (comma-separated states), since (a delivery_id, exclusive, default 0), limit (default 100, max 1000); unknown query parameters are 400. Per run: every delivery of that run's events, its inline webhook's included; per workflow: of its own, its nodes' and their runs' events. 404 run_not_found, workflow_not_found, webhook_not_found or delivery_not_found for what is not the tenant's.",
   webhook_redeliver:
     'Only from a terminal delivery (delivered, dead, cancelled), else 409 delivery_not_terminal; its endpoint must not be deleted, else 409 endpoint_deleted. A new delivery row with the same endpoint, event_id, event_type, envelope, run and workflow and redelivery_of the original: pending and started at once, or held while the endpoint is disabled. 202 {delivery_id, state}.',
+  webhook_recover: `POST /api/v1/webhooks/{endpoint_id}/recover {since, until?, limit?} (what Svix calls recover): every event of the endpoint whose first delivery was made in [since, until) (until default now, and later than since, else 422) and that it never received (each of its deliveries dead; none delivered, held or under way) is sent again as one new delivery (same event_id and envelope, redelivery_of the newest dead one), pending, in the order of the events. limit 1..${RECOVER_LIMIT_MAX} (default ${RECOVER_LIMIT_MAX}) events per call: 202 {recovered, first_delivery_id, last_delivery_id, more}; with more true the same call again takes the next ones (those just re-sent are under way or delivered, so nothing is sent twice by a repeat). Test deliveries are not recovered. A disabled endpoint is 409 endpoint_disabled (re-enabling releases its held deliveries in order). The endpoint row is locked until the commit: two recovers never re-send one event twice.`,
   webhook_inline:
     "The webhook field of POST /api/v1/runs and POST /api/v1/workflows: {url, events, secret?} under the same rules as an endpoint's (400 invalid_webhook_url, 400 unknown_event_type, checked after the images), unknown keys 422. Stored with the run or workflow in the same statement or transaction (nothing half-written), as a subscription scoped to it (secret_origin supplied, or none with a null secret: deliveries unsigned). It is not counted against max_webhook_endpoints, not listed as an endpoint, and cannot be changed; its deliveries show endpoint_id null and inline true.",
   webhook_audit:
-    'Each change is in the audit log as webhook.create, webhook.update, webhook.delete, webhook.rotate_secret, webhook.test, webhook.redeliver (target the endpoint), never with a secret.',
+    'Each change is in the audit log as webhook.create, webhook.update, webhook.delete, webhook.rotate_secret, webhook.test, webhook.redeliver, webhook.recover (target the endpoint), never with a secret.',
 };
 
 /** What the spec leaves "not shown" of timers, as decided. */

@@ -201,8 +201,8 @@ export async function insertDeliveries(
   const inserted = (await tx.any(sql.unsafe`
     INSERT INTO runs.webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, track_id,
                                         workflow_id, envelope, truncated, state,
-                                        workflow_task_queue)
-    SELECT * FROM unnest(${sql.array(column('tenant_id'), 'text')}::text[],
+                                        workflow_task_queue, dispatch_until)
+    SELECT *, ${DISPATCH_LEASE} FROM unnest(${sql.array(column('tenant_id'), 'text')}::text[],
                          ${sql.array(column('endpoint_id'), 'text')}::text[],
                          ${sql.array(column('event_id'), 'text')}::text[],
                          ${sql.array(column('event_type'), 'text')}::text[],
@@ -245,81 +245,150 @@ export interface AttemptTarget {
 }
 
 /**
- * Marks the delivery `delivering` for this attempt and answers what to send; null when there
- * is nothing to attempt (cancelled, already ended, its endpoint deleted or disabled since);
- * 'wait' for the first attempt of a released delivery while an earlier released one of its
- * endpoint has not finished its first attempt (held events go out in order). A retried
- * activity finds its own attempt in flight and sends again (at least once).
+ * How long a new, released or recovered delivery is its API process's to attempt first (its
+ * lease, dispatch_until), renewed while it waits in that process's queue
+ * (api/runs/webhooks/dispatcher.ts); a pending row whose lease ran out is adopted by another
+ * process's dispatcher (adoptLapsedDeliveries), so two never both take one. Their clock is the
+ * database's.
  */
-export async function beginAttempt(
+export const DISPATCH_WINDOW_SECONDS = 8;
+/** The end of a lease taken or renewed now. */
+export const DISPATCH_LEASE = sql.fragment`now() + make_interval(secs => ${DISPATCH_WINDOW_SECONDS})`;
+
+/**
+ * Per-endpoint order: a delivery's first attempt waits while an earlier delivery of its endpoint
+ * is still waiting for, or making, its own first attempt (a retry waits for nobody). One rule for
+ * the dispatcher's attempts and the workflows'.
+ */
+const NO_EARLIER_FIRST_ATTEMPT = sql.fragment`NOT EXISTS (
+  SELECT 1 FROM runs.webhook_deliveries p
+  WHERE p.endpoint_id = d.endpoint_id AND p.delivery_id < d.delivery_id
+    AND (p.state = 'pending' OR (p.state = 'delivering' AND p.attempts = 1)))`;
+
+/** Marks the delivery `delivering` for `attempt` where `condition` holds; answers what to send. */
+async function begin(
   pool: DatabasePool,
   deliveryId: string,
   attempt: number,
-): Promise<AttemptTarget | 'wait' | null> {
-  if (attempt === 1 && (await earlierReleasedInFlight(pool, deliveryId))) return 'wait';
+  condition: ReturnType<typeof sql.fragment>,
+): Promise<AttemptTarget | null> {
   return (await pool.maybeOne(sql.unsafe`
     WITH begun AS (
       UPDATE runs.webhook_deliveries d SET state = 'delivering', attempts = ${attempt},
         next_attempt_at = NULL, updated_at = date_trunc('milliseconds', now())
       FROM runs.webhook_endpoints e
       WHERE d.delivery_id = ${deliveryId}::bigint AND e.endpoint_id = d.endpoint_id
-        AND e.deleted_at IS NULL
-        AND (d.state IN ('pending', 'retrying') OR (d.state = 'delivering' AND d.attempts = ${attempt}))
+        AND e.deleted_at IS NULL AND ${condition}
       RETURNING d.*)
     SELECT b.delivery_id::text, b.tenant_id, b.endpoint_id, e.inline_for IS NOT NULL AS inline,
            b.event_id, b.event_type, b.envelope, e.url, e.secret, e.secret_origin
     FROM begun b JOIN runs.webhook_endpoints e USING (endpoint_id)`)) as AttemptTarget | null;
 }
 
-/**
- * How long after a delivery is made its own API process may still make its first attempt; an
- * older pending row is the sweeper's (api/runs/webhooks/starter.ts), so the two never both take
- * one. Their clock is the database's.
- */
-export const DISPATCH_WINDOW_SECONDS = 8;
+/** Whether the delivery is in `condition` (after `begin` found it not to be ready). */
+const holds = (
+  pool: DatabasePool,
+  deliveryId: string,
+  condition: ReturnType<typeof sql.fragment>,
+) =>
+  pool.exists(sql.unsafe`
+    SELECT 1 FROM runs.webhook_deliveries d WHERE d.delivery_id = ${deliveryId}::bigint AND ${condition}`);
 
 /**
- * The first attempt of a delivery its API process made (api/runs/webhooks/dispatcher.ts), with
- * no workflow: pending, never started as a workflow, within DISPATCH_WINDOW_SECONDS of its
- * making, and no earlier delivery of its endpoint still waiting for its own first attempt. 'wait':
- * one is (per-endpoint order); null: the delivery is not the dispatcher's to attempt any more.
+ * An attempt of a delivery's workflow: marks it `delivering` and answers what to send; null when
+ * there is nothing to attempt (cancelled, already ended, its endpoint deleted); 'wait' for a
+ * first attempt while an earlier delivery of its endpoint waits for its own. A retried activity
+ * finds its own attempt in flight and sends again (at least once).
+ */
+export async function beginAttempt(
+  pool: DatabasePool,
+  deliveryId: string,
+  attempt: number,
+): Promise<AttemptTarget | 'wait' | null> {
+  const attemptable = sql.fragment`(d.state IN ('pending', 'retrying')
+    OR (d.state = 'delivering' AND d.attempts = ${attempt}))`;
+  if (attempt > 1) return begin(pool, deliveryId, attempt, attemptable);
+  const begun = await begin(
+    pool,
+    deliveryId,
+    1,
+    sql.fragment`${attemptable} AND (d.state = 'delivering' OR ${NO_EARLIER_FIRST_ATTEMPT})`,
+  );
+  if (begun !== null) return begun;
+  return (await holds(pool, deliveryId, sql.fragment`d.state = 'pending'`)) ? 'wait' : null;
+}
+
+/**
+ * The first attempt of a delivery its API process holds the lease of
+ * (api/runs/webhooks/dispatcher.ts), with no workflow: pending, never started as a workflow, its
+ * lease running, and no earlier first attempt of its endpoint outstanding. 'wait': there is one
+ * (per-endpoint order); null: the delivery is not this dispatcher's to attempt any more.
  */
 export async function beginDispatchedAttempt(
   pool: DatabasePool,
   deliveryId: string,
 ): Promise<AttemptTarget | 'wait' | null> {
-  const ours = sql.fragment`d.state = 'pending' AND NOT d.workflow_started
-    AND d.created_at > now() - make_interval(secs => ${DISPATCH_WINDOW_SECONDS})`;
-  const begun = (await pool.maybeOne(sql.unsafe`
-    WITH begun AS (
-      UPDATE runs.webhook_deliveries d SET state = 'delivering', attempts = 1,
-        updated_at = date_trunc('milliseconds', now())
-      FROM runs.webhook_endpoints e
-      WHERE d.delivery_id = ${deliveryId}::bigint AND e.endpoint_id = d.endpoint_id
-        AND e.deleted_at IS NULL AND ${ours}
-        AND NOT EXISTS (
-          SELECT 1 FROM runs.webhook_deliveries p
-          WHERE p.endpoint_id = d.endpoint_id AND p.delivery_id < d.delivery_id
-            AND (p.state = 'pending' OR (p.state = 'delivering' AND p.attempts = 1)))
-      RETURNING d.*)
-    SELECT b.delivery_id::text, b.tenant_id, b.endpoint_id, e.inline_for IS NOT NULL AS inline,
-           b.event_id, b.event_type, b.envelope, e.url, e.secret, e.secret_origin
-    FROM begun b JOIN runs.webhook_endpoints e USING (endpoint_id)`)) as AttemptTarget | null;
+  const leased = sql.fragment`d.state = 'pending' AND NOT d.workflow_started
+    AND d.dispatch_until > now()`;
+  const begun = await begin(
+    pool,
+    deliveryId,
+    1,
+    sql.fragment`${leased} AND ${NO_EARLIER_FIRST_ATTEMPT}`,
+  );
   if (begun !== null) return begun;
-  const waiting = await pool.exists(sql.unsafe`
-    SELECT 1 FROM runs.webhook_deliveries d WHERE d.delivery_id = ${deliveryId}::bigint AND ${ours}`);
-  return waiting ? 'wait' : null;
+  return (await holds(pool, deliveryId, leased)) ? 'wait' : null;
 }
 
-async function earlierReleasedInFlight(pool: DatabasePool, deliveryId: string): Promise<boolean> {
-  return (
-    (await pool.maybeOne(sql.unsafe`
-      SELECT 1 FROM runs.webhook_deliveries d JOIN runs.webhook_deliveries p
-        ON p.endpoint_id = d.endpoint_id AND p.delivery_id < d.delivery_id
-      WHERE d.delivery_id = ${deliveryId}::bigint AND d.released_at IS NOT NULL
-        AND p.released_at IS NOT NULL AND p.state IN ('pending', 'delivering')
-      LIMIT 1`)) !== null
-  );
+/**
+ * Renews the leases of the deliveries waiting in a dispatcher's queue that run out within half
+ * a window; one that has already run out may be another process's by now, and stays as it is.
+ */
+export async function renewDispatchLeases(
+  pool: DatabasePool,
+  deliveryIds: string[],
+): Promise<void> {
+  if (deliveryIds.length === 0) return;
+  await pool.query(sql.unsafe`
+    UPDATE runs.webhook_deliveries SET dispatch_until = ${DISPATCH_LEASE}
+    WHERE delivery_id = ANY(${sql.array(deliveryIds, 'int8')})
+      AND state = 'pending' AND NOT workflow_started AND dispatch_until > now()
+      AND dispatch_until < now() + make_interval(secs => ${DISPATCH_WINDOW_SECONDS / 2})`);
+}
+
+/** A lease is free to take this long after it ran out: a margin for a renewal that crosses. */
+const LEASE_GRACE_SECONDS = 2;
+
+/** A pending delivery a dispatcher adopted: its own lease now, and where it goes. */
+export interface AdoptedDelivery {
+  deliveryId: string;
+  tenantId: string;
+  endpointId: string;
+  eventType: string;
+}
+
+/**
+ * Takes the lease of up to `limit` pending deliveries of this deployment that no process holds
+ * any more (theirs died, or dropped them), oldest first: a first attempt is always a
+ * dispatcher's, in order, never a workflow's. Two processes never adopt one (SKIP LOCKED, then
+ * the lease).
+ */
+export async function adoptLapsedDeliveries(
+  pool: DatabasePool,
+  queue: string,
+  limit: number,
+): Promise<AdoptedDelivery[]> {
+  return (await pool.any(sql.unsafe`
+    UPDATE runs.webhook_deliveries d SET dispatch_until = ${DISPATCH_LEASE}
+    FROM (
+      SELECT delivery_id FROM runs.webhook_deliveries
+      WHERE NOT workflow_started AND state = 'pending' AND workflow_task_queue = ${queue}
+        AND coalesce(dispatch_until, '-infinity')
+              < now() - make_interval(secs => ${LEASE_GRACE_SECONDS})
+      ORDER BY delivery_id LIMIT ${limit} FOR UPDATE SKIP LOCKED) lapsed
+    WHERE d.delivery_id = lapsed.delivery_id
+    RETURNING d.delivery_id::text AS "deliveryId", d.tenant_id AS "tenantId",
+              d.endpoint_id AS "endpointId", d.event_type AS "eventType"`)) as AdoptedDelivery[];
 }
 
 export interface AttemptRecord {
@@ -394,9 +463,7 @@ async function afterDead(tx: Tx, delivery: DeliveryRecorded, a: AttemptRecord): 
            count(*) FILTER (WHERE state = 'delivered')::int AS delivered
     FROM runs.webhook_deliveries
     WHERE endpoint_id = ${delivery.endpoint_id} AND state IN ('dead', 'delivered')
-      AND finished_at > now() - interval '24 hours'
-      -- Kept while the endpoint was disabled and never attempted: not the endpoint's failures.
-      AND last_error IS DISTINCT FROM 'held_expired'`)) as { dead: number; delivered: number };
+      AND finished_at > now() - interval '24 hours'`)) as { dead: number; delivered: number };
   if (window.dead >= AUTO_DISABLE_DEAD_24H && window.delivered === 0)
     await tx.query(sql.unsafe`
       UPDATE runs.webhook_endpoints SET active = false,

@@ -1,4 +1,5 @@
 import { sql, type DatabasePool } from '../pool';
+import { DISPATCH_LEASE } from './deliveries';
 
 /**
  * Webhook subscriptions and deliveries as the REST API reads and changes them (migration
@@ -7,7 +8,7 @@ import { sql, type DatabasePool } from '../pool';
  * delivery, a redelivery, deliveries released or cancelled with their endpoint).
  */
 
-type Queryable = Pick<DatabasePool, 'query' | 'one' | 'maybeOne' | 'any' | 'oneFirst'>;
+type Queryable = Pick<DatabasePool, 'query' | 'one' | 'maybeOne' | 'any' | 'oneFirst' | 'anyFirst'>;
 
 /** The states of the table's CHECK, in the order a delivery moves through them. */
 export const DELIVERY_STATES = [
@@ -105,12 +106,13 @@ export async function findEndpoint(
   db: Queryable,
   tenantId: string,
   endpointId: string,
-  lock: 'share' | null = null,
+  lock: 'share' | 'update' | null = null,
 ): Promise<EndpointRow | null> {
+  const locking = { share: sql.fragment`FOR SHARE`, update: sql.fragment`FOR UPDATE` };
   return (await db.maybeOne(sql.unsafe`
     SELECT ${ENDPOINT_COLUMNS} FROM runs.webhook_endpoints
     WHERE endpoint_id = ${endpointId} AND tenant_id = ${tenantId} AND ${LIVE_ENDPOINT}
-    ${lock === 'share' ? sql.fragment`FOR SHARE` : sql.fragment``}`)) as EndpointRow | null;
+    ${lock === null ? sql.fragment`` : locking[lock]}`)) as EndpointRow | null;
 }
 
 /** The tenant's live endpoints, oldest first. */
@@ -181,36 +183,23 @@ export interface DeliveryStart {
 }
 
 /**
- * Releases an endpoint's held deliveries (kept while it was disabled), in one statement: those
- * made within `keptHours` become pending (their start is owed again: workflow_started false),
- * older ones dead with last_error `held_expired`. Answers the pending ones in ascending
- * delivery_id order, the order they are to be started in, and how many expired.
+ * Releases every delivery held for the endpoint while it was disabled, however long ago it was
+ * made: each becomes pending, leased to this API process's dispatcher (DISPATCH_LEASE). Answers
+ * them in ascending delivery_id order, the order they go out in.
  */
 export async function releaseHeldDeliveries(
   tx: Queryable,
   endpointId: string,
-  keptHours: number,
   taskQueue: string,
-): Promise<{ released: DeliveryStart[]; expired: number }> {
-  const fresh = sql.fragment`created_at >= now() - make_interval(hours => ${keptHours})`;
+): Promise<DeliveryStart[]> {
   const rows = (await tx.any(sql.unsafe`
-    UPDATE runs.webhook_deliveries SET
-      state = CASE WHEN ${fresh} THEN 'pending' ELSE 'dead' END,
-      last_error = CASE WHEN ${fresh} THEN last_error ELSE 'held_expired' END,
-      finished_at = CASE WHEN ${fresh} THEN NULL ELSE ${NOW} END,
-      workflow_started = CASE WHEN ${fresh} THEN false ELSE workflow_started END,
-      workflow_task_queue = ${taskQueue},
-      released_at = CASE WHEN ${fresh} THEN ${NOW} END,
-      next_attempt_at = NULL,
-      updated_at = ${NOW}
+    UPDATE runs.webhook_deliveries SET state = 'pending', workflow_started = false,
+      workflow_task_queue = ${taskQueue}, released_at = ${NOW}, dispatch_until = ${DISPATCH_LEASE},
+      next_attempt_at = NULL, updated_at = ${NOW}
     WHERE endpoint_id = ${endpointId} AND state = 'held'
     RETURNING delivery_id::text AS "deliveryId", tenant_id AS "tenantId",
-              endpoint_id AS "endpointId", state`)) as (DeliveryStart & { state: string })[];
-  const released = rows
-    .filter((row) => row.state === 'pending')
-    .map(({ state: _state, ...start }) => start)
-    .sort((a, b) => compareIds(a.deliveryId, b.deliveryId));
-  return { released, expired: rows.length - released.length };
+              endpoint_id AS "endpointId"`)) as DeliveryStart[];
+  return rows.sort((a, b) => compareIds(a.deliveryId, b.deliveryId));
 }
 
 /** Two int8 ids (as text) in numeric order. */
@@ -257,9 +246,10 @@ export interface NewDelivery {
 export async function insertDelivery(tx: Queryable, d: NewDelivery): Promise<string> {
   return (await tx.oneFirst(sql.unsafe`
     INSERT INTO runs.webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, envelope,
-                                         test, state, workflow_task_queue)
+                                         test, state, workflow_task_queue, dispatch_until)
     VALUES (${d.tenantId}, ${d.endpointId}, ${d.eventId}, ${d.eventType},
-            ${sql.jsonb(d.envelope as never)}, ${d.test}, 'pending', ${d.taskQueue})
+            ${sql.jsonb(d.envelope as never)}, ${d.test}, 'pending', ${d.taskQueue},
+            ${DISPATCH_LEASE})
     RETURNING delivery_id::text`)) as string;
 }
 
@@ -276,11 +266,61 @@ export async function insertRedelivery(
   return (await tx.oneFirst(sql.unsafe`
     INSERT INTO runs.webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, track_id,
                                          workflow_id, envelope, truncated, test, state, redelivery_of,
-                                         workflow_task_queue)
+                                         workflow_task_queue, dispatch_until)
     SELECT tenant_id, endpoint_id, event_id, event_type, track_id, workflow_id, envelope, truncated,
-           test, ${state}, delivery_id, ${taskQueue}
+           test, ${state}, delivery_id, ${taskQueue}, ${DISPATCH_LEASE}
     FROM runs.webhook_deliveries WHERE delivery_id = ${originalId}::bigint
     RETURNING delivery_id::text`)) as string;
+}
+
+/** The events a recover re-sends: made in [since, until), at most `limit` of them. */
+export interface RecoverWindow {
+  since: string;
+  until: string;
+  limit: number;
+}
+
+/**
+ * A new delivery (redelivery_of its newest) of each event of the endpoint made in the window
+ * that it never received: every delivery of it ended dead (or cancelled), none delivered or
+ * still under way. Test deliveries are no events. Pending and leased (DISPATCH_LEASE), made in
+ * the order of the events' first deliveries; answered in that order, with whether more events
+ * past `limit` are left for another call.
+ */
+export async function insertRecoveries(
+  tx: Queryable,
+  endpointId: string,
+  window: RecoverWindow,
+  taskQueue: string,
+): Promise<{ made: DeliveryStart[]; more: boolean }> {
+  const newest = (await tx.anyFirst(sql.unsafe`
+    WITH mine AS (
+      SELECT delivery_id, event_id, redelivery_of, state, test, created_at
+      FROM runs.webhook_deliveries
+      WHERE endpoint_id = ${endpointId} AND created_at >= ${window.since}::timestamptz),
+    unreceived AS (
+      SELECT min(delivery_id) FILTER (WHERE redelivery_of IS NULL) AS first_id,
+             max(delivery_id) AS newest_id
+      FROM mine WHERE NOT test
+      GROUP BY event_id HAVING bool_and(state IN ('dead', 'cancelled')))
+    SELECT u.newest_id::text FROM unreceived u JOIN mine f ON f.delivery_id = u.first_id
+    WHERE f.created_at < ${window.until}::timestamptz
+    ORDER BY u.first_id LIMIT ${window.limit + 1}`)) as string[];
+  const more = newest.length > window.limit;
+  const resent = newest.slice(0, window.limit);
+  if (resent.length === 0) return { made: [], more };
+  const made = (await tx.any(sql.unsafe`
+    INSERT INTO runs.webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, track_id,
+                                         workflow_id, envelope, truncated, test, state, redelivery_of,
+                                         workflow_task_queue, dispatch_until)
+    SELECT d.tenant_id, d.endpoint_id, d.event_id, d.event_type, d.track_id, d.workflow_id,
+           d.envelope, d.truncated, d.test, 'pending', d.delivery_id, ${taskQueue}, ${DISPATCH_LEASE}
+    FROM unnest(${sql.array(resent, 'int8')}::int8[]) WITH ORDINALITY AS r(id, position)
+    JOIN runs.webhook_deliveries d ON d.delivery_id = r.id
+    ORDER BY r.position
+    RETURNING delivery_id::text AS "deliveryId", tenant_id AS "tenantId",
+              endpoint_id AS "endpointId"`)) as DeliveryStart[];
+  return { made: made.sort((a, b) => compareIds(a.deliveryId, b.deliveryId)), more };
 }
 
 /** A delivery as the API shows it, with what its subscription is. */

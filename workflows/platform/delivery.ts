@@ -32,7 +32,10 @@ const attempts = proxyActivities<DeliveryActivities>({
   retry: { initialInterval: '2 seconds', maximumInterval: '1 minute' },
 });
 
-/** How often a released delivery looks whether the one before it has had its first attempt. */
+/**
+ * How often a first attempt held back by an earlier one of its endpoint looks again (an execution
+ * started at a pending delivery's first attempt; since runs/0017 a dispatcher makes those).
+ */
 const RELEASED_ORDER_POLL_MS = 500;
 
 export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<AttemptVerdict> {

@@ -9,6 +9,7 @@ import {
   listEndpointDeliveries,
   listRunDeliveries,
   listWorkflowDeliveries,
+  recoverEndpoint,
   redeliver,
 } from '../webhooks/deliveries';
 import {
@@ -27,7 +28,7 @@ import { DELIVERY_STATES } from '../../../db/runs/webhooks';
 import { boundedText } from '../../platform/http/text';
 import { jsonSchemaOf } from '../../platform/http/json-schema';
 import { runsError } from '../errors';
-import { offset, pageLimit, stateFilter, ulidParam } from '../schemas';
+import { offset, pageLimit, stateFilter, ulidParam, utcInstant } from '../schemas';
 import { ok, done, runsOperation, type RunsOperation } from './operation';
 import {
   NODE_EVENTS,
@@ -36,7 +37,6 @@ import {
   TEST_EVENT,
   WORKFLOW_EVENTS,
 } from '../webhooks/catalogue';
-import { HELD_DELIVERY_KEPT_HOURS } from '../webhooks/endpoints';
 import { suppliedSecret, webhookEvents, webhookUrl } from '../webhooks/inline';
 import {
   CreatedWebhookEndpoint,
@@ -46,6 +46,7 @@ import {
   WebhookDeliveryList,
   WebhookEndpoint,
   WebhookEndpointList,
+  WebhookRecoverAccepted,
   WebhookRedeliveryAccepted,
   WebhookTestAccepted,
 } from '../webhooks/models';
@@ -55,6 +56,8 @@ export const ENDPOINTS_LIST_LIMIT_DEFAULT = 100;
 export const ENDPOINTS_LIST_LIMIT_MAX = 1000;
 export const DELIVERIES_LIMIT_DEFAULT = 100;
 export const DELIVERIES_LIMIT_MAX = 1000;
+/** Events one recover call re-sends at most (its `limit`); the next call takes the rest. */
+export const RECOVER_LIMIT_MAX = 10_000;
 
 /** The concrete event types a test may carry: every one an event can be, and webhook.test. */
 export const TESTABLE_EVENTS = [
@@ -84,7 +87,7 @@ const EndpointPatchRequest = Joi.object({
   events: webhookEvents().description('Replaces the list.'),
   description: description(),
   active: Joi.boolean().description(
-    `true re-enables: disabled_reason null, consecutive_failures 0, and the deliveries held while it was disabled are released in order (those held over ${HELD_DELIVERY_KEPT_HOURS} hours end dead, last_error held_expired). false disables (disabled_reason disabled_by_tenant; an endpoint already disabled keeps its reason).`,
+    'true re-enables: disabled_reason null, consecutive_failures 0, and every delivery held while it was disabled, however old, is released and sent in order. false disables (disabled_reason disabled_by_tenant; an endpoint already disabled keeps its reason); its events are then held, never sent and never dropped.',
   ),
   secret: suppliedSecret().description(
     'A supplied secret (secret_origin supplied), answered once in this response. A generated one: POST .../rotate-secret.',
@@ -94,6 +97,24 @@ const EndpointPatchRequest = Joi.object({
   .required()
   .unknown(false)
   .id('WebhookEndpointPatchRequest');
+
+const RecoverRequest = Joi.object({
+  since: utcInstant()
+    .required()
+    .description('Events whose first delivery to this endpoint was made at or after this instant.'),
+  until: utcInstant().description('And before this one (default: now); after since, else 422.'),
+  limit: pageLimit(RECOVER_LIMIT_MAX, RECOVER_LIMIT_MAX).description(
+    'Events re-sent by this call at most, the earliest first; `more` says whether others are left.',
+  ),
+})
+  .custom((value: { since: string; until?: string }, helpers) =>
+    value.until !== undefined && Date.parse(value.until) <= Date.parse(value.since)
+      ? helpers.message({ custom: '"until" must be later than "since"' })
+      : value,
+  )
+  .required()
+  .unknown(false)
+  .id('WebhookRecoverRequest');
 
 /** The test's body is optional: absent is `{}` (mountWebhookRoutes validates it). */
 export const TestRequest = Joi.object({
@@ -289,6 +310,24 @@ export const WEBHOOK_OPERATIONS = {
       },
     },
   }),
+  endpointRecover: admin({
+    method: 'post',
+    path: '/api/v1/webhooks/{endpoint_id}/recover',
+    operationId: 'recoverWebhookEndpoint',
+    routeName: 'webhook.recover',
+    summary: 'Re-send, in order, every event the endpoint never received since a time',
+    description:
+      "Each event of this endpoint whose first delivery was made in [since, until) and whose every delivery ended dead (none delivered, none held or under way) gets one new delivery: its own id and attempt budget, the same event_id and body, redelivery_of the newest dead one. They are sent in event order, one at a time to the endpoint, as the endpoint's other deliveries; a repeat re-sends nothing already under way or delivered. Test deliveries are not events and are not recovered. Audited as webhook.recover.",
+    request: { params: endpointParams, body: RecoverRequest },
+    responses: { '202': ok(WebhookRecoverAccepted, 'Accepted') },
+    refusals: {
+      '404': ENDPOINT_NOT_FOUND,
+      '409':
+        '`endpoint_disabled`: the endpoint is not active (PATCH active: true, which also releases what was held for it).',
+      '422':
+        'Schema mismatch (joi message): since missing or not a UTC instant, until not later than since, limit outside 1..10000, an unknown field.',
+    },
+  }),
   endpointDeliveries: read({
     method: 'get',
     path: '/api/v1/webhooks/{endpoint_id}/deliveries',
@@ -402,6 +441,15 @@ export function mountWebhookRoutes(router: Router, deps: PlatformDeps, starters:
     const { event_type } = optionalBody<{ event_type: string }>(ctx, TestRequest);
     ctx.status = 202;
     ctx.body = await sendTestDelivery(deps, starter, principalOf(ctx), endpointId, event_type);
+  });
+  mountOperation(router, ops.endpointRecover, async (ctx) => {
+    const { since, until, limit } = validated<{ since: string; until?: string; limit: number }>(
+      ctx,
+      'body',
+    );
+    const window = { since, until: until ?? new Date().toISOString(), limit };
+    ctx.status = 202;
+    ctx.body = await recoverEndpoint(deps, starter, principalOf(ctx), endpointIdOf(ctx), window);
   });
   mountDeliveryLists(router, deps);
 }

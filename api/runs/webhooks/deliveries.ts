@@ -3,11 +3,14 @@ import type { KeyPrincipal } from '../../../db/runs/tenants';
 import {
   TERMINAL_DELIVERY_STATES,
   findDelivery,
+  findEndpoint,
+  insertRecoveries,
   insertRedelivery,
   listAttempts,
   listDeliveries,
   type DeliveryFilter,
   type DeliveryScope,
+  type RecoverWindow,
 } from '../../../db/runs/webhooks';
 import { findWorkflowRow } from '../../../db/runs/workflows';
 import type { PlatformDeps } from '../../../platform/deps';
@@ -18,7 +21,8 @@ import { presentAttempt, presentDelivery } from './models';
 import { runsQueue, type DeliveryStarter } from './starter';
 
 /**
- * Reads of deliveries (per endpoint, run, workflow, and one with its attempts) and redelivery.
+ * Reads of deliveries (per endpoint, run, workflow, and one with its attempts), redelivery of
+ * one, and recovery of every event an endpoint never received.
  * Every read is the tenant's alone: another tenant's endpoint, run, workflow or delivery is 404,
  * whatever its id.
  */
@@ -114,4 +118,42 @@ export async function redeliver(
   if (made.state === 'pending')
     starter.dispatch({ deliveryId: made.id, tenantId, endpointId: made.endpointId });
   return { delivery_id: Number(made.id), state: made.state };
+}
+
+/**
+ * Re-sends, in event order, every event of the endpoint made in the window that it never
+ * received (each of its deliveries dead), as one new delivery each (insertRecoveries), sent from
+ * this process after the commit. The endpoint must be active (409 endpoint_disabled: re-enabling
+ * releases what was held for it); it is locked until the commit, so two recovers never both
+ * re-send one event.
+ */
+export async function recoverEndpoint(
+  deps: Deps,
+  starter: DeliveryStarter,
+  principal: KeyPrincipal,
+  endpointId: string,
+  window: RecoverWindow,
+) {
+  const { tenantId } = principal;
+  const { made, more } = await deps.pool.transaction(async (tx) => {
+    const endpoint = await findEndpoint(tx, tenantId, endpointId, 'update');
+    if (!endpoint) throw runsError('webhook_not_found');
+    if (!endpoint.active)
+      throw runsError('endpoint_disabled', {
+        details: { disabled_reason: endpoint.disabled_reason },
+      });
+    const recovered = await insertRecoveries(tx, endpointId, window, runsQueue(deps));
+    await insertAudit(tx, {
+      tenantId,
+      actor: principal.keyId,
+      action: 'webhook.recover',
+      outcome: 'ok',
+      target: endpointId,
+      detail: { since: window.since, until: window.until, recovered: recovered.made.length },
+    });
+    return recovered;
+  });
+  for (const delivery of made) starter.dispatch(delivery);
+  const id = (index: number) => (made.length === 0 ? null : Number(made.at(index)!.deliveryId));
+  return { recovered: made.length, first_delivery_id: id(0), last_delivery_id: id(-1), more };
 }

@@ -1,16 +1,25 @@
 import type { PlatformDeps } from '../../../platform/deps';
 import { createWebhookSender } from '../../../platform/webhooks/http-delivery';
-import { beginDispatchedAttempt } from '../../../db/runs/deliveries';
+import {
+  adoptLapsedDeliveries,
+  beginDispatchedAttempt,
+  renewDispatchLeases,
+} from '../../../db/runs/deliveries';
 import { webhookTerms } from './terms';
 import { sendAndRecord } from './attempt';
 import type { DeliveryStart } from './starter';
 
 /** First attempts in flight per API process (each holds a connection to its receiver). */
 const IN_FLIGHT_MAX = 32;
-/** Deliveries waiting here; past this, new ones are left to the sweeper's workflows. */
+/** Deliveries waiting here; past this, new ones are left for a dispatcher to adopt later. */
 const QUEUED_MAX = 10_000;
 /** How soon a first attempt held back by an earlier one of another process asks again. */
 const WAIT_RETRY_MS = 50;
+/**
+ * How often the leases of the deliveries waiting here are renewed, and lapsed ones of other
+ * processes adopted.
+ */
+const LEASE_TICK_MS = 1_000;
 
 /**
  * The first attempt of each delivery this API process makes (an event's, a test's, a
@@ -19,11 +28,14 @@ const WAIT_RETRY_MS = 50;
  * is handed to its workflow delivery/runs/<id> (`startWorkflow`), which waits out the retry and
  * goes on. Deliveries to one endpoint leave in the order they were made: one first attempt per
  * endpoint at a time here, and none before an earlier one's of another process
- * (beginDispatchedAttempt). What this process cannot take in DISPATCH_WINDOW_SECONDS, or takes
- * and then dies with, the sweeper starts as a workflow (at least once: the same event id).
+ * (beginDispatchedAttempt). Each delivery waiting here keeps its lease (renewed), so a long
+ * backlog goes out from here at the receiver's pace; what a process drops (past QUEUED_MAX), or
+ * dies with before attempting, another process's dispatcher adopts once its lease runs out. One
+ * it dies with mid-attempt is the sweeper's: its workflow attempts again (the same event id).
  */
 export function createDeliveryDispatcher(
   deps: PlatformDeps,
+  taskQueue: string,
   startWorkflow: (delivery: DeliveryStart) => void,
 ) {
   const sender = createWebhookSender({
@@ -43,7 +55,7 @@ export function createDeliveryDispatcher(
   const attempt = async (delivery: DeliveryStart): Promise<'done' | 'wait'> => {
     const target = await beginDispatchedAttempt(deps.pool, delivery.deliveryId);
     if (target === 'wait') return 'wait';
-    if (target === null) return 'done'; // the sweeper's now, or ended
+    if (target === null) return 'done'; // another process's now, or ended
     const input = {
       deliveryId: delivery.deliveryId,
       attempt: 1,
@@ -67,7 +79,7 @@ export function createDeliveryDispatcher(
     try {
       outcome = await attempt(delivery);
     } catch (error) {
-      // Left as it is: the sweeper starts its workflow, which attempts it again.
+      // Left as it is: adopted again once its lease lapses, or, begun, attempted by its workflow.
       deps.logger.warn(
         { err: (error as Error).message, deliveryId: delivery.deliveryId },
         'webhook first attempt left to its workflow',
@@ -100,21 +112,44 @@ export function createDeliveryDispatcher(
     }
   };
 
+  const enqueue = (delivery: DeliveryStart) => {
+    const queue = queues.get(delivery.endpointId) ?? [];
+    // In delivery_id order, whatever order their transactions committed in: an earlier one
+    // queued behind a later one would hold it back (and itself) until its lease ran out.
+    queue.splice(insertionIndex(queue, BigInt(delivery.deliveryId)), 0, delivery);
+    queues.set(delivery.endpointId, queue);
+    queued++;
+  };
+
+  const tickLeases = async () => {
+    await renewDispatchLeases(
+      deps.pool,
+      [...queues.values()].flat().map((d) => d.deliveryId),
+    );
+    const room = QUEUED_MAX - queued;
+    if (room <= 0 || stopped) return;
+    for (const delivery of await adoptLapsedDeliveries(deps.pool, taskQueue, room))
+      enqueue(delivery);
+    pump();
+  };
+  const leases = setInterval(() => {
+    tickLeases().catch((error: Error) =>
+      deps.logger.warn({ err: error.message }, 'webhook dispatch leases not renewed'),
+    );
+  }, LEASE_TICK_MS);
+  leases.unref();
+
   return {
-    /** After the row's transaction commits. A delivery not taken here is the sweeper's. */
+    /** After the row's transaction commits. One not taken here is adopted once its lease lapses. */
     dispatch(delivery: DeliveryStart): void {
       if (stopped || queued >= QUEUED_MAX) return;
-      const queue = queues.get(delivery.endpointId) ?? [];
-      // In delivery_id order, whatever order their transactions committed in: an earlier one
-      // queued behind a later one would hold it back (and itself) until the window closed.
-      queue.splice(insertionIndex(queue, BigInt(delivery.deliveryId)), 0, delivery);
-      queues.set(delivery.endpointId, queue);
-      queued++;
+      enqueue(delivery);
       pump();
     },
-    /** Takes no more; waits for the attempts in flight (the queued ones are the sweeper's). */
+    /** Takes no more; waits for the attempts in flight (the queued ones' leases lapse). */
     async stop(): Promise<void> {
       stopped = true;
+      clearInterval(leases);
       await Promise.all(inFlight);
     },
   };

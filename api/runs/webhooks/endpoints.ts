@@ -11,7 +11,6 @@ import {
   markEndpointDeleted,
   releaseHeldDeliveries,
   updateEndpoint,
-  type DeliveryStart,
   type EndpointChanges,
   type EndpointRow,
 } from '../../../db/runs/webhooks';
@@ -28,12 +27,6 @@ import { runsQueue, type DeliveryStarter } from './starter';
  * A tenant's webhook endpoints: register, read, change, delete, rotate the secret, send a test.
  * Each change is audited (never with a secret) in the transaction that makes it.
  */
-
-/**
- * How long a delivery is kept while its endpoint is disabled: re-enabling releases those held
- * for less (in order), and ends older ones dead with last_error `held_expired`.
- */
-export const HELD_DELIVERY_KEPT_HOURS = 72;
 
 type Deps = Pick<PlatformDeps, 'pool' | 'config'>;
 type Tx = Parameters<Parameters<DatabasePool['transaction']>[0]>[0];
@@ -125,8 +118,8 @@ export async function getEndpoint(deps: Deps, tenantId: string, endpointId: stri
 
 /**
  * A partial merge. `active: true` re-enables (disabled_reason cleared, consecutive_failures
- * reset; the dead counters are never cleared) and releases the deliveries held while it was
- * disabled, handed to the starter in delivery order after the commit. A supplied secret is
+ * reset; the dead counters are never cleared) and releases every delivery held while it was
+ * disabled, however old, to this process's dispatcher in delivery order after the commit. A supplied secret is
  * answered once, in this response.
  */
 export async function patchEndpoint(
@@ -140,18 +133,15 @@ export async function patchEndpoint(
   const { row, released } = await deps.pool.transaction(async (tx) => {
     const updated = await updateEndpoint(tx, principal.tenantId, endpointId, changesOf(patch));
     if (!updated) throw notFound();
-    const held =
-      patch.active === true
-        ? await releaseHeldDeliveries(tx, endpointId, HELD_DELIVERY_KEPT_HOURS, runsQueue(deps))
-        : { released: [], expired: 0 };
+    const released =
+      patch.active === true ? await releaseHeldDeliveries(tx, endpointId, runsQueue(deps)) : [];
     await audit(tx, principal, 'update', endpointId, {
       fields: Object.keys(patch),
-      released_deliveries: held.released.length,
-      expired_deliveries: held.expired,
+      released_deliveries: released.length,
     });
-    return { row: updated, released: held.released };
+    return { row: updated, released };
   });
-  startInOrder(starter, released);
+  for (const delivery of released) starter.dispatch(delivery);
   return {
     ...presentEndpoint(row),
     ...(patch.secret === undefined ? {} : { secret: patch.secret }),
@@ -166,11 +156,6 @@ export function changesOf(patch: EndpointPatch): EndpointChanges {
     active: patch.active,
     secret: patch.secret === undefined ? undefined : { value: patch.secret, origin: 'supplied' },
   };
-}
-
-/** Released deliveries start in ascending delivery_id order (the starter's queue keeps it). */
-function startInOrder(starter: DeliveryStarter, deliveries: DeliveryStart[]): void {
-  for (const delivery of deliveries) starter.startInBackground(delivery);
 }
 
 /**

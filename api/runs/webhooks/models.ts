@@ -74,6 +74,19 @@ export const WebhookRedeliveryAccepted = model('WebhookRedeliveryAccepted', {
     .description('held while the endpoint is disabled: delivered when it is re-enabled.'),
 });
 
+export const WebhookRecoverAccepted = model('WebhookRecoverAccepted', {
+  recovered: integer()
+    .min(0)
+    .description('How many events were re-sent, each as one new pending delivery.'),
+  first_delivery_id: deliveryId()
+    .allow(null)
+    .description('The first new delivery (the earliest event); null when none was re-sent.'),
+  last_delivery_id: deliveryId().allow(null),
+  more: Joi.boolean().description(
+    'true: the window holds more such events than limit; the same call again re-sends the next ones.',
+  ),
+});
+
 const deliveryFields = {
   delivery_id: deliveryId(),
   endpoint_id: ulid().allow(null).description('null for the inline webhook of a run or workflow.'),
@@ -86,9 +99,7 @@ const deliveryFields = {
   attempts: integer().min(0),
   next_attempt_at: nullableInstant().description('While retrying: when the next attempt is due.'),
   last_status_code: integer().allow(null),
-  last_error: nullableText().description(
-    "The last attempt's failure; `held_expired` for a delivery held longer than 72 hours.",
-  ),
+  last_error: nullableText().description("The last attempt's failure."),
   test: Joi.boolean(),
   truncated: Joi.boolean(),
   redelivery_of: deliveryId().allow(null),

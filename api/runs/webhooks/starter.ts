@@ -11,7 +11,6 @@ import {
   type DeliveryWorkflowInput,
 } from '../../../workflows/platform/delivery-definitions';
 import { deliverySummary } from '../../../workflows/platform/summaries';
-import { DISPATCH_WINDOW_SECONDS } from '../../../db/runs/deliveries';
 import { webhookTerms } from './terms';
 import { createDeliveryDispatcher } from './dispatcher';
 
@@ -19,11 +18,8 @@ import { createDeliveryDispatcher } from './dispatcher';
 export const runsQueue = (deps: Pick<PlatformDeps, 'config'>): string =>
   taskQueues(deps.config.taskQueuePrefix).runs;
 
-/**
- * A pending delivery younger than this may still get its first attempt from the process that
- * made it (the dispatcher's window, and a margin): only older ones are the sweeper's.
- */
-const DELIVERY_SWEEP_GRACE_SECONDS = DISPATCH_WINDOW_SECONDS + 2;
+/** A delivery left retrying is swept this long after: its process may still be handing it over. */
+const DELIVERY_SWEEP_GRACE_SECONDS = 2;
 
 export interface DeliveryStart {
   deliveryId: string;
@@ -38,9 +34,9 @@ export interface DeliveryStart {
 /**
  * Delivery starts as an outbox: delivery/runs/<delivery_id> for a delivery that needs its
  * workflow, workflow_started recording it. The dispatcher (dispatcher.ts) hands over those whose
- * first attempt asks for another; the sweeper takes a pending row past the dispatcher's window,
- * one left delivering by a process that died mid-attempt (once the attempt would have timed out),
- * and one left retrying by a process that died before handing it over.
+ * first attempt asks for another; the sweeper takes one left delivering by a process that died
+ * mid-attempt (once the attempt would have timed out), and one left retrying by a process that
+ * died before handing it over. A pending row is never a workflow's: a dispatcher adopts it.
  */
 function deliveryStarts(deps: PlatformDeps): OutboxSource<DeliveryStart> {
   const queue = runsQueue(deps);
@@ -55,10 +51,9 @@ function deliveryStarts(deps: PlatformDeps): OutboxSource<DeliveryStart> {
                event_type AS "eventType", state, attempts,
                to_char(next_attempt_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "nextAttemptAt"
         FROM runs.webhook_deliveries
-        WHERE NOT workflow_started AND state IN ('pending', 'delivering', 'retrying')
+        WHERE NOT workflow_started AND state IN ('delivering', 'retrying')
           AND workflow_task_queue = ${queue}
           AND CASE state
-                WHEN 'pending' THEN created_at
                 WHEN 'delivering' THEN updated_at + make_interval(secs => ${attemptSeconds})
                 ELSE updated_at
               END < now() - make_interval(secs => ${DELIVERY_SWEEP_GRACE_SECONDS})
@@ -101,14 +96,13 @@ function deliveryStarts(deps: PlatformDeps): OutboxSource<DeliveryStart> {
 }
 
 interface SweptDelivery extends DeliveryStart {
-  state: 'pending' | 'delivering' | 'retrying';
+  state: 'delivering' | 'retrying';
   attempts: number;
   nextAttemptAt: string | null;
 }
 
-/** Where a swept delivery's workflow begins: its first attempt, the one its process died in, or the next. */
+/** Where a swept delivery's workflow begins: the attempt its process died in, or the next. */
 function startOf({ state, attempts, nextAttemptAt, ...start }: SweptDelivery): DeliveryStart {
-  if (state === 'pending') return start;
   if (state === 'delivering')
     return { ...start, resumeFrom: { attempt: attempts, notBefore: null } };
   return { ...start, resumeFrom: { attempt: attempts + 1, notBefore: nextAttemptAt } };
@@ -127,13 +121,12 @@ async function eventTypeOf(deps: PlatformDeps, deliveryId: string): Promise<stri
  */
 export function createDeliveryStarter(deps: PlatformDeps) {
   const outbox = createOutboxDispatcher(deps, deliveryStarts(deps));
-  const startInBackground = (row: DeliveryStart) => outbox.enqueue(row);
-  const firstAttempts = createDeliveryDispatcher(deps, startInBackground);
+  const firstAttempts = createDeliveryDispatcher(deps, runsQueue(deps), (row) =>
+    outbox.enqueue(row),
+  );
   return {
     ...outbox,
-    /** After the row's transaction commits: its workflow, from its first attempt. */
-    startInBackground,
-    /** After a new pending row's transaction commits: its first attempt here, at once. */
+    /** After a pending row's transaction commits: its first attempt here, at once, in order. */
     dispatch: (row: DeliveryStart) => firstAttempts.dispatch(row),
     stop: async () => {
       await firstAttempts.stop();

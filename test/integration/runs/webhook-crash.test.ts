@@ -6,6 +6,9 @@ import { startHttpsReceiver, type Receiver } from '../../support/https-receiver'
 import { DATA_DIR } from '../../support/stack-env';
 import { webhookTestEnv } from '../../support/webhook-test-env';
 import { client, newTenant, type Harness } from './support';
+import { ulid } from 'ulid';
+import { sql } from '../../../db/pool';
+import { taskQueues } from '../../../platform/temporal';
 
 /**
  * At least once, whoever dies mid-attempt: the worker during an attempt of the delivery's
@@ -93,4 +96,78 @@ describe('a process killed mid-delivery', () => {
     // The harness's API process (same deployment) sweeps it once the attempt would have ended.
     await deliveredOnce(client(h.service.url, key), test.body.delivery_id);
   }, 300_000);
+  it('when the API process and the worker are killed mid-burst, then every event is delivered, and a request sent twice carries the same event_id', async () => {
+    const port = await freePort();
+    const api = await startApiProcess({
+      services: ['runs'],
+      env: {
+        ...process.env,
+        ...env,
+        TASK_QUEUE_PREFIX: own.queuePrefix,
+        RUNS_PORT: String(port),
+        RUNS_RETENTION_SCHEDULE: 'false',
+      },
+      logFile: path.join(DATA_DIR, 'logs', `${own.id}-burst-api.log`),
+      readyUrls: [`http://127.0.0.1:${port}/ping`],
+    });
+    const { tenantId, key } = await newTenant(h.pool, {
+      permissions: 'svc_webhook_admin,svc_webhook_read',
+    });
+    const dying = client(`http://127.0.0.1:${port}`, key);
+    for (const path of ['/a', '/b', '/c'])
+      await dying.call('POST', '/api/v1/webhooks', {
+        url: `${receiver.url}${path}`,
+        events: ['timer.fired'],
+      });
+    // Every tenth request fails once (503), so some deliveries are under their workflow's retry.
+    const delivered = new Set<string>();
+    receiver.respondWith((request, index) => {
+      if (index % 10 === 9) return { status: 503 };
+      delivered.add(`${request.path} ${String(request.headers['x-svc-event-id'])}`);
+      return { status: 200 };
+    });
+    const events = await committedNotices(h.pool, tenantId, taskQueues(own.queuePrefix).runs, 200);
+    await receiver.waitForRequests(150, 60_000);
+    await Promise.all([killHard(api), own.restart()]);
+
+    // The harness's API process (same deployment) sweeps what the dead one held.
+    await eventually(
+      () => Promise.resolve(delivered.size === events.length * 3 ? true : undefined),
+      180_000,
+    );
+    for (const path of ['/a', '/b', '/c'])
+      for (const event of events) expect(delivered).toContain(`${path} ${event}`);
+    const eventOf = new Map<string, string>();
+    for (const r of receiver.requests) {
+      const id = `${r.path} ${String(r.headers['x-svc-delivery'])}`;
+      const event = String(r.headers['x-svc-event-id']);
+      expect(eventOf.get(id) ?? event).toBe(event);
+      eventOf.set(id, event);
+    }
+    await eventually(async () => {
+      const left = (await h.pool.anyFirst(sql.unsafe`
+        SELECT DISTINCT state FROM runs.webhook_deliveries WHERE tenant_id = ${tenantId}`)) as string[];
+      return left.length === 1 && left[0] === 'delivered' ? true : undefined;
+    }, 60_000);
+  }, 300_000);
 });
+
+/**
+ * The burst: timer.fired notices of the tenant committed at once on the deployment's queue, as
+ * that many timers firing together would commit them.
+ */
+async function committedNotices(
+  pool: Harness['pool'],
+  tenantId: string,
+  queue: string,
+  count: number,
+) {
+  const ids = Array.from({ length: count }, () => ulid());
+  await pool.query(sql.unsafe`
+    INSERT INTO runs.webhook_notices (event_id, tenant_id, event_type, resource_type, resource_id,
+                                      data, workflow_task_queue)
+    SELECT id, ${tenantId}, 'timer.fired', 'timer', id,
+           jsonb_build_object('timer_id', id, 'labels', '{}'::jsonb, 'payload', NULL), ${queue}
+    FROM unnest(${sql.array(ids, 'text')}::text[]) AS e(id)`);
+  return ids;
+}

@@ -420,4 +420,42 @@ describe('webhook deliveries', () => {
     expect((await delivery(id)).attempts).toBe(cancelled.attempts);
     expect(receiver.requests).toHaveLength(cancelled.attempts);
   });
+  it('recovers: re-sends, in event order, every event its endpoint never received since a time', async () => {
+    const since = new Date().toISOString();
+    const endpoint = await register(['run.terminal']);
+    receiver.respondWith(() => ({ status: 401 })); // dead at once
+    await Promise.all([1, 2, 3].map(() => api.submit({ image: IMAGE, command: ['true'] })));
+    const dead = await eventually(async () => {
+      const list = await api.call<{ deliveries: { delivery_id: number; event_id: string }[] }>(
+        'GET',
+        `/api/v1/webhooks/${endpoint.endpoint_id}/deliveries?state_filter=dead`,
+      );
+      return list.body.deliveries.length === 3 ? list.body.deliveries : undefined;
+    });
+    receiver.respondWith(() => ({ status: 200 }));
+    const reply = await api.call<{ recovered: number; last_delivery_id: number }>(
+      'POST',
+      `/api/v1/webhooks/${endpoint.endpoint_id}/recover`,
+      { since },
+    );
+    expect([reply.status, reply.body.recovered]).toEqual([202, 3]);
+    const resent = (await receiver.waitForRequests(6)).slice(3);
+    expect(resent.map((r) => header(r, 'X-Svc-Event-Id'))).toEqual(dead.map((d) => d.event_id));
+    await waitDelivery(reply.body.last_delivery_id, ['delivered']);
+  });
+
+  it('sends a backlog longer than a dispatch lease from its API process, in order, with no workflow', async () => {
+    const endpoint = await register(['run.terminal']);
+    receiver.respondWith(() => ({ status: 200, delayMs: 1000 }));
+    const ids: number[] = [];
+    // One at a time to the endpoint: 10 s of sending, past the 8 s lease each began with.
+    for (let i = 0; i < 10; i++) ids.push(await sendTest(endpoint.endpoint_id));
+    await waitDelivery(ids.at(-1)!, ['delivered']);
+    const sent = receiver.requests.map((r) => envelopeOf(r).delivery.delivery_id);
+    expect(sent).toEqual(ids);
+    for (const id of ids)
+      await expect(temporal.workflow.getHandle(`delivery/runs/${id}`).describe()).rejects.toThrow(
+        WorkflowNotFoundError,
+      );
+  });
 });

@@ -10,6 +10,7 @@ import type { DeliveryStarter } from '../../../api/runs/webhooks/starter';
 import { runWorkflowId } from '../../../workflows/runs/definitions';
 import { dagWorkflowId } from '../../../workflows/runs/dag-definitions';
 import { runsConformance } from './conformance';
+import { RECOVER_LIMIT_MAX } from '../../../api/runs/routes/webhooks';
 import {
   IMAGE,
   client,
@@ -128,6 +129,9 @@ describe('runs API: webhooks', () => {
     trackId?: string | null;
     workflowId?: string | null;
     eventType?: string;
+    /** A redelivery of this stored delivery: its event, redelivery_of it. */
+    redeliveryOf?: string;
+    test?: boolean;
   }
   /**
    * A delivery as the engine would have left it, marked started (no workflow follows it: the
@@ -139,15 +143,19 @@ describe('runs API: webhooks', () => {
     d: DeliveryRowInput,
   ): Promise<string> {
     const terminal = ['delivered', 'dead', 'cancelled'].includes(d.state);
-    const eventId = ulid();
+    const eventId = d.redeliveryOf
+      ? ((await deliveryRow(d.redeliveryOf)).event_id as string)
+      : ulid();
     const envelope = { event_id: eventId, event_type: d.eventType ?? 'run.exited', data: {} };
     return (await h.pool.oneFirst(sql.unsafe`
       INSERT INTO runs.webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, track_id,
-        workflow_id, envelope, state, created_at, finished_at, workflow_started, workflow_task_queue)
+        workflow_id, envelope, state, created_at, finished_at, workflow_started, workflow_task_queue,
+        redelivery_of, test)
       VALUES (${tenantId}, ${endpointId}, ${eventId}, ${d.eventType ?? 'run.exited'},
         ${d.trackId ?? null}, ${d.workflowId ?? null}, ${sql.jsonb(envelope)}, ${d.state},
         date_trunc('milliseconds', now()) - make_interval(mins => ${d.ageMinutes ?? 0}),
-        ${terminal ? sql.fragment`date_trunc('milliseconds', now())` : null}, true, 'no-worker-serves-this')
+        ${terminal ? sql.fragment`date_trunc('milliseconds', now())` : null}, true, 'no-worker-serves-this',
+        ${d.redeliveryOf ?? null}::bigint, ${d.test ?? false})
       RETURNING delivery_id::text`)) as string;
   }
   const deliveryRow = async (deliveryId: string | number) =>
@@ -467,37 +475,32 @@ describe('runs API: webhooks', () => {
       });
     });
 
-    it('when a disabled endpoint is re-enabled, then its deliveries held under 72 hours become pending and those older end dead held_expired', async () => {
+    it('when a disabled endpoint is re-enabled, then every delivery held for it becomes pending, however old (none is dropped)', async () => {
       const { api, tenantId } = await tenant();
       const e = await endpoint(api);
       await api.call('PATCH', `${W}/${e.endpoint_id}`, { active: false });
-      const expired = await storedDelivery(tenantId, e.endpoint_id, {
-        state: 'held',
-        ageMinutes: 72 * 60 + 1,
-      });
-      const oldest = await storedDelivery(tenantId, e.endpoint_id, {
-        state: 'held',
-        ageMinutes: 72 * 60 - 1,
-      });
-      const newest = await storedDelivery(tenantId, e.endpoint_id, { state: 'held' });
+      const held = [];
+      for (const days of [400, 4, 0])
+        held.push(
+          await storedDelivery(tenantId, e.endpoint_id, { state: 'held', ageMinutes: days * 1440 }),
+        );
       const dead = await storedDelivery(tenantId, e.endpoint_id, { state: 'dead' });
 
       await call(api, 'PATCH', `${W}/${e.endpoint_id}`, P, { active: true });
-      expect(await deliveryRow(expired)).toMatchObject({
-        state: 'dead',
-        last_error: 'held_expired',
-        finished_at: expect.any(String) as unknown,
-      });
-      for (const id of [oldest, newest]) {
+      for (const id of held) {
         const row = await deliveryRow(id);
-        // Pending and handed to the starter (the engine may already have taken it further).
+        // Pending and handed to the dispatcher (the engine may already have taken it further).
         expect(['pending', 'delivering', 'retrying', 'delivered', 'dead']).toContain(row.state);
-        expect(row.last_error).not.toBe('held_expired');
+        expect(row.last_error).toBeNull();
       }
       expect(await deliveryRow(dead)).toMatchObject({ state: 'dead', last_error: null });
+      const update = (await h.pool.one(sql.unsafe`
+        SELECT detail FROM runs.audit_records WHERE tenant_id = ${tenantId}
+          AND action = 'webhook.update' ORDER BY audit_id DESC LIMIT 1`)) as Body;
+      expect(update.detail).toMatchObject({ released_deliveries: 3 });
     });
 
-    it('when held deliveries are released, then they are handed to the starter in ascending delivery_id order', async () => {
+    it('when held deliveries are released, then they are handed to the dispatcher in ascending delivery_id order', async () => {
       const { tenantId, keyId, api } = await tenant();
       const e = await endpoint(api);
       await api.call('PATCH', `${W}/${e.endpoint_id}`, { active: false });
@@ -506,7 +509,7 @@ describe('runs API: webhooks', () => {
         ids.push(await storedDelivery(tenantId, e.endpoint_id, { state: 'held', ageMinutes: i }));
       const started: string[] = [];
       const recorder = {
-        startInBackground: (d: { deliveryId: string }) => started.push(d.deliveryId),
+        dispatch: (d: { deliveryId: string }) => started.push(d.deliveryId),
       } as unknown as DeliveryStarter;
       const principal = { tenantId, keyId } as KeyPrincipal;
       await patchEndpoint({ pool: h.pool, config }, recorder, principal, e.endpoint_id, {
@@ -915,6 +918,122 @@ describe('runs API: webhooks', () => {
     });
   });
 
+  describe('POST /webhooks/{endpoint_id}/recover', () => {
+    const RC = `${W}/{endpoint_id}/recover`;
+    const minutesAgo = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
+    type Recovered = {
+      recovered: number;
+      first_delivery_id: number | null;
+      last_delivery_id: number | null;
+      more: boolean;
+    };
+    const recover = (api: Api, endpointId: string, body: Body) =>
+      call<Recovered>(api, 'POST', `${W}/${endpointId}/recover`, RC, body);
+    const recoveriesOf = async (endpointId: string, after: string) =>
+      (await h.pool.any(sql.unsafe`
+        SELECT delivery_id::text, event_id, redelivery_of::text, state
+        FROM runs.webhook_deliveries WHERE endpoint_id = ${endpointId}
+          AND delivery_id > ${after}::bigint ORDER BY delivery_id`)) as Body[];
+
+    it('when events died, then each one never received is re-sent once, in event order; delivered, under-way, test and out-of-window ones are not', async () => {
+      const { api, tenantId } = await tenant();
+      const e = await endpoint(api);
+      const at = (state: string, ageMinutes: number, more: Partial<DeliveryRowInput> = {}) =>
+        storedDelivery(tenantId, e.endpoint_id, { state, ageMinutes, ...more });
+      await at('dead', 120); // before since
+      const a = await at('dead', 50);
+      await at('delivered', 45);
+      const c = await at('dead', 40);
+      const cAgain = await at('dead', 35, { redeliveryOf: c });
+      const d = await at('dead', 30);
+      await at('pending', 25, { redeliveryOf: d }); // under way
+      await at('dead', 20, { test: true });
+      await at('retrying', 15);
+      const f = await at('dead', 10);
+      await at('dead', 0); // after until
+      const last = await at('delivered', 0);
+
+      const reply = await recover(api, e.endpoint_id, {
+        since: minutesAgo(60),
+        until: minutesAgo(1),
+      });
+      expect([reply.status, reply.body.recovered, reply.body.more]).toEqual([202, 3, false]);
+      const made = await recoveriesOf(e.endpoint_id, last);
+      expect(made.map((row) => row.redelivery_of)).toEqual([a, cAgain, f]);
+      for (const [row, original] of made.map((row, i) => [row, [a, c, f][i]!] as const))
+        expect(row.event_id).toBe((await deliveryRow(original)).event_id);
+      expect([reply.body.first_delivery_id, reply.body.last_delivery_id]).toEqual([
+        Number(made[0]!.delivery_id),
+        Number(made[2]!.delivery_id),
+      ]);
+      const audit = (await h.pool.one(sql.unsafe`
+        SELECT target, detail FROM runs.audit_records
+        WHERE tenant_id = ${tenantId} AND action = 'webhook.recover'`)) as Body;
+      expect(audit).toMatchObject({ target: e.endpoint_id, detail: { recovered: 3 } });
+
+      // Under way now (the receiver does not resolve: they retry): a repeat re-sends nothing.
+      const again = await recover(api, e.endpoint_id, {
+        since: minutesAgo(60),
+        until: minutesAgo(1),
+      });
+      expect([again.status, again.body]).toEqual([
+        202,
+        { recovered: 0, first_delivery_id: null, last_delivery_id: null, more: false },
+      ]);
+      // Without until, up to now: the one made since is re-sent too.
+      const upToNow = await recover(api, e.endpoint_id, { since: minutesAgo(60) });
+      expect(upToNow.body.recovered).toBe(1);
+    });
+
+    it('when more events died than limit, then limit of them, the earliest, and more: true; the same call again takes the rest', async () => {
+      const { api, tenantId } = await tenant();
+      const e = await endpoint(api);
+      const dead = [];
+      for (const age of [3, 2, 1])
+        dead.push(
+          await storedDelivery(tenantId, e.endpoint_id, { state: 'dead', ageMinutes: age }),
+        );
+      const first = await recover(api, e.endpoint_id, { since: minutesAgo(5), limit: 2 });
+      expect([first.body.recovered, first.body.more]).toEqual([2, true]);
+      const second = await recover(api, e.endpoint_id, { since: minutesAgo(5), limit: 2 });
+      expect([second.body.recovered, second.body.more]).toEqual([1, false]);
+      const made = await recoveriesOf(e.endpoint_id, dead.at(-1)!);
+      expect(made.map((row) => row.redelivery_of)).toEqual(dead);
+    });
+
+    it('when the body is out of bounds, then 422; a disabled endpoint is 409 endpoint_disabled; another tenant’s is 404', async () => {
+      const { api } = await tenant();
+      const other = await tenant();
+      const e = await endpoint(api);
+      const since = minutesAgo(5);
+      for (const body of [
+        {},
+        { since: '2026-11-27T10:00:00+01:00' },
+        { since, until: since },
+        { since, limit: 0 },
+        { since, limit: RECOVER_LIMIT_MAX + 1 },
+        { since, state: 'dead' },
+      ]) {
+        const reply = await recover(api, e.endpoint_id, body);
+        expect([JSON.stringify(body), reply.status]).toEqual([JSON.stringify(body), 422]);
+      }
+      const edge = await recover(api, e.endpoint_id, {
+        since,
+        until: new Date(Date.parse(since) + 1).toISOString(),
+        limit: RECOVER_LIMIT_MAX,
+      });
+      expect([edge.status, edge.body.recovered]).toEqual([202, 0]);
+      const theirs = await recover(other.api, e.endpoint_id, { since });
+      expect([theirs.status, theirs.body]).toEqual([404, { detail: 'webhook_not_found' }]);
+      await api.call('PATCH', `${W}/${e.endpoint_id}`, { active: false });
+      const disabled = await recover(api, e.endpoint_id, { since });
+      expect([disabled.status, disabled.body]).toMatchObject([
+        409,
+        { detail: 'endpoint_disabled' },
+      ]);
+    });
+  });
+
   describe('inline webhooks on submit', () => {
     it('when a run carries a webhook without a secret, then it is stored with the run, origin none; with one, origin supplied', async () => {
       const { api, tenantId } = await tenant();
@@ -1083,7 +1202,7 @@ describe('runs API: webhooks', () => {
         .filter(([, op]) => op['x-permission']?.startsWith('svc_webhook_'))
         .map(([method]) => `${method.toUpperCase()} ${path}`),
     );
-    expect(documented).toHaveLength(12);
+    expect(documented).toHaveLength(13);
     expect(documented.filter((op) => !checked.has(op))).toEqual([]);
   });
 });

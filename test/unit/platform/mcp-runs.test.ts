@@ -7,7 +7,7 @@ import { RUNS_OPERATIONS } from '../../../api/runs/routes';
 import { RUNS_ERRORS } from '../../../api/runs/errors';
 import { openApiDocument } from '../../../api/runs/openapi';
 
-/** The spec's parity set and the template tools, as the issue lists them. */
+/** The spec's parity set, the template tools and webhook recovery, as the issues list them. */
 const REQUIRED = [
   'submit_run',
   'get_run',
@@ -40,10 +40,11 @@ const REQUIRED = [
   'list_templates',
   'get_template',
   'run_template',
+  'recover_webhook_endpoint',
 ];
 
 describe('the runs MCP tools', () => {
-  it('are the spec parity set and the template tools, named by operationId', () => {
+  it('are the spec parity set, the template tools and webhook recovery, named by operationId', () => {
     expect(RUNS_MCP_TOOLS.length).toBeGreaterThanOrEqual(25);
     expect(RUNS_MCP_TOOLS.map((t) => t.name).sort()).toEqual([...REQUIRED].sort());
     for (const tool of RUNS_MCP_TOOLS)
@@ -94,6 +95,11 @@ describe('the runs MCP tools', () => {
     for (const name of ['submit_run', 'submit_workflow', 'run_template', 'create_template'])
       expect(byName[name]).toMatchObject({ destructiveHint: false, idempotentHint: false });
     expect(byName.pause_run).toMatchObject({ destructiveHint: false, idempotentHint: true });
+    expect(byName.recover_webhook_endpoint).toMatchObject({
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: true,
+    });
   });
 });
 
