@@ -1,7 +1,10 @@
 /**
  * Load figures of the runs service (npm run bench:runs), against the local stack:
  *  1. submit-to-running latency (p50/p99) of a trivial container, image already in the registry;
- *  2. sustained completed runs per second for a trivial container;
+ *  2. sustained completed runs per second for a trivial container, against the Docker engine's
+ *     own rate for the same containers at the same concurrency (create, start, wait, remove;
+ *     the same run, the same cores), with the CPU per run of each process, the Postgres
+ *     transactions per run and the Temporal history per run;
  *  3. the submit endpoint's p50/p99 at 100 submits/s sent evenly (open loop, bench/lib/http-load.ts;
  *     latency from each request's due instant), measured twice (runs deferred and left to
  *     expire, so no container runs either time):
@@ -17,9 +20,10 @@
  *     starts about 50 workflows/s, so 100 accepted runs/s is more than it can absorb and the
  *     starts back up (the runs are safe in Postgres meanwhile; see workflow-starter.ts);
  * and checks that no run was lost or duplicated;
- *  4. a DAG figure (bench/lib/dag-figure.ts): a 20-node fan-out/fan-in of trivial containers,
- *     its makespan against the same containers run directly on the Docker engine in the same
- *     run (a ratio), and what the engine adds per node. It starts its own worker process and APIs on
+ *  4. the DAG figures (bench/lib/dag-figure.ts): a 20-node fan-out/fan-in and a 20-node chain of
+ *     trivial containers, each's makespan against the same containers in the same shape run
+ *     directly on the Docker engine in the same run (a ratio), what the engine adds per node on
+ *     the critical path, and the Temporal history per node. It starts its own worker process and APIs on
  * task queues of its own, in the tests' Temporal namespace (the operators' `default` shows only
  * real executions), so it never disturbs a running stack or test.
  */
@@ -30,11 +34,17 @@ import path from 'node:path';
 import { ulid } from 'ulid';
 import { httpCall, openLoop, percentile } from './lib/http-load';
 import { processCpuMs } from './lib/process-cpu';
-import { dagFigure } from './lib/dag-figure';
+import { chain, dagFigure, fanOutFanIn } from './lib/dag-figure';
+import { directRate } from './lib/docker-direct';
+import { cpuPerUnit } from './lib/cpu-per-unit';
+import { cpuLine, stackCpuReaders } from './lib/stack-cpu';
+import { historyLine, meanHistory } from './lib/histories';
+import { createTemporalClient } from '../platform/temporal';
+import { runWorkflowId } from '../workflows/runs/definitions';
 import { createDocker } from '../platform/docker';
 import { loadConfig } from '../platform/config';
 import { createLogger } from '../platform/logger';
-import { createDatabasePool, sql } from '../db/pool';
+import { createDatabasePool, sql, type DatabasePool } from '../db/pool';
 import { migrateAll } from '../db/migrate';
 import { loadStackEnv } from '../test/support/stack-env';
 import { testNamespace } from '../test/support/test-namespace';
@@ -51,8 +61,9 @@ const SUBMIT_WARMUP_SECONDS = Number(process.env.BENCH_SUBMIT_WARMUP_SECONDS ?? 
 const CONCURRENT_RUNS = Number(process.env.BENCH_CONCURRENT_RUNS ?? 20);
 /** Which figures to measure (comma-separated: latency, throughput, submit, dag); all by default. */
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'latency,throughput,submit,dag').split(','));
-/** The DAG figure's fan-out: one root, this many nodes, one join. */
+/** The DAG figures: a fan-out of one root, this many nodes and one join; a chain this long. */
 const DAG_WIDTH = 18;
+const DAG_CHAIN = 20;
 /** Extra node options of the API process, e.g. --cpu-prof --cpu-prof-dir=/tmp/prof. */
 const API_NODE_OPTIONS = process.env.BENCH_API_NODE_OPTIONS ?? '';
 
@@ -96,6 +107,8 @@ async function main(): Promise<void> {
     if (child.exitCode === null) process.kill(-child.pid!, 'SIGTERM');
   };
   const image = `${config.registryAddress}/busybox:latest`;
+  const docker = createDocker(config);
+  const temporal = createTemporalClient(config);
   const seconds = (s: number) => `${s.toFixed(3)} s`;
   const load1 = () => os.loadavg()[0]!.toFixed(1);
   try {
@@ -177,7 +190,7 @@ async function main(): Promise<void> {
       body: JSON.stringify({
         max_concurrent_runs: CONCURRENT_RUNS,
         max_daily_runs: 1_000_000,
-        max_nodes_per_workflow: DAG_WIDTH + 2,
+        max_nodes_per_workflow: Math.max(DAG_WIDTH + 2, DAG_CHAIN),
       }),
     });
     const endpointOnly = PHASES.has('submit')
@@ -227,15 +240,25 @@ async function main(): Promise<void> {
       );
     }
 
-    // 2. Sustained completed runs per second.
+    // 2. Sustained completed runs per second, beside the engine's own rate.
     if (PHASES.has('throughput')) {
+      const engine = await directRate(docker, image, THROUGHPUT_RUNS, CONCURRENT_RUNS);
       // A marker for per-process CPU samplers that measure this phase alone.
       console.log(`throughput: submitting ${THROUGHPUT_RUNS} runs (load ${load1()})`);
-      const batch = await Promise.all(
-        Array.from({ length: THROUGHPUT_RUNS }, () => submit({ image, command: ['true'] })),
+      const commitsBefore = await databaseCommits(pool);
+      const { result: batch, cpuUs } = await cpuPerUnit(
+        await stackCpuReaders(pool, { api: api.pid!, worker: worker.pid! }),
+        async () => {
+          const ids = await Promise.all(
+            Array.from({ length: THROUGHPUT_RUNS }, () => submit({ image, command: ['true'] })),
+          );
+          await waitTerminal(ids, 600_000);
+          return ids;
+        },
+        (ids) => ids.length,
       );
+      const commits = (await databaseCommits(pool)) - commitsBefore;
       ran.push(...batch);
-      await waitTerminal(batch, 600_000);
       const window = (await pool.one(sql.unsafe`
         SELECT extract(epoch FROM max(finished_at) - min(submitted_at))::float8 AS seconds,
                count(*) FILTER (WHERE state = 'exited')::int AS exited
@@ -243,9 +266,16 @@ async function main(): Promise<void> {
         seconds: number;
         exited: number;
       };
+      const rate = window.exited / window.seconds;
       console.log(
-        `completed runs/s    ${(window.exited / window.seconds).toFixed(2)}  (${window.exited}/${THROUGHPUT_RUNS} exited in ${seconds(window.seconds)}; bar ≥ 5; load ${load1()})`,
+        `completed runs/s    ${rate.toFixed(2)}  (${window.exited}/${THROUGHPUT_RUNS} exited in ${seconds(window.seconds)}; load ${load1()}); the engine alone, ${CONCURRENT_RUNS} at a time: ${engine.toFixed(2)}/s; ratio ${(rate / engine).toFixed(2)}`,
       );
+      console.log(`CPU µs per run      ${cpuLine(cpuUs)}`);
+      console.log(
+        `Postgres per run    ${(commits / batch.length).toFixed(1)} committed transactions (every client of the database)`,
+      );
+      const history = await meanHistory(temporal, batch.map(runWorkflowId));
+      console.log(`history per run     ${historyLine(history)} (mean of a sample)`);
     }
     const perRun = (await pool.any(sql.unsafe`
       SELECT track_id, count(*) FILTER (WHERE to_state = 'running')::int AS running,
@@ -257,18 +287,10 @@ async function main(): Promise<void> {
     const duplicated = perRun.filter((r) => r.running !== 1 || r.terminal !== 1).length;
     const lost = ran.length - perRun.length;
 
-    // 4. The DAG figure, against the engine's own rate in the same run.
+    // 4. The DAG figures, against the same containers on the engine in the same run.
     if (PHASES.has('dag'))
-      console.log(
-        await dagFigure({
-          url,
-          headers,
-          pool,
-          docker: createDocker(config),
-          image,
-          width: DAG_WIDTH,
-        }),
-      );
+      for (const shape of [fanOutFanIn(DAG_WIDTH), chain(DAG_CHAIN)])
+        console.log(await dagFigure({ url, headers, pool, docker, temporal, image }, shape));
 
     // 3b. The main API, starting workflows as it accepts runs.
     if (PHASES.has('submit'))
@@ -290,8 +312,17 @@ async function main(): Promise<void> {
     );
   } finally {
     for (const child of children.reverse()) stop(child);
+    await temporal.connection.close();
     await pool.end();
   }
+}
+
+/** Transactions committed in the database so far, by every client (pg_stat_database). */
+async function databaseCommits(pool: DatabasePool): Promise<number> {
+  return Number(
+    await pool.oneFirst(sql.unsafe`
+      SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()`),
+  );
 }
 
 main().catch((error: unknown) => {

@@ -20,7 +20,6 @@ import https from 'node:https';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { temporal } from '@temporalio/proto';
 import { ulid } from 'ulid';
 import { percentile } from './lib/http-load';
 import { loadConfig } from '../platform/config';
@@ -37,8 +36,8 @@ import { startHttpsReceiver, type ReceivedRequest } from '../test/support/https-
 import { ensureWebhookTestCertificates, webhookTestEnv } from '../test/support/webhook-test-env';
 import { benchRunsTenant } from './lib/runs-tenant';
 import { cpuPerUnit } from './lib/cpu-per-unit';
-import { endedChildrenCpuMs, postmasterPid, processCpuMs } from './lib/process-cpu';
-import { processTreeCpuMs } from './lib/process-tree-cpu';
+import { stackCpuReaders, cpuLine } from './lib/stack-cpu';
+import { historyLine, meanHistory } from './lib/histories';
 
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 1000);
 const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 10);
@@ -47,7 +46,6 @@ const BASELINE_IN_FLIGHT = 16;
 /** Events committed one at a time for the latency of a delivery when nothing else runs. */
 const ALONE_EVENTS = Number(process.env.BENCH_ALONE_EVENTS ?? 50);
 /** Delivery histories read for their size. */
-const HISTORY_SAMPLE = 10;
 
 async function main(): Promise<void> {
   loadStackEnv();
@@ -105,17 +103,8 @@ async function main(): Promise<void> {
       tenants.push(tenantId);
     }
     const queue = `${id}-runs`;
-    const postmaster = await postmasterPid(pool);
-    const temporalPid = Number(
-      fs.readFileSync(path.resolve('.data', 'run', 'temporal.pid'), 'utf8'),
-    );
     const { cpuUs } = await cpuPerUnit(
-      {
-        api: () => processTreeCpuMs(api.pid!),
-        worker: () => processTreeCpuMs(worker.pid!),
-        temporal: () => processCpuMs(temporalPid),
-        postgres: () => processTreeCpuMs(postmaster) + endedChildrenCpuMs(postmaster),
-      },
+      await stackCpuReaders(pool, { api: api.pid!, worker: worker.pid! }),
       async () => {
         await commitEvents(pool, queue, tenants, DELIVERIES);
         await receiver.waitForRequestsTo('/hook-', DELIVERIES, 600_000);
@@ -142,13 +131,10 @@ async function main(): Promise<void> {
     console.log(
       `event → attempt 1    p50 ${ms(alone, 50)} ms  p99 ${ms(alone, 99)} ms (${ALONE_EVENTS} events one at a time, nothing else running)`,
     );
-    const cpu = Object.entries(cpuUs)
-      .map(([name, us]) => `${name} ${us.toFixed(0)}`)
-      .join(', ');
-    console.log(`CPU µs per delivery  ${cpu}`);
-    const history = await workflowHistories(pool, client, endpoints);
+    console.log(`CPU µs per delivery  ${cpuLine(cpuUs)}`);
+    const history = await meanHistory(client, await deliveryWorkflows(pool, endpoints));
     console.log(
-      `workflows            ${history.count} of ${DELIVERIES} deliveries needed one; a history ${history.events.toFixed(1)} events, ${history.bytes.toFixed(0)} bytes (mean of up to ${HISTORY_SAMPLE})`,
+      `workflows            ${history.count} of ${DELIVERIES} deliveries needed one; a history ${historyLine(history)} (mean of a sample)`,
     );
   } finally {
     await client.connection.close();
@@ -226,33 +212,13 @@ function outOfOrder(requests: ReceivedRequest[]): number {
   return late;
 }
 
-/**
- * The deliveries that needed a workflow (a retry, or a first attempt their API process did not
- * make), and the mean events and encoded bytes of a sample of their histories.
- */
-async function workflowHistories(
-  pool: DatabasePool,
-  client: ReturnType<typeof createTemporalClient>,
-  endpoints: string[],
-): Promise<{ count: number; events: number; bytes: number }> {
+/** The deliveries that needed a workflow (a retry, or a first attempt their process died in). */
+async function deliveryWorkflows(pool: DatabasePool, endpoints: string[]): Promise<string[]> {
   const started = (await pool.anyFirst(sql.unsafe`
     SELECT delivery_id::text FROM runs.webhook_deliveries
     WHERE endpoint_id = ANY(${sql.array(endpoints, 'text')}) AND workflow_started
     ORDER BY delivery_id`)) as string[];
-  const histories = await Promise.all(
-    started
-      .slice(0, HISTORY_SAMPLE)
-      .map((deliveryId) =>
-        client.workflow.getHandle(deliveryWorkflowId('runs', deliveryId)).fetchHistory(),
-      ),
-  );
-  const mean = (f: (h: temporal.api.history.v1.IHistory) => number) =>
-    histories.reduce((sum, h) => sum + f(h), 0) / Math.max(1, histories.length);
-  return {
-    count: started.length,
-    events: mean((h) => h.events?.length ?? 0),
-    bytes: mean((h) => temporal.api.history.v1.History.encode(h).finish().length),
-  };
+  return started.map((deliveryId) => deliveryWorkflowId('runs', deliveryId));
 }
 
 /** Requests/s the receiver answers on its own: a plain client, BASELINE_IN_FLIGHT at a time. */

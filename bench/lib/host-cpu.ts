@@ -87,3 +87,9 @@ export class HostCpu {
     return found;
   }
 }
+
+/** CPU time every process of the machine has spent so far, in ms (all CPUs; idle and steal not counted). */
+export function machineBusyCpuMs(): number {
+  const now = read();
+  return now ? now.totalMs - now.idleMs - now.stealMs : 0;
+}
