@@ -5,8 +5,9 @@ const RECONNECT_MIN_MS = 250;
 const RECONNECT_MAX_MS = 5_000;
 
 /**
- * A connection of its own LISTENing on `channel`: `onNotify` runs for each notification, and once
- * after every (re)connection, since notifications sent while it was away are lost. A lost
+ * A connection of its own LISTENing on `channel`: `onNotify` runs for each notification, with its
+ * payload, and once after every (re)connection, without one, since notifications sent while it
+ * was away are lost. A lost
  * connection is made again, waiting longer each time (up to 5 s). Callers keep a slower poll of
  * their own as the floor.
  */
@@ -14,7 +15,7 @@ export function listenForNotifications(options: {
   databaseUrl: string;
   channel: string;
   applicationName: string;
-  onNotify: () => void;
+  onNotify: (payload?: string) => void;
   logger: Logger;
 }): { close(): Promise<void> } {
   const { channel, onNotify, logger } = options;
@@ -47,7 +48,7 @@ export function listenForNotifications(options: {
     };
     connection.on('error', lose);
     connection.on('end', () => lose());
-    connection.on('notification', () => onNotify());
+    connection.on('notification', (notification) => onNotify(notification.payload));
     try {
       await connection.connect();
       await connection.query(`LISTEN ${pg.escapeIdentifier(channel)}`);

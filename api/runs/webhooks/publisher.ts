@@ -21,7 +21,7 @@ import type { DeliveryStarter } from './starter';
 
 /**
  * How often each API process looks for committed events to publish even when no notification
- * came (a committed event notifies at once: runs/0016, LISTEN runs_webhook_events).
+ * came (an event of a tenant with a webhook notifies at its commit: LISTEN runs_webhook_events).
  */
 export const PUBLISH_INTERVAL_MS = 1_000;
 const EVENTS_CHANNEL = 'runs_webhook_events';
@@ -30,8 +30,9 @@ const PUBLISH_BATCH = 500;
 
 /**
  * The publisher: turns committed events (run_events, workflow_events, webhook_notices with
- * published_at NULL) into deliveries, never request code: woken by each commit's notification,
- * and every PUBLISH_INTERVAL_MS besides. One transaction per pass claims the
+ * published_at NULL) into deliveries, never request code: woken by the notification of each
+ * commit that may make a delivery (its tenant has a webhook), and every PUBLISH_INTERVAL_MS
+ * besides, which publishes every other event in bulk. One transaction per pass claims the
  * events (SKIP LOCKED: API processes share the work), inserts one delivery per matching
  * subscription (held for a disabled endpoint) and marks them published; the pending
  * deliveries' workflows are then started through the delivery outbox.
@@ -43,21 +44,25 @@ export function createEventPublisher(deps: PlatformDeps, starter: DeliveryStarte
   let running: Promise<void> | null = null;
   /** A notification came during a pass: one more pass after it. */
   let again = false;
-  const pass = async (): Promise<number> => {
+  /** One transaction; true when an outbox had more than a batch (another pass is due). */
+  const pass = async (): Promise<boolean> => {
     const started = await deps.pool.transaction(async (tx) => {
       const events = await claimUnpublished(tx, PUBLISH_BATCH, queue);
-      if (events.length === 0) return { published: 0, pending: [] };
+      if (events.length === 0) return { full: false, pending: [] };
       const deliveries = await deliveriesOf(tx, events, queue);
       const pending = await insertDeliveries(tx, deliveries);
       await markPublished(tx, events);
-      return { published: events.length, pending };
+      const full = (['run', 'workflow', 'notice'] as const).some(
+        (source) => events.filter((e) => e.source === source).length === PUBLISH_BATCH,
+      );
+      return { full, pending };
     });
     for (const delivery of started.pending) starter.dispatch(delivery);
-    return started.published;
+    return started.full;
   };
   const publishAll = async () => {
     try {
-      while ((await pass()) > 0);
+      while (await pass());
     } catch (error) {
       deps.logger.warn({ err: (error as Error).message }, 'webhook events not published yet');
     }

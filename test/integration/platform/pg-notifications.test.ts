@@ -7,8 +7,9 @@ import { runAdmin } from '../../../api/runs/cli';
 import { eventually } from '../../support/services';
 
 /**
- * The publishers' wake-up: a committed webhook event notifies runs_webhook_events (runs/0016),
- * and a listener keeps listening across the loss of its connection.
+ * The publishers' wake-up: a committed webhook event of a tenant with a webhook notifies
+ * runs_webhook_events with its tenant id (runs/0016, 0018), another tenant's none; and a listener
+ * keeps listening across the loss of its connection.
  */
 describe('Postgres notifications', () => {
   const config = loadConfig();
@@ -18,38 +19,57 @@ describe('Postgres notifications', () => {
   });
   afterAll(() => pool.end());
 
+  /** `heard`: notifications so far, with this payload when one is given (other tests notify too). */
   const listen = (channel: string, applicationName: string) => {
-    let heard = 0;
+    const payloads: (string | undefined)[] = [];
     const listener = listenForNotifications({
       databaseUrl: config.databaseUrl,
       channel,
       applicationName,
-      onNotify: () => heard++,
+      onNotify: (payload) => payloads.push(payload),
       logger: createLogger('silent'),
     });
-    return { listener, heard: () => heard };
+    const heard = (payload?: string) =>
+      payload === undefined ? payloads.length : payloads.filter((p) => p === payload).length;
+    return { listener, heard };
   };
-
-  it('when a webhook notice commits, then a listener of runs_webhook_events hears it at the commit, not before', async () => {
+  const tenant = async (withEndpoint: boolean) => {
     const tenantId = `t-${ulid().toLowerCase()}`;
     await runAdmin(['tenant', 'create', tenantId], pool);
+    if (withEndpoint)
+      await pool.query(sql.unsafe`
+        INSERT INTO runs.webhook_endpoints (endpoint_id, tenant_id, url, events, secret, secret_origin)
+        VALUES (${ulid()}, ${tenantId}, 'https://receiver.invalid/hook', '{timer.fired}', 's', 'supplied')`);
+    return tenantId;
+  };
+  const notice = (db: Pick<DatabasePool, 'query'>, tenantId: string) =>
+    db.query(sql.unsafe`
+      INSERT INTO runs.webhook_notices (event_id, tenant_id, event_type, resource_type,
+                                        resource_id, data, workflow_task_queue)
+      VALUES (${ulid()}, ${tenantId}, 'timer.fired', 'timer', 'notify-test', '{}',
+              'notify-test-no-publisher')`);
+
+  it('when a webhook notice of a tenant with a webhook commits, then a listener hears its tenant id at the commit, not before; a tenant without one is not heard', async () => {
+    const subscribed = await tenant(true);
+    const silent = await tenant(false);
     const { listener, heard } = listen('runs_webhook_events', `notify-test-${ulid()}`);
     try {
       await eventually(() => Promise.resolve(heard() >= 1 ? true : undefined)); // connected
-      const before = heard();
+      await notice(pool, silent);
       await pool.transaction(async (tx) => {
-        await tx.query(sql.unsafe`
-          INSERT INTO runs.webhook_notices (event_id, tenant_id, event_type, resource_type,
-                                            resource_id, data, workflow_task_queue)
-          VALUES (${ulid()}, ${tenantId}, 'timer.fired', 'timer', 'notify-test', '{}',
-                  'notify-test-no-publisher')`);
+        await notice(tx, subscribed);
         await new Promise((resolve) => setTimeout(resolve, 300));
-        expect(heard()).toBe(before);
+        expect(heard(subscribed)).toBe(0);
       });
-      await eventually(() => Promise.resolve(heard() > before ? true : undefined));
+      await eventually(() => Promise.resolve(heard(subscribed) === 1 ? true : undefined));
+      // Notifications arrive in commit order: the silent tenant's came first, or never.
+      expect(heard(silent)).toBe(0);
     } finally {
       await listener.close();
-      await pool.query(sql.unsafe`DELETE FROM runs.webhook_notices WHERE tenant_id = ${tenantId}`);
+      for (const tenantId of [subscribed, silent])
+        await pool.query(
+          sql.unsafe`DELETE FROM runs.webhook_notices WHERE tenant_id = ${tenantId}`,
+        );
     }
   });
 
