@@ -299,3 +299,21 @@ describe('the platform on a cluster of hosts (scripts/cluster)', () => {
     expect(histories.length).toBeGreaterThanOrEqual(5);
   });
 });
+
+describe('scripts/cluster settings', () => {
+  it('refuses CLUSTER_HOSTS outside 2 to 8 before it starts anything (the default, 2, is the cluster above)', async () => {
+    for (const hosts of ['1', '9', '02', 'two']) {
+      const refused = await run(path.join(REPO_ROOT, 'scripts/cluster'), ['up'], {
+        cwd: REPO_ROOT,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, CLUSTER_HOSTS: hosts },
+      }).then(
+        () => null,
+        (error: { code: number; stderr: string; stdout: string }) => error,
+      );
+      expect(refused?.code).toBe(1);
+      const said = `${refused?.stdout}${refused?.stderr}`;
+      expect(said).toContain(`cluster FAILED: CLUSTER_HOSTS is ${hosts}\n`);
+      expect(said).toContain('fix: set it to 2 to 8');
+    }
+  });
+});
