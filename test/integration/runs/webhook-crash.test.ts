@@ -130,11 +130,18 @@ describe('a process killed mid-delivery', () => {
     await receiver.waitForRequests(150, 60_000);
     await Promise.all([killHard(api), own.restart()]);
 
-    // The harness's API process (same deployment) sweeps what the dead one held.
+    // The harness's API process (same deployment) adopts what the dead one held.
     await eventually(
       () => Promise.resolve(delivered.size === events.length * 3 ? true : undefined),
       180_000,
-    );
+    ).catch(async (error: Error) => {
+      // What the rows say, so that a failure tells where the deliveries stopped.
+      const rows = await h.pool.any(sql.unsafe`
+        SELECT state, attempts, workflow_started, dispatch_until < now() AS lapsed,
+               count(*)::int AS n, min(delivery_id)::text AS first
+        FROM runs.webhook_deliveries WHERE tenant_id = ${tenantId} GROUP BY 1, 2, 3, 4`);
+      throw new Error(`${error.message}; ${delivered.size} delivered; ${JSON.stringify(rows)}`);
+    });
     for (const path of ['/a', '/b', '/c'])
       for (const event of events) expect(delivered).toContain(`${path} ${event}`);
     const eventOf = new Map<string, string>();
