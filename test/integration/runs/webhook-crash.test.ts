@@ -29,6 +29,24 @@ describe('a process killed mid-delivery', () => {
   });
   afterEach(() => receiver.close());
 
+  /** A runs API process of this worker's deployment, to kill (the harness's is in this process). */
+  const apiOfOwnDeployment = async (name: string) => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const api = await startApiProcess({
+      services: ['runs'],
+      env: {
+        ...process.env,
+        ...env,
+        TASK_QUEUE_PREFIX: own.queuePrefix,
+        RUNS_PORT: String(port),
+        RUNS_RETENTION_SCHEDULE: 'false',
+      },
+      logFile: path.join(DATA_DIR, 'logs', `${own.id}-${name}.log`),
+      readyUrls: [`${url}/ping`],
+    });
+    return { api, url };
+  };
   const endpointOf = async (api: ReturnType<typeof client>) =>
     (
       await api.call<{ endpoint_id: string }>('POST', '/api/v1/webhooks', {
@@ -69,20 +87,7 @@ describe('a process killed mid-delivery', () => {
   }, 300_000);
 
   it('when the API process dies during the first attempt it makes, then the sweeper starts the workflow, which attempts again', async () => {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const api = await startApiProcess({
-      services: ['runs'],
-      env: {
-        ...process.env,
-        ...env,
-        TASK_QUEUE_PREFIX: own.queuePrefix,
-        RUNS_PORT: String(port),
-        RUNS_RETENTION_SCHEDULE: 'false',
-      },
-      logFile: path.join(DATA_DIR, 'logs', `${own.id}-api.log`),
-      readyUrls: [`${url}/ping`],
-    });
+    const { api, url } = await apiOfOwnDeployment('api');
     const key = await tenantKey();
     const dying = client(url, key);
     const endpointId = await endpointOf(dying);
@@ -97,23 +102,11 @@ describe('a process killed mid-delivery', () => {
     await deliveredOnce(client(h.service.url, key), test.body.delivery_id);
   }, 300_000);
   it('when the API process and the worker are killed mid-burst, then every event is delivered, and a request sent twice carries the same event_id', async () => {
-    const port = await freePort();
-    const api = await startApiProcess({
-      services: ['runs'],
-      env: {
-        ...process.env,
-        ...env,
-        TASK_QUEUE_PREFIX: own.queuePrefix,
-        RUNS_PORT: String(port),
-        RUNS_RETENTION_SCHEDULE: 'false',
-      },
-      logFile: path.join(DATA_DIR, 'logs', `${own.id}-burst-api.log`),
-      readyUrls: [`http://127.0.0.1:${port}/ping`],
-    });
+    const { api, url } = await apiOfOwnDeployment('burst-api');
     const { tenantId, key } = await newTenant(h.pool, {
       permissions: 'svc_webhook_admin,svc_webhook_read',
     });
-    const dying = client(`http://127.0.0.1:${port}`, key);
+    const dying = client(url, key);
     for (const path of ['/a', '/b', '/c'])
       await dying.call('POST', '/api/v1/webhooks', {
         url: `${receiver.url}${path}`,
