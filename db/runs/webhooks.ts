@@ -254,23 +254,28 @@ export async function insertDelivery(tx: Queryable, d: NewDelivery): Promise<str
 }
 
 /**
- * A new delivery of the same event to the same subscription (same event_id, envelope, run and
- * workflow), `redelivery_of` the original; answers its delivery_id.
+ * A new delivery of each original's event to the same subscription (same event_id, envelope,
+ * run and workflow), `redelivery_of` its original, made in the originals' order; answered in
+ * that (ascending delivery_id) order.
  */
-export async function insertRedelivery(
+export async function insertRedeliveries(
   tx: Queryable,
-  originalId: string,
+  originalIds: string[],
   state: 'pending' | 'held',
   taskQueue: string,
-): Promise<string> {
-  return (await tx.oneFirst(sql.unsafe`
+): Promise<DeliveryStart[]> {
+  const made = (await tx.any(sql.unsafe`
     INSERT INTO runs.webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, track_id,
                                          workflow_id, envelope, truncated, test, state, redelivery_of,
                                          workflow_task_queue, dispatch_until)
-    SELECT tenant_id, endpoint_id, event_id, event_type, track_id, workflow_id, envelope, truncated,
-           test, ${state}, delivery_id, ${taskQueue}, ${DISPATCH_LEASE}
-    FROM runs.webhook_deliveries WHERE delivery_id = ${originalId}::bigint
-    RETURNING delivery_id::text`)) as string;
+    SELECT d.tenant_id, d.endpoint_id, d.event_id, d.event_type, d.track_id, d.workflow_id,
+           d.envelope, d.truncated, d.test, ${state}, d.delivery_id, ${taskQueue}, ${DISPATCH_LEASE}
+    FROM unnest(${sql.array(originalIds, 'int8')}::int8[]) WITH ORDINALITY AS o(id, position)
+    JOIN runs.webhook_deliveries d ON d.delivery_id = o.id
+    ORDER BY o.position
+    RETURNING delivery_id::text AS "deliveryId", tenant_id AS "tenantId",
+              endpoint_id AS "endpointId"`)) as DeliveryStart[];
+  return made.sort((x, y) => compareIds(x.deliveryId, y.deliveryId));
 }
 
 /** The events a recover re-sends: made in [since, until), at most `limit` of them. */
@@ -309,18 +314,7 @@ export async function insertRecoveries(
   const more = newest.length > window.limit;
   const resent = newest.slice(0, window.limit);
   if (resent.length === 0) return { made: [], more };
-  const made = (await tx.any(sql.unsafe`
-    INSERT INTO runs.webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, track_id,
-                                         workflow_id, envelope, truncated, test, state, redelivery_of,
-                                         workflow_task_queue, dispatch_until)
-    SELECT d.tenant_id, d.endpoint_id, d.event_id, d.event_type, d.track_id, d.workflow_id,
-           d.envelope, d.truncated, d.test, 'pending', d.delivery_id, ${taskQueue}, ${DISPATCH_LEASE}
-    FROM unnest(${sql.array(resent, 'int8')}::int8[]) WITH ORDINALITY AS r(id, position)
-    JOIN runs.webhook_deliveries d ON d.delivery_id = r.id
-    ORDER BY r.position
-    RETURNING delivery_id::text AS "deliveryId", tenant_id AS "tenantId",
-              endpoint_id AS "endpointId"`)) as DeliveryStart[];
-  return { made: made.sort((a, b) => compareIds(a.deliveryId, b.deliveryId)), more };
+  return { made: await insertRedeliveries(tx, resent, 'pending', taskQueue), more };
 }
 
 /** A delivery as the API shows it, with what its subscription is. */

@@ -1,11 +1,9 @@
-import { insertAudit } from '../../../db/runs/audit';
 import type { KeyPrincipal } from '../../../db/runs/tenants';
 import {
   TERMINAL_DELIVERY_STATES,
   findDelivery,
-  findEndpoint,
   insertRecoveries,
-  insertRedelivery,
+  insertRedeliveries,
   listAttempts,
   listDeliveries,
   type DeliveryFilter,
@@ -16,7 +14,7 @@ import { findWorkflowRow } from '../../../db/runs/workflows';
 import type { PlatformDeps } from '../../../platform/deps';
 import { runsError } from '../errors';
 import { loadRun } from '../reads';
-import { loadEndpoint } from './endpoints';
+import { assertActive, audit, loadEndpoint } from './endpoints';
 import { presentAttempt, presentDelivery } from './models';
 import { runsQueue, type DeliveryStarter } from './starter';
 
@@ -104,14 +102,12 @@ export async function redeliver(
       throw runsError('delivery_not_terminal', { details: { state: original.state } });
     if (original.endpoint_deleted) throw runsError('endpoint_deleted');
     const state = original.endpoint_active ? ('pending' as const) : ('held' as const);
-    const id = await insertRedelivery(tx, deliveryId, state, runsQueue(deps));
-    await insertAudit(tx, {
-      tenantId,
-      actor: principal.keyId,
-      action: 'webhook.redeliver',
-      outcome: 'ok',
-      target: original.endpoint_id,
-      detail: { delivery_id: Number(id), redelivery_of: Number(deliveryId), state },
+    const [copy] = await insertRedeliveries(tx, [deliveryId], state, runsQueue(deps));
+    const id = copy!.deliveryId;
+    await audit(tx, principal, 'redeliver', original.endpoint_id, {
+      delivery_id: Number(id),
+      redelivery_of: Number(deliveryId),
+      state,
     });
     return { id, state, endpointId: original.endpoint_id };
   });
@@ -136,20 +132,12 @@ export async function recoverEndpoint(
 ) {
   const { tenantId } = principal;
   const { made, more } = await deps.pool.transaction(async (tx) => {
-    const endpoint = await findEndpoint(tx, tenantId, endpointId, 'update');
-    if (!endpoint) throw runsError('webhook_not_found');
-    if (!endpoint.active)
-      throw runsError('endpoint_disabled', {
-        details: { disabled_reason: endpoint.disabled_reason },
-      });
+    assertActive(await loadEndpoint(tx, tenantId, endpointId, 'update'));
     const recovered = await insertRecoveries(tx, endpointId, window, runsQueue(deps));
-    await insertAudit(tx, {
-      tenantId,
-      actor: principal.keyId,
-      action: 'webhook.recover',
-      outcome: 'ok',
-      target: endpointId,
-      detail: { since: window.since, until: window.until, recovered: recovered.made.length },
+    await audit(tx, principal, 'recover', endpointId, {
+      since: window.since,
+      until: window.until,
+      recovered: recovered.made.length,
     });
     return recovered;
   });

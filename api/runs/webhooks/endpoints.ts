@@ -49,7 +49,14 @@ export interface EndpointPatch {
 
 const notFound = () => runsError('webhook_not_found');
 
-function audit(tx: Tx, principal: KeyPrincipal, action: string, target: string, detail = {}) {
+/** A webhook change in the audit log as webhook.<action>, in the transaction that makes it. */
+export function audit(
+  tx: Tx,
+  principal: KeyPrincipal,
+  action: string,
+  target: string,
+  detail = {},
+) {
   return insertAudit(tx, {
     tenantId: principal.tenantId,
     actor: principal.keyId,
@@ -101,13 +108,17 @@ export async function listTenantEndpoints(
   return { endpoints: endpoints.map(presentEndpoint), limit: page.limit, offset: page.offset };
 }
 
-/** The tenant's live endpoint, else 404 (deleted, inline, another tenant's: the same). */
+/**
+ * The tenant's live endpoint, else 404 (deleted, inline, another tenant's: the same); locked
+ * until the commit when asked.
+ */
 export async function loadEndpoint(
   db: Parameters<typeof findEndpoint>[0],
   tenantId: string,
   endpointId: string,
+  lock: Parameters<typeof findEndpoint>[3] = null,
 ) {
-  const endpoint = await findEndpoint(db, tenantId, endpointId);
+  const endpoint = await findEndpoint(db, tenantId, endpointId, lock);
   if (!endpoint) throw notFound();
   return endpoint;
 }
@@ -119,8 +130,8 @@ export async function getEndpoint(deps: Deps, tenantId: string, endpointId: stri
 /**
  * A partial merge. `active: true` re-enables (disabled_reason cleared, consecutive_failures
  * reset; the dead counters are never cleared) and releases every delivery held while it was
- * disabled, however old, to this process's dispatcher in delivery order after the commit. A supplied secret is
- * answered once, in this response.
+ * disabled, however old, to this process's dispatcher in delivery order after the commit. A
+ * supplied secret is answered once, in this response.
  */
 export async function patchEndpoint(
   deps: Deps,
@@ -198,8 +209,7 @@ export async function sendTestDelivery(
   const { tenantId } = principal;
   const deliveryId = await deps.pool.transaction(async (tx) => {
     // Locked until the commit: a DELETE meanwhile cancels this delivery instead of missing it.
-    const endpoint = await findEndpoint(tx, tenantId, endpointId, 'share');
-    if (!endpoint) throw notFound();
+    const endpoint = await loadEndpoint(tx, tenantId, endpointId, 'share');
     assertTestable(endpoint, eventType);
     const eventId = ulid();
     const envelope = testEnvelope({ eventId, eventType, tenantId, endpointId, at: new Date() });
@@ -226,6 +236,11 @@ export async function sendTestDelivery(
 function assertTestable(endpoint: EndpointRow, eventType: string): void {
   if (eventType !== TEST_EVENT && !matches(endpoint.events, eventType))
     throw runsError('event_type_not_subscribed', { details: { event_type: eventType } });
+  assertActive(endpoint);
+}
+
+/** 409 endpoint_disabled, with its reason, for an endpoint that is not active. */
+export function assertActive(endpoint: EndpointRow): void {
   if (!endpoint.active)
     throw runsError('endpoint_disabled', {
       details: { disabled_reason: endpoint.disabled_reason },
