@@ -185,7 +185,9 @@ export interface DeliveryStart {
 /**
  * Releases every delivery held for the endpoint while it was disabled, however long ago it was
  * made: each becomes pending, leased to this API process's dispatcher (DISPATCH_LEASE). Answers
- * them in ascending delivery_id order, the order they go out in.
+ * them in ascending delivery_id order, the order they go out in. (released_at is no longer
+ * written: one order rule holds for every first attempt. Its column goes in a later migration,
+ * once no deployment of the code that writes it is left running.)
  */
 export async function releaseHeldDeliveries(
   tx: Queryable,
@@ -194,7 +196,7 @@ export async function releaseHeldDeliveries(
 ): Promise<DeliveryStart[]> {
   const rows = (await tx.any(sql.unsafe`
     UPDATE runs.webhook_deliveries SET state = 'pending', workflow_started = false,
-      workflow_task_queue = ${taskQueue}, released_at = ${NOW}, dispatch_until = ${DISPATCH_LEASE},
+      workflow_task_queue = ${taskQueue}, dispatch_until = ${DISPATCH_LEASE},
       next_attempt_at = NULL, updated_at = ${NOW}
     WHERE endpoint_id = ${endpointId} AND state = 'held'
     RETURNING delivery_id::text AS "deliveryId", tenant_id AS "tenantId",
