@@ -24,6 +24,9 @@ import {
 import { createLogObjects } from '../api/runs/log-objects';
 import { removeContainersOfEndedRuns } from '../activities/runs/ended-containers';
 
+/** The any-host worker's activity slots: the containers one host may follow at once. */
+const ANY_HOST_ACTIVITY_SLOTS = 2_000;
+
 /** How often a Docker host says it is alive: three beats fit in DOCKER_HOST_ALIVE_MS. */
 export const DOCKER_HOST_BEAT_MS = DOCKER_HOST_ALIVE_MS / 3;
 /** How often a Docker host looks for containers of runs that ended without it. */
@@ -114,11 +117,16 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
     workflows,
     {
       taskQueue: queues.runsDockerAnyHost,
+      // Each run's container holds a slot here from its claim to its end (claimLaunchAndFollowRun):
+      // the SDK's default of 100 would cap the containers a host runs; the tenants' concurrency
+      // limits bound them instead.
+      maxConcurrentActivityTaskExecutions: ANY_HOST_ACTIVITY_SLOTS,
       activities: createHostClaimActivities({
         workerId: config.workerId,
         taskQueuePrefix: config.taskQueuePrefix,
         pool: deps.pool,
         launch: (input) => runDocker.launchRunContainer(input),
+        follow: (input) => runDocker.followRunContainer(input),
       }),
     },
     {

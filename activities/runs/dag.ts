@@ -35,6 +35,15 @@ export interface NodeAttempt {
   terms: DagRunTerms;
 }
 
+/** The end of a node attempt: the node's change, and the run whose exit and output it takes. */
+export interface NodeAttemptEnd {
+  changes: DagChanges;
+  trackId: string;
+}
+
+/** One write of writeNodeAttempts. */
+export type NodeAttemptWrite = { launch: NodeAttempt } | { end: NodeAttemptEnd };
+
 /** Why a node fails without a run: its inputs, or its secrets that cannot be read here. */
 export type LaunchRefusal = 'inputs_too_large' | 'secrets_unavailable';
 export type LaunchedAttempt = { run: RunWorkflowInput } | { failed: LaunchRefusal };
@@ -82,61 +91,86 @@ export function createDagActivities(deps: {
      * this worker cannot decrypt, fail the node without a run.
      */
     async launchNodeAttempt(attempt: NodeAttempt): Promise<LaunchedAttempt> {
-      const source = await attemptSource(deps.pool, attempt.workflowId, attempt.ref);
-      const injected = injectedInputs(source);
-      if (injected === null) return refuse(attempt, 'inputs_too_large');
-      const secrets = await secretsOf(deps, attempt.workflowId);
-      if (secrets === null) return refuse(attempt, 'secrets_unavailable');
-      const run = runInput(attempt, source, injected, secrets);
-      await insertNodeRun(
-        deps.pool,
-        {
-          trackId: run.trackId,
-          tenantId: run.tenantId,
-          keyId: source.keyId,
-          workflowId: attempt.workflowId,
-          nodeRef: attempt.ref,
-          image: run.image,
-          command: run.command,
-          env: { ...source.spec.env, ...injected },
-          name: source.name,
-          tags: source.tags,
-          eligibleStart: run.eligibleStart,
-          workingHoursApplied: run.workingHoursTjp !== null,
-          maxQueueSeconds: run.maxQueueSeconds,
-          cpuLimit: run.cpuLimit,
-          memoryLimitMb: run.memoryLimitMb,
-          timeoutSeconds: run.timeoutSeconds,
-          metered: run.metered,
-        },
-        {
-          workflowId: attempt.workflowId,
-          tenantId: attempt.tenantId,
-          nodes: [{ ...attempt.change, to: 'running' }],
-        },
-      );
-      return { run };
+      return launchNodeAttempt(attempt);
     },
 
     /**
      * The end of a node attempt: its run's exit code and output (the JSON of its last stdout
      * line) recorded with the node's change.
      */
-    async endNodeAttempt(input: { changes: DagChanges; trackId: string }): Promise<void> {
-      const ended = await nodeRunEnd(deps.pool, input.trackId);
-      const run = { tenantId: input.changes.tenantId, trackId: input.trackId };
-      const output = ended?.stdoutFile
-        ? await outputOf(ended.stdoutFile, run, deps.logObjects)
-        : null;
-      const [node, ...rest] = input.changes.nodes!;
-      const fields = { exit_code: ended?.exitCode ?? null, output };
-      const detail = { ...node!.detail, has_output: output !== null };
-      await recordDagChanges(deps.pool, {
-        ...input.changes,
-        nodes: [{ ...node!, fields, detail }, ...rest],
-      });
+    async endNodeAttempt(input: NodeAttemptEnd): Promise<void> {
+      return endNodeAttempt(input);
+    },
+
+    /**
+     * The launches and ends of node attempts that one workflow activation asked for, written in
+     * the order asked by ONE local activity (a fan-out's launches, a node's end and the launch
+     * after it): each answers as launchNodeAttempt or endNodeAttempt would (an end: null).
+     */
+    async writeNodeAttempts(input: {
+      items: NodeAttemptWrite[];
+    }): Promise<(LaunchedAttempt | null)[]> {
+      const answers: (LaunchedAttempt | null)[] = [];
+      // One after another: a launch reads its upstream nodes' outputs, written by their ends.
+      for (const item of input.items) {
+        if ('launch' in item) answers.push(await launchNodeAttempt(item.launch));
+        else answers.push(await endNodeAttempt(item.end).then(() => null));
+      }
+      return answers;
     },
   };
+
+  async function launchNodeAttempt(attempt: NodeAttempt): Promise<LaunchedAttempt> {
+    const source = await attemptSource(deps.pool, attempt.workflowId, attempt.ref);
+    const injected = injectedInputs(source);
+    if (injected === null) return refuse(attempt, 'inputs_too_large');
+    const secrets = await secretsOf(deps, attempt.workflowId);
+    if (secrets === null) return refuse(attempt, 'secrets_unavailable');
+    const run = runInput(attempt, source, injected, secrets);
+    await insertNodeRun(
+      deps.pool,
+      {
+        trackId: run.trackId,
+        tenantId: run.tenantId,
+        keyId: source.keyId,
+        workflowId: attempt.workflowId,
+        nodeRef: attempt.ref,
+        image: run.image,
+        command: run.command,
+        env: { ...source.spec.env, ...injected },
+        name: source.name,
+        tags: source.tags,
+        eligibleStart: run.eligibleStart,
+        workingHoursApplied: run.workingHoursTjp !== null,
+        maxQueueSeconds: run.maxQueueSeconds,
+        cpuLimit: run.cpuLimit,
+        memoryLimitMb: run.memoryLimitMb,
+        timeoutSeconds: run.timeoutSeconds,
+        metered: run.metered,
+      },
+      {
+        workflowId: attempt.workflowId,
+        tenantId: attempt.tenantId,
+        nodes: [{ ...attempt.change, to: 'running' }],
+      },
+    );
+    return { run };
+  }
+
+  async function endNodeAttempt(input: NodeAttemptEnd): Promise<void> {
+    const ended = await nodeRunEnd(deps.pool, input.trackId);
+    const run = { tenantId: input.changes.tenantId, trackId: input.trackId };
+    const output = ended?.stdoutFile
+      ? await outputOf(ended.stdoutFile, run, deps.logObjects)
+      : null;
+    const [node, ...rest] = input.changes.nodes!;
+    const fields = { exit_code: ended?.exitCode ?? null, output };
+    const detail = { ...node!.detail, has_output: output !== null };
+    await recordDagChanges(deps.pool, {
+      ...input.changes,
+      nodes: [{ ...node!, fields, detail }, ...rest],
+    });
+  }
 }
 export type DagActivities = ReturnType<typeof createDagActivities>;
 

@@ -1,9 +1,9 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { sql, type DatabasePool } from '../../db/pool';
 import { transitionRun, type Transition } from '../../db/runs/runs';
 import { taskQueues } from '../../workflows/platform/task-queues';
 import type { RunWorkflowInput } from '../../workflows/runs/definitions';
-import type { LaunchedContainer } from './run-docker';
+import type { ContainerOutcome, LaunchedContainer } from './run-docker';
 
 export interface ClaimedHost {
   workerId: string;
@@ -28,6 +28,36 @@ export type LaunchOnThisHost = (input: {
   transition: Omit<Transition, 'fields'>;
 }) => Promise<LaunchedContainer>;
 
+/** The follow step of run-docker.ts (followRunContainer), on this host. */
+export type FollowOnThisHost = (input: {
+  trackId: string;
+  tenantId: string;
+  memoryLimitMb: number;
+  removeOnExit: true;
+}) => Promise<ContainerOutcome>;
+
+/** What claimLaunchAndFollowRun answers. */
+export interface RunFollowedToEnd {
+  host: ClaimedHost;
+  /** An earlier attempt's host claimed the run: it is launched and followed on that host. */
+  handedOver: boolean;
+  /** A launch that cannot succeed: its type and text (the run is still `pulling`). */
+  failure: { type: string; message: string } | null;
+  /** When the container started (epoch ms): the refund counts the seconds from here. */
+  startedAtMs: number | null;
+  /** The row's state once the container has ended (running, or paused when stopped paused). */
+  rowState: 'running' | 'paused' | null;
+  outcome: ContainerOutcome | null;
+  /** Why the container could not be followed to its end (it is gone): the run failed. */
+  followFailure: string | null;
+}
+
+/** A launch's tries before its failure is answered (a pull or start that keeps failing). */
+export const LAUNCH_ATTEMPTS = 10;
+/** One launch try's bound: a Docker call that hangs is abandoned and the try made again. */
+export const LAUNCH_TRY_MS = 2 * 60_000;
+const HEARTBEAT_INTERVAL_MS = 2_000;
+
 /**
  * Runs on the any-host Docker queue: whichever host picks it up owns the work from then on,
  * and every later Docker activity goes to that host's own queue. That is how a container is
@@ -38,6 +68,7 @@ export function createHostClaimActivities(deps: {
   taskQueuePrefix: string;
   pool: DatabasePool;
   launch: LaunchOnThisHost;
+  follow: FollowOnThisHost;
 }) {
   const host = (): ClaimedHost => ({
     workerId: deps.workerId,
@@ -88,7 +119,94 @@ export function createHostClaimActivities(deps: {
         };
       }
     },
+
+    /**
+     * A run from its claim to its container's end in ONE activity on the any-host queue:
+     * claim, launch (as claimAndLaunchRun), then follow the container to its exit on this host
+     * (as followRunContainer, which removes it). The workflow pays one activity and no
+     * workflow task between the launch and the end; it reads the row (readRunLaunch) if it must
+     * act on the container before then. Heartbeats throughout, so a dead host is noticed and
+     * the activity retried: on this host (restarted) it re-attaches; on another it answers
+     * handedOver, and the claiming host follows it on its own queue.
+     */
+    async claimLaunchAndFollowRun(input: {
+      run: RunWorkflowInput;
+      claim: Omit<Transition, 'fields'>;
+      launch: Omit<Transition, 'fields'>;
+    }): Promise<RunFollowedToEnd> {
+      const claimed = await claim(input.claim);
+      const none: RunFollowedToEnd = {
+        host: claimed,
+        handedOver: false,
+        failure: null,
+        startedAtMs: null,
+        rowState: null,
+        outcome: null,
+        followFailure: null,
+      };
+      if (claimed.workerId !== deps.workerId) return { ...none, handedOver: true };
+      const heartbeat = setInterval(() => Context.current().heartbeat(), HEARTBEAT_INTERVAL_MS);
+      try {
+        const launched = await launchOrFailure(input);
+        if ('failure' in launched) return { ...none, failure: launched.failure };
+        const { trackId, tenantId, memoryLimitMb } = input.run;
+        const startedAtMs = launched.startedAtMs ?? Date.now();
+        try {
+          const outcome = await deps.follow({
+            trackId,
+            tenantId,
+            memoryLimitMb,
+            removeOnExit: true,
+          });
+          return { ...none, startedAtMs, rowState: await rowState(trackId), outcome };
+        } catch (error) {
+          if (!(error instanceof ApplicationFailure) || error.type !== 'ContainerLost') throw error;
+          const followFailure = error.message;
+          return { ...none, startedAtMs, rowState: await rowState(trackId), followFailure };
+        }
+      } finally {
+        clearInterval(heartbeat);
+      }
+    },
   };
+
+  /**
+   * The launch of claimLaunchAndFollowRun, bounded per try; a failure that no retry can mend
+   * (or the last try's) is answered, so the workflow knows the host that must clean up.
+   */
+  async function launchOrFailure(input: {
+    run: RunWorkflowInput;
+    launch: Omit<Transition, 'fields'>;
+  }): Promise<LaunchedContainer | { failure: { type: string; message: string } }> {
+    let bound: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      bound = setTimeout(
+        () => reject(new Error(`the launch did not finish within ${LAUNCH_TRY_MS} ms`)),
+        LAUNCH_TRY_MS,
+      );
+    });
+    try {
+      return await Promise.race([
+        deps.launch({ run: input.run, transition: input.launch }),
+        timedOut,
+      ]);
+    } catch (error) {
+      const final = error instanceof ApplicationFailure && error.nonRetryable;
+      if (!final && Context.current().info.attempt < LAUNCH_ATTEMPTS) throw error;
+      const type =
+        error instanceof ApplicationFailure ? (error.type ?? 'StartFailed') : 'StartFailed';
+      return { failure: { type, message: (error as Error).message } };
+    } finally {
+      clearTimeout(bound);
+    }
+  }
+
+  /** The row's state after its container ended: running, or paused (a paused one stopped). */
+  async function rowState(trackId: string): Promise<'running' | 'paused' | null> {
+    const state = (await deps.pool.maybeOneFirst(sql.unsafe`
+      SELECT state FROM runs.runs WHERE track_id = ${trackId}`)) as string | null;
+    return state === 'running' || state === 'paused' ? state : null;
+  }
 
   /**
    * queued → pulling with worker_id = this host; a committed earlier claim wins, be it this

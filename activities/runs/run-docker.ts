@@ -39,6 +39,8 @@ const BYTES_PER_MB = 1024 * 1024;
 export interface LaunchedContainer {
   containerId: string;
   state?: 'running' | 'paused';
+  /** When the container was started (epoch ms): the refund counts the seconds from here. */
+  startedAtMs?: number;
 }
 
 export interface ContainerOutcome {
@@ -191,11 +193,12 @@ export function createRunDockerActivities(deps: {
       if (launched) return launched;
       await pullShared(input.run.image);
       const { containerId } = await startContainer(input.run);
+      const startedAtMs = Date.now();
       await transitionRun(deps.pool, {
         ...input.transition,
         fields: { container_id: containerId, started_at: 'now' },
       });
-      return { containerId };
+      return { containerId, startedAtMs };
     },
 
     /**
@@ -317,7 +320,7 @@ export function createRunDockerActivities(deps: {
     const row = await findRunStanding(deps.pool, trackId);
     if (row?.state === 'pulling') return null;
     if ((row?.state === 'running' || row?.state === 'paused') && row.containerId !== null)
-      return { containerId: row.containerId, state: row.state };
+      return { containerId: row.containerId, state: row.state, startedAtMs: row.startedAtMs ?? 0 };
     throw ApplicationFailure.nonRetryable(
       `run ${trackId} is ${row?.state ?? 'gone'}: no container is launched for it`,
       'RunNotLaunchable',

@@ -69,6 +69,24 @@ export function createRunActivities(deps: { pool: DatabasePool }) {
       return standing && { state: standing.state, exitCode: standing.exitCode };
     },
 
+    /**
+     * Where a launch handed to the hosts stands: the row's state, its host and when its
+     * container started. A run's workflow reads it when it must act on a container whose launch
+     * it has not seen (a control, a timeout or a lost host during claimLaunchAndFollowRun).
+     */
+    async readRunLaunch(input: {
+      trackId: string;
+    }): Promise<{ state: RunState; workerId: string | null; startedAtMs: number | null } | null> {
+      const standing = await findRunStanding(deps.pool, input.trackId);
+      return (
+        standing && {
+          state: standing.state,
+          workerId: standing.workerId,
+          startedAtMs: standing.startedAtMs,
+        }
+      );
+    },
+
     /** Metered keys: refunds the unused part of the up-front charge, once per run. */
     async refundUnusedSeconds(input: { trackId: string; usedSeconds: number }): Promise<void> {
       await refundUnusedSeconds(deps.pool, input);

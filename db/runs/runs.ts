@@ -265,11 +265,14 @@ export interface RunStanding {
   exitCode: number | null;
   workerId: string | null;
   containerId: string | null;
+  /** When the container was started (epoch ms), once it has been. */
+  startedAtMs: number | null;
 }
 
 export async function findRunStanding(db: Queryable, trackId: string): Promise<RunStanding | null> {
   return (await db.maybeOne(sql.unsafe`
-    SELECT state, exit_code AS "exitCode", worker_id AS "workerId", container_id AS "containerId"
+    SELECT state, exit_code AS "exitCode", worker_id AS "workerId", container_id AS "containerId",
+      (extract(epoch FROM started_at) * 1000)::float8 AS "startedAtMs"
     FROM runs.runs WHERE track_id = ${trackId}`)) as RunStanding | null;
 }
 

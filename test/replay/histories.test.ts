@@ -56,7 +56,8 @@ function patchMarkers(file: string): string[] {
  * One recorded history per live shape of the run workflow and the patch markers that make it
  * that shape (the note at the top of workflows/runs/run.ts lists the same).
  */
-const NEW_RUN = ['run-fast-path (deprecated)'];
+const NEW_RUN = ['run-fast-path (deprecated)', 'run-one-activity'];
+const BEFORE_ONE_ACTIVITY = ['run-fast-path (deprecated)'];
 const STARTED_BEFORE_DEPRECATION = ['run-fast-path'];
 const RUN_CASES = [
   'run-exited',
@@ -73,8 +74,20 @@ const RESETS = [
 const shape = (names: string[], suffix: string, markers: string[]): [string, string[]][] =>
   names.map((name) => [`runs/${name}${suffix}.json`, markers]);
 const LIVE_RUN_SHAPES: Record<string, string[]> = Object.fromEntries([
-  ...shape(RUN_CASES, '.deprecated', NEW_RUN),
-  ...shape(RESETS, '.deprecated', [...NEW_RUN, 'run-follows-row']),
+  ...shape(RUN_CASES, '.one-activity', NEW_RUN),
+  // A reset run follows its row: ended, it ends so before its launch; active, it launches again.
+  ...shape(['run-reset-FirstWorkflowTask-exited'], '.one-activity', [
+    ...BEFORE_ONE_ACTIVITY,
+    'run-follows-row',
+  ]),
+  ...shape(['run-reset-FirstWorkflowTask-failed'], '.one-activity', [
+    ...BEFORE_ONE_ACTIVITY,
+    'run-follows-row',
+    'run-one-activity',
+  ]),
+  ...shape(['run-reset-LastWorkflowTask-failed'], '.one-activity', [...NEW_RUN, 'run-follows-row']),
+  ...shape(RUN_CASES, '.deprecated', BEFORE_ONE_ACTIVITY),
+  ...shape(RESETS, '.deprecated', [...BEFORE_ONE_ACTIVITY, 'run-follows-row']),
   ...shape(RUN_CASES, '.fast', STARTED_BEFORE_DEPRECATION),
   ...shape(RESETS, '.fast', [...STARTED_BEFORE_DEPRECATION, 'run-follows-row']),
   // run-follows-row's old branch: a reset found the row ended and ended failed, not as its row.
@@ -114,7 +127,7 @@ describe('recorded workflow histories', () => {
     const encrypted = (file: string) =>
       fs.readFileSync(file, 'utf8').includes(Buffer.from(ENCRYPTED_ENCODING).toString('base64'));
     expect(files.filter(encrypted).map((f) => path.relative(HISTORIES_DIR, f))).toEqual(
-      expect.arrayContaining(['runs/run-exited.deprecated.json']),
+      expect.arrayContaining(['runs/run-exited.one-activity.json']),
     );
     expect(files.filter((f) => !encrypted(f)).length).toBeGreaterThan(0);
   });

@@ -4,16 +4,21 @@
  * stealing the other's tasks.
  */
 export function taskQueues(prefix: string) {
+  const runsDockerAnyHost = `${prefix}runs-docker`;
   return {
     ledger: `${prefix}ledger`,
     runs: `${prefix}runs`,
     quota: `${prefix}quota`,
     /** Any host with a Docker daemon polls this queue to claim work; see claimDockerHost. */
-    runsDockerAnyHost: `${prefix}runs-docker`,
+    runsDockerAnyHost,
     /** Docker activities of one host: its containers are always driven by the worker beside them. */
-    runsDockerHost: (workerId: string) => `${prefix}runs-docker/${workerId}`,
+    runsDockerHost: (workerId: string) => dockerHostQueue(runsDockerAnyHost, workerId),
   };
 }
+
+/** The queue of one Docker host, named after the any-host queue its workflow was given. */
+export const dockerHostQueue = (anyHostQueue: string, workerId: string): string =>
+  `${anyHostQueue}/${workerId}`;
 export type TaskQueues = ReturnType<typeof taskQueues>;
 
 // NOTE for workflow code: never derive queue names from `workflowInfo().taskQueue`. During

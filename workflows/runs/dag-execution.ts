@@ -1,10 +1,12 @@
 import {
   ApplicationFailure,
+  condition,
+  patched,
   proxyLocalActivities,
   upsertSearchAttributes,
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
-import type { DagActivities } from '../../activities/runs/dag';
+import type { DagActivities, LaunchedAttempt, NodeAttemptWrite } from '../../activities/runs/dag';
 import { localPostgresProfile } from '../platform/activity-profiles';
 import { DAG_STATE } from '../platform/search-attributes';
 import type { DagWorkflowInput } from './dag-definitions';
@@ -20,6 +22,9 @@ import {
 } from './dag-rules';
 import { nextWorkflowUlid, workflowUlid } from './ids';
 import type { runWorkflow } from './run';
+
+/** Node attempts' launches and ends of one activation in one local activity (writeAttempt). */
+const BATCHED_WRITES_PATCH = 'dag-batched-writes';
 
 /** A node as its DAG's execution sees it. */
 export interface DagNode {
@@ -65,8 +70,15 @@ export class DagExecution {
   cancelling = false;
   /** Bumped whenever the driver has something new to look at. */
   version = 0;
+  /** Patch dag-batched-writes: node attempts' writes of one activation in one local activity. */
+  batchedWrites = false;
   private lastEventId: string | null = null;
   private writes: Promise<unknown> = Promise.resolve();
+  private readonly attemptWrites: {
+    item: NodeAttemptWrite;
+    resolve: (answer: LaunchedAttempt | null) => void;
+    reject: (error: unknown) => void;
+  }[] = [];
 
   constructor(readonly input: DagWorkflowInput) {}
 
@@ -85,6 +97,7 @@ export class DagExecution {
     for (const node of dag.nodes)
       this.nodes.set(node.ref, { ...node, retriesUsed: 0, child: null });
     this.loaded = true;
+    this.batchedWrites = patched(BATCHED_WRITES_PATCH);
   }
 
   get shape(): DagShape {
@@ -121,6 +134,44 @@ export class DagExecution {
     return workflowUlid();
   }
 
+  /**
+   * Writes a node attempt's launch or end in its turn. With patch dag-batched-writes, the
+   * launches and ends one activation asks for (a fan-out's launches; a node's end and the
+   * launch it allows) are one local activity, in the order asked; before it, one each.
+   */
+  writeAttempt(item: NodeAttemptWrite): Promise<LaunchedAttempt | null> {
+    if (!this.batchedWrites) {
+      return this.write(() =>
+        'launch' in item
+          ? this.db.launchNodeAttempt(item.launch)
+          : this.db.endNodeAttempt(item.end).then(() => null),
+      );
+    }
+    return new Promise((resolve, reject) => {
+      this.attemptWrites.push({ item, resolve, reject });
+      if (this.attemptWrites.length === 1) void this.write(() => this.flushAttemptWrites());
+    });
+  }
+
+  private async flushAttemptWrites(): Promise<void> {
+    // Waits for the activation's next check of conditions (a condition is also checked when it
+    // is made, so the first check answers no): by then the driver has decided what this write
+    // allows, and its launches are queued here too.
+    let checked = false;
+    await condition(() => {
+      const again = checked;
+      checked = true;
+      return again;
+    });
+    const batch = this.attemptWrites.splice(0);
+    try {
+      const answers = await this.db.writeNodeAttempts({ items: batch.map((b) => b.item) });
+      batch.forEach((b, i) => b.resolve(answers[i] ?? null));
+    } catch (error) {
+      for (const b of batch) b.reject(error);
+    }
+  }
+
   /** Runs a Postgres write after every earlier one. */
   write<T>(step: () => Promise<T>): Promise<T> {
     const written = this.writes.then(step);
@@ -128,9 +179,13 @@ export class DagExecution {
     return written;
   }
 
-  /** Every write asked for so far has been made. */
+  /** Every write asked for has been made, those asked for while waiting too. */
   async flushed(): Promise<void> {
-    await this.writes;
+    let last: Promise<unknown>;
+    do {
+      last = this.writes;
+      await last;
+    } while (last !== this.writes);
   }
 
   /** Applies a change here now and writes it (with its events) in its turn. */

@@ -47,10 +47,13 @@ async function runContainerNode(dag: DagExecution, node: DagNode): Promise<void>
     };
     node.state = to;
     const { workflowId, tenantId } = dag.input;
-    await dag.write(() =>
-      dag.db.endNodeAttempt({ changes: { workflowId, tenantId, nodes: [change] }, trackId }),
-    );
-    dag.wake();
+    const written = dag.writeAttempt({
+      end: { changes: { workflowId, tenantId, nodes: [change] }, trackId },
+    });
+    // Batched, the driver decides what this end allows at once: its launches join the write.
+    if (dag.batchedWrites) dag.wake();
+    await written;
+    if (!dag.batchedWrites) dag.wake();
     if (to !== 'retrying') return;
     node.retriesUsed += 1;
     // A cancel ends the backoff (the node is cancelled); a pause holds the next launch.
@@ -75,9 +78,9 @@ async function runAttempt(
     from,
     detail: { attempt: node.attempt, track_id: trackId },
   };
-  const launched = await dag.write(() =>
-    dag.db.launchNodeAttempt({ workflowId, tenantId, ref: node.ref, trackId, change, terms }),
-  );
+  const launched = (await dag.writeAttempt({
+    launch: { workflowId, tenantId, ref: node.ref, trackId, change, terms },
+  }))!;
   if ('failed' in launched) return launched.failed;
   const child = await startChild(runWorkflow, {
     workflowId: runWorkflowId(trackId),

@@ -7,9 +7,10 @@
  * container node's attempt is a run row (local activity) and a child workflow run/<track_id>
  * (runWorkflow: the run's own slot, launch, follow and crash re-attach); its end is one local
  * activity that reads the run's output. A gate parks in waiting_approval (a durable wait, no
- * timer). Controls are updates (dag-controls.ts). Every change is one local activity writing
- * the states and their events in one transaction, in the order decided. A trivial node costs
- * two local activities and a child's start and end.
+ * timer). Controls are updates (dag-controls.ts). Every change is written with its events in
+ * one transaction, in the order decided; the attempts' launches and ends that one activation
+ * decides (a fan-out's launches; a node's end and the launch it allows) are one local activity.
+ * A trivial node in a chain costs one local activity and a child's start and end.
  *
  * A node retry on a finished workflow starts a new execution of the same id (update-with-start
  * from the API); it reads the DAG as left and drives the reset nodes. History stays small: a
@@ -17,8 +18,10 @@
  * there is no continue-as-new.
  *
  * PATCHES: dag-scheduled-start (step 2: patched(); see untilScheduledStart);
- * dag-cancel-after-nodes (step 2: patched(); see cancel in dag-controls.ts). RECORDED HISTORIES
- * (test/histories/runs/dag-*.json) prove each shape; dag-scheduled.json the deferred one.
+ * dag-cancel-after-nodes (step 2: patched(); see cancel in dag-controls.ts); dag-batched-writes
+ * (step 2: patched(); see DagExecution.writeAttempt). RECORDED HISTORIES
+ * (test/histories/runs/dag-*.json) prove each shape: `.before-batched-writes.json` executions
+ * started before dag-batched-writes, dag-scheduled.json the deferred one.
  */
 import { CancellationScope, allHandlersFinished, condition, patched } from '@temporalio/workflow';
 import { handleDagControls } from './dag-controls';
@@ -44,6 +47,8 @@ export async function dagWorkflow(input: DagWorkflowInput): Promise<DagEnded> {
       await drive(dag);
       await condition(allHandlersFinished);
     } while (!dag.settled());
+    // A change decided as the last node ended (an operator's cancel) is written before the end.
+    await dag.flushed();
     return { state: dag.state };
   });
 }

@@ -4,6 +4,7 @@ import {
   STOP_GRACE_SECONDS,
   WORKFLOW_CANCELLED,
   cancelRunSignal,
+  type ControlAction,
   hostLostSignal,
   killUpdate,
   pauseUpdate,
@@ -34,24 +35,43 @@ export function handleQueryAndControls(run: RunExecution): void {
   setHandler(hostLostSignal, (lost) => {
     // Only a followed container's host can be lost: before, no host holds the run; after, the
     // end is already decided.
-    if ((run.state === 'running' || run.state === 'paused') && !run.containerEnded())
-      run.hostLost = lost;
+    const followed = run.state === 'running' || run.state === 'paused' || run.launchUnseen;
+    if (followed && !run.containerEnded()) run.hostLost = lost;
   });
   const idle = () => run.busy === null;
   setHandler(pauseUpdate, () => pauseOrResume(run, 'pause'), {
-    validator: () => refuseUnless(idle() && run.accepts('pause'), CONFLICT_MESSAGES.pause),
+    validator: () => refuseUnless(idle() && run.mayAccept('pause'), CONFLICT_MESSAGES.pause),
   });
   setHandler(resumeUpdate, () => pauseOrResume(run, 'resume'), {
-    validator: () => refuseUnless(idle() && run.accepts('resume'), CONFLICT_MESSAGES.resume),
+    validator: () => refuseUnless(idle() && run.mayAccept('resume'), CONFLICT_MESSAGES.resume),
   });
   setHandler(stopUpdate, () => stop(run), {
-    validator: () => refuseUnless(idle() && run.accepts('stop'), CONFLICT_MESSAGES.stop),
+    validator: () => refuseUnless(idle() && run.mayAccept('stop'), CONFLICT_MESSAGES.stop),
   });
   setHandler(killUpdate, () => kill(run), {
     // A kill may overtake a stop that is still in its grace period.
     validator: () =>
-      refuseUnless((idle() || run.busy === 'stop') && run.accepts('kill'), CONFLICT_MESSAGES.kill),
+      refuseUnless(
+        (idle() || run.busy === 'stop') && run.mayAccept('kill'),
+        CONFLICT_MESSAGES.kill,
+      ),
   });
+}
+
+/**
+ * A control taken while the launch was unseen (the validator could not tell) is decided once
+ * the row is read: refused as its validator would have refused it, the run left as it was.
+ */
+async function decideOnceSeen(
+  run: RunExecution,
+  action: ControlAction,
+  busyBefore: RunExecution['busy'],
+): Promise<void> {
+  if (!run.launchUnseen) return;
+  await run.seeLaunch();
+  if (run.accepts(action)) return;
+  run.busy = busyBefore;
+  throw ApplicationFailure.nonRetryable(CONFLICT_MESSAGES[action], 'Conflict');
 }
 
 /** Freezes or thaws the container, then records paused or running. */
@@ -59,6 +79,7 @@ async function pauseOrResume(run: RunExecution, action: 'pause' | 'resume'): Pro
   run.busy = action;
   const { trackId } = run.input;
   try {
+    await decideOnceSeen(run, action, null);
     if (action === 'pause') {
       await run.docker!.pauseRunContainer({ trackId });
       await run.move('paused', 'run.paused', null);
@@ -76,6 +97,7 @@ async function pauseOrResume(run: RunExecution, action: 'pause' | 'resume'): Pro
 /** Records the stop, then SIGTERM and SIGKILL after the grace; the run ends exited/stopped. */
 async function stop(run: RunExecution): Promise<void> {
   run.busy = 'stop';
+  await decideOnceSeen(run, 'stop', null);
   run.final = { state: 'exited', reason: 'stopped' };
   const payload = { grace_seconds: STOP_GRACE_SECONDS };
   await run.move(run.state, 'run.stopping', 'stop_requested', {}, payload);
@@ -86,7 +108,9 @@ async function stop(run: RunExecution): Promise<void> {
 }
 
 async function kill(run: RunExecution, reason = 'killed'): Promise<void> {
+  const busyBefore = run.busy;
   run.busy = 'kill';
+  await decideOnceSeen(run, 'kill', busyBefore);
   run.final = { state: 'killed', reason };
   await run.docker!.killRunContainer({ trackId: run.input.trackId });
 }
@@ -97,6 +121,8 @@ async function kill(run: RunExecution, reason = 'killed'): Promise<void> {
  * flight. One that is still waiting ends at its wait (waitForStartAndSlot), never launched.
  */
 async function killOnceLaunched(run: RunExecution): Promise<void> {
+  // A launch handed to the hosts is read until its container runs (or it ends meanwhile).
+  await run.untilLaunchSeen(() => run.containerEnded());
   const killable = () => (run.busy === null || run.busy === 'stop') && run.accepts('kill');
   await condition(() => run.containerEnded() || (run.docker !== null && killable()));
   if (run.containerEnded() || run.final?.state === 'killed') return;

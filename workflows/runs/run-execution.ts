@@ -1,12 +1,14 @@
 import {
   ActivityFailure,
+  condition,
   proxyActivities,
   proxyLocalActivities,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { RunActivities } from '../../activities/runs/run';
 import type { ContainerOutcome, RunDockerActivities } from '../../activities/runs/run-docker';
-import { localPostgresProfile } from '../platform/activity-profiles';
+import { dockerCallProfile, localPostgresProfile } from '../platform/activity-profiles';
+import { dockerHostQueue } from '../platform/task-queues';
 import { RUN_STATE } from '../platform/search-attributes';
 import {
   CONTROL_FROM_STATES,
@@ -20,6 +22,9 @@ import {
   type TransitionOutcome,
 } from './definitions';
 import { nextWorkflowUlid } from './ids';
+
+/** How often a run reads a launch it has not seen while the image is pulled (untilLaunchSeen). */
+const LAUNCH_READ_EVERY_MS = 1_000;
 
 export type RunDockerProxy = ReturnType<typeof proxyActivities<RunDockerActivities>>;
 export type FinalState = Extract<RunState, 'exited' | 'failed' | 'timeout' | 'killed'>;
@@ -52,8 +57,14 @@ export class RunExecution {
   final: { state: FinalState; reason: string } | null = null;
   outcome: ContainerOutcome | null = null;
   followFailure: string | null = null;
-  /** The Docker queue of the host that claimed the run (set by claimAndLaunch). */
+  /** The Docker activities of the host that claimed the run (set by claimedBy). */
   docker: RunDockerProxy | null = null;
+  hostQueue: string | null = null;
+  /**
+   * The launch is handed to the hosts (claimLaunchAndFollowRun) and not yet seen here: the
+   * row may be pulling, running or paused, on a host not yet known (seeLaunch reads it).
+   */
+  launchUnseen = false;
   /** When the container was seen running: the refund counts the seconds used from here. */
   containerStartedMs = 0;
   /** Set by the hostLost signal while the container is followed: its host is gone. */
@@ -136,6 +147,40 @@ export class RunExecution {
     return recorded;
   }
 
+  /** The Docker activities of this host's queue from now on. */
+  claimedBy(taskQueue: string): void {
+    this.hostQueue = taskQueue;
+    this.docker = proxyActivities<RunDockerActivities>({ ...dockerCallProfile, taskQueue });
+  }
+
+  /**
+   * Reads a launch handed to the hosts until its container runs, the row is past launching, or
+   * `stop` holds: a read of the row each second, only while its image is being pulled.
+   */
+  async untilLaunchSeen(stop: () => boolean): Promise<void> {
+    while (this.launchUnseen && !stop()) {
+      const state = await this.seeLaunch();
+      if (state !== 'queued' && state !== 'pulling') return;
+      await condition(() => !this.launchUnseen || stop(), LAUNCH_READ_EVERY_MS);
+    }
+  }
+
+  /**
+   * Reads a launch handed to the hosts (a local activity): once the row is running or paused,
+   * the run takes its state, host and start, and is seen from then on. Returns the row's state.
+   */
+  async seeLaunch(): Promise<RunState | null> {
+    const row = await this.db.readRunLaunch({ trackId: this.input.trackId });
+    if (!this.launchUnseen || row === null) return row?.state ?? null;
+    if ((row.state === 'running' || row.state === 'paused') && row.workerId !== null) {
+      this.launchUnseen = false;
+      this.claimedBy(dockerHostQueue(this.input.dockerAnyHostQueue, row.workerId));
+      this.containerStartedMs = row.startedAtMs ?? Date.now();
+      this.applied(row.state);
+    }
+    return row.state;
+  }
+
   /** The row's end, when the row has ended; its search attribute follows. */
   async rowEnd(): Promise<RunEnded | null> {
     const row = await this.db.readRunOutcome({ trackId: this.input.trackId });
@@ -157,6 +202,11 @@ export class RunExecution {
   /** Whether a control is accepted now, `busy` aside: its from-state, and a container not ended. */
   accepts(action: ControlAction): boolean {
     return CONTROL_FROM_STATES[action].includes(this.state) && !this.containerEnded();
+  }
+
+  /** Whether a control may be taken for its handler to decide (once it has seen the launch). */
+  mayAccept(action: ControlAction): boolean {
+    return (this.launchUnseen && !this.containerEnded()) || this.accepts(action);
   }
 }
 

@@ -18,18 +18,31 @@ export async function followContainer(run: RunExecution, follower: RunDockerProx
       run.followFailure = failureMessage(error);
     },
   );
-  await enforceTimeout(timeoutSeconds * 1000, {
-    ended: () => run.containerEnded(),
+  await enforceRunTimeout(run, timeoutSeconds * 1000, () => run.containerEnded());
+  await condition(() => run.containerEnded());
+  await untilNoPauseOrResumeInFlight(run);
+}
+
+/** A pause or resume in flight on a lost host never answers. */
+export async function untilNoPauseOrResumeInFlight(run: RunExecution): Promise<void> {
+  await condition(() => (run.busy !== 'pause' && run.busy !== 'resume') || run.hostLost !== null);
+}
+
+/** The run's timeout over its running time left, killing the container when it is spent. */
+export async function enforceRunTimeout(
+  run: RunExecution,
+  remainingMs: number,
+  ended: () => boolean,
+): Promise<void> {
+  await enforceTimeout(remainingMs, {
+    ended,
     running: () => run.state === 'running' && run.busy === null,
     onTimeout: async () => {
       run.busy = 'timeout';
       run.final = { state: 'timeout', reason: 'timeout' };
-      await run.docker!.killRunContainer({ trackId });
+      await run.docker!.killRunContainer({ trackId: run.input.trackId });
     },
   });
-  await condition(() => run.containerEnded());
-  // A pause or resume in flight on a lost host never answers.
-  await condition(() => (run.busy !== 'pause' && run.busy !== 'resume') || run.hostLost !== null);
 }
 
 /**

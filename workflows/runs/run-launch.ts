@@ -7,6 +7,7 @@ import {
 import type { ClaimedLaunch, HostClaimActivities } from '../../activities/runs/host';
 import type { RunDockerActivities } from '../../activities/runs/run-docker';
 import { dockerCallProfile } from '../platform/activity-profiles';
+import type { Transition } from './definitions';
 import {
   failureMessage,
   type RunDockerProxy,
@@ -58,43 +59,55 @@ export async function claimAndLaunch(run: RunExecution): Promise<Launched> {
   // Claimed from queued: the slot it took, or a row past scheduled that it claims again.
   run.state = 'queued';
   const claim = run.transitionTo('pulling', 'run.pulling', null);
-  const launch = { ...run.transitionTo('running', 'run.running', null), from: 'pulling' as const };
-  const anyHost = proxyActivities<HostClaimActivities>({
-    ...claimAndLaunchProfile,
-    taskQueue: run.input.dockerAnyHostQueue,
-  });
+  const launch = launchTransition(run);
   let launched: ClaimedLaunch;
   try {
-    launched = await anyHost.claimAndLaunchRun({ run: run.input, claim, launch });
+    launched = await anyHostOf(run).claimAndLaunchRun({ run: run.input, claim, launch });
   } catch (error) {
-    if (!(error instanceof ActivityFailure)) throw error;
-    // No host answered: the host that claimed the run (or claims it now) cleans up.
-    const host = await anyHost.claimDockerHostForRun({ transition: claim });
-    claimedBy(run, host.taskQueue);
-    return { failed: { reason: 'start_failed', message: failureMessage(error) } };
+    return noHostAnswered(run, claim, error);
   }
   const follower = claimedBy(run, launched.host.taskQueue);
   if (launched.failure) {
     const { type, message } = launched.failure;
     return { failed: { reason: launchFailureReason(type), message } };
   }
-  let launchedState = launched.state;
-  if (launched.containerId === null) {
-    // An earlier attempt's host claimed the run: the launch happens on that host's queue.
-    try {
-      const container = await run.docker!.launchRunContainer({
-        run: run.input,
-        transition: launch,
-      });
-      launchedState = container.state;
-    } catch (error) {
-      if (!(error instanceof ActivityFailure)) throw error;
-      const type = error.cause instanceof ApplicationFailure ? error.cause.type : null;
-      return { failed: { reason: launchFailureReason(type), message: failureMessage(error) } };
-    }
-  }
-  run.applied(launchedState ?? 'running');
+  if (launched.containerId === null) return launchOnClaimingHost(run, launch, follower);
+  run.applied(launched.state ?? 'running');
   return { follower };
+}
+
+/** pulling → running, made by the run's workflow once its host has claimed it. */
+export function launchTransition(run: RunExecution): Omit<Transition, 'fields'> {
+  return { ...run.transitionTo('running', 'run.running', null), from: 'pulling' as const };
+}
+
+/** An earlier attempt's host claimed the run: the launch happens on that host's queue. */
+export async function launchOnClaimingHost(
+  run: RunExecution,
+  launch: Omit<Transition, 'fields'>,
+  follower: RunDockerProxy,
+): Promise<Launched> {
+  try {
+    const container = await run.docker!.launchRunContainer({ run: run.input, transition: launch });
+    run.applied(container.state ?? 'running');
+    return { follower };
+  } catch (error) {
+    if (!(error instanceof ActivityFailure)) throw error;
+    const type = error.cause instanceof ApplicationFailure ? error.cause.type : null;
+    return { failed: { reason: launchFailureReason(type), message: failureMessage(error) } };
+  }
+}
+
+/** No host answered the launch: the host that claimed the run (or claims it now) cleans up. */
+export async function noHostAnswered(
+  run: RunExecution,
+  claim: Omit<Transition, 'fields'>,
+  error: unknown,
+): Promise<Launched> {
+  if (!(error instanceof ActivityFailure)) throw error;
+  const host = await anyHostOf(run).claimDockerHostForRun({ transition: claim });
+  claimedBy(run, host.taskQueue);
+  return { failed: { reason: 'start_failed', message: failureMessage(error) } };
 }
 
 /** A failed launch ends the run failed; its host removes what it made, gives the slot back. */
@@ -110,12 +123,22 @@ export async function failLaunch(
 }
 
 /** The run is in pulling on the host of this queue: its Docker calls go there from now on. */
-function claimedBy(run: RunExecution, taskQueue: string): RunDockerProxy {
+export function claimedBy(run: RunExecution, taskQueue: string): RunDockerProxy {
   run.state = 'pulling';
-  run.docker = proxyActivities<RunDockerActivities>({ ...dockerCallProfile, taskQueue });
-  return proxyActivities<RunDockerActivities>({ ...followProfile, taskQueue });
+  run.claimedBy(taskQueue);
+  return followerOn(taskQueue);
 }
 
-function launchFailureReason(type: string | null | undefined): LaunchFailure['reason'] {
+/** The follow activity on a host's queue. */
+export const followerOn = (taskQueue: string): RunDockerProxy =>
+  proxyActivities<RunDockerActivities>({ ...followProfile, taskQueue });
+
+export function launchFailureReason(type: string | null | undefined): LaunchFailure['reason'] {
   return type === 'ImageNotFound' ? 'image_pull_failed' : 'start_failed';
 }
+
+const anyHostOf = (run: RunExecution) =>
+  proxyActivities<HostClaimActivities>({
+    ...claimAndLaunchProfile,
+    taskQueue: run.input.dockerAnyHostQueue,
+  });

@@ -9,7 +9,11 @@ import type { FinalState, RunExecution, TerminalChange } from './run-execution';
  * host's container is left to that host (its worker removes it if it comes back).
  */
 export async function settle(run: RunExecution): Promise<TerminalChange> {
-  if (run.hostLost !== null) return settleHostLost(run, run.hostLost);
+  if (run.hostLost !== null) {
+    // Its container's start, from the row, when the launch was never seen here.
+    if (run.launchUnseen) await run.seeLaunch();
+    return settleHostLost(run, run.hostLost);
+  }
   const result = run.outcome;
   const settled: { state: FinalState; reason: string } =
     run.final ??

@@ -10,11 +10,12 @@
  * - run-fast-path: step 3; next, remove the call.
  * - run-follows-row: step 2; next, deprecate it (its old branch ends in the workflow task that
  *   takes it, so no execution is open mid-branch).
+ * - run-one-activity: step 2; next, deprecate it once no execution started before it is open.
  *
  * RECORDED HISTORIES of each live shape, test/histories/runs/run-*.json (replayed with their
- * markers checked by test/replay/histories.test.ts): `.deprecated.json` new runs, `.fast.json`
- * runs carrying run-fast-path's patched() marker, `.before-follows-row.json` run-follows-row's
- * old branch. Remove a shape's histories with its patch; record a new shape's with
+ * markers checked by test/replay/histories.test.ts): `.one-activity.json` new runs,
+ * `.deprecated.json` runs started before run-one-activity, `.fast.json` runs carrying
+ * run-fast-path's patched() marker, `.before-follows-row.json` run-follows-row's old branch. Remove a shape's histories with its patch; record a new shape's with
  * RECORD_RUN_HISTORIES=1 (README, Tests).
  */
 import { condition, deprecatePatch, patched, allHandlersFinished } from '@temporalio/workflow';
@@ -23,6 +24,7 @@ import { handleQueryAndControls } from './run-controls';
 import { RunExecution, type RunEnded, type TerminalChange } from './run-execution';
 import { followContainer } from './run-follow';
 import { claimAndLaunch, failLaunch } from './run-launch';
+import { launchAndFollow } from './run-launch-follow';
 import { settle } from './run-settle';
 import { failBeforeStart, waitForStartAndSlot } from './run-wait';
 
@@ -38,6 +40,12 @@ const FAST_PATH_PATCH = 'run-fast-path';
  * as it would have without the row (a waiting run fails `gone`).
  */
 const FOLLOWS_ROW_PATCH = 'run-follows-row';
+
+/**
+ * From the claim to the container's end is one activity (launchAndFollow), not a launch and a
+ * follow with a workflow task between them. Old branch: claimAndLaunch, then followContainer.
+ */
+const ONE_ACTIVITY_PATCH = 'run-one-activity';
 
 /**
  * scheduled → queued → pulling → running ⇄ paused → exited | failed | timeout | killed; each
@@ -60,12 +68,13 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunEnded> {
     return endAfter(run, await failBeforeStart(run, waited));
   }
 
-  // queued → pulling → running (paused, for a run launched before a reset), or failed.
-  const launched = await claimAndLaunch(run);
+  // queued → pulling → running (paused, for a run launched before a reset) ⇄ paused until the
+  // container ends (exits, is stopped, killed, timed out or lost), or failed.
+  const launched = patched(ONE_ACTIVITY_PATCH)
+    ? await launchAndFollow(run)
+    : await claimAndLaunch(run);
   if ('failed' in launched) return endAfter(run, await failLaunch(run, launched.failed));
-
-  // running ⇄ paused until the container ends: exits, is stopped, killed, timed out or lost.
-  await followContainer(run, launched.follower);
+  if ('follower' in launched) await followContainer(run, launched.follower);
 
   // → exited | failed | timeout | killed.
   const ended = await endAfter(run, await settle(run));

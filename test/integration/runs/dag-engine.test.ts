@@ -180,6 +180,31 @@ describe('DAG workflows on the engine', () => {
     recorded['dag-succeeded'] = { workflowId: `dag/${id}` };
   });
 
+  it("writes the launches one task decides, and a node's end with the launches it allows, in one local activity", async () => {
+    const id = await dag.submit({
+      nodes: ['root', 'x', 'y', 'z', 'join'].map((ref) => shNode(ref, 'true')),
+      edges: [...['x', 'y', 'z'].flatMap((ref) => [edge('root', ref), edge(ref, 'join')])],
+    });
+    expect((await dag.waitForState(id)).state).toBe('succeeded');
+    const { events } = await temporal.workflow.getHandle(`dag/${id}`).fetchHistory();
+    const writes = events!.flatMap((e) => {
+      const marker = e.markerRecordedEventAttributes;
+      if (marker?.markerName !== 'core_local_activity') return [];
+      const data = marker.details!.data!.payloads![0]!.data!;
+      const type = (JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type: string })
+        .activity_type;
+      return type === 'loadDag' || type === 'recordDagChanges' ? [] : [type];
+    });
+    // Ten writes (five launches, five ends): root's launch; root's end with the three launches
+    // it allows; the three ends (the last with join's launch, unless two ended at once); join's end.
+    expect(new Set(writes)).toEqual(new Set(['writeNodeAttempts']));
+    expect(writes.length).toBeLessThanOrEqual(6);
+    const started = events!.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes);
+    const taskOf = (e: (typeof started)[number]) =>
+      String(e.startChildWorkflowExecutionInitiatedEventAttributes!.workflowTaskCompletedEventId);
+    expect(new Set(started.slice(1, 4).map(taskOf)).size).toBe(1);
+  });
+
   it('fails a node whose injected inputs pass 64 KB with output {error: inputs_too_large}', async () => {
     const id = await passive.inputsLimit!;
     expect((await dag.waitForState(id)).state).toBe('failed');
@@ -325,7 +350,7 @@ describe('DAG workflows on the engine', () => {
       return closed.status.name === 'COMPLETED' ? true : undefined;
     });
     recorded['dag-cancelled'] = { workflowId: `dag/${id}` };
-    recorded['run-cancelled-by-dag-running'] = { workflowId: `run/${runs.running!}` };
+    recorded['run-cancelled-by-dag-running.one-activity'] = { workflowId: `run/${runs.running!}` };
     recorded['run-cancelled-by-dag-waiting'] = { workflowId: `run/${runs.scheduled!}` };
   });
 

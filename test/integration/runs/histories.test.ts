@@ -27,6 +27,7 @@ const CASES = [
 const SHAPES = [
   '.fast', // patched('run-fast-path'): runs started before the three older patches were deprecated
   '.deprecated', // deprecatePatch of run-fast-path, run-activities-merged, slot-freed-signal
+  '.one-activity', // patched('run-one-activity'): from the claim to the container's end in one activity
 ] as const;
 const CURRENT_SHAPE = SHAPES[SHAPES.length - 1];
 
@@ -89,4 +90,26 @@ describe('recorded run workflow histories', () => {
     );
     expect(await replayFailures(histories, config.temporalPayloadKeys)).toEqual([]);
   }, 180_000);
+
+  it('record a run from its claim to its end as one activity and two workflow tasks', async () => {
+    const h = await startHarness();
+    const temporal = createTemporalClient(config);
+    try {
+      const api = client(h.service.url, (await newTenant(h.pool)).key);
+      const { track_id } = (await api.submit({ image: IMAGE, command: ['true'] })).body;
+      await api.waitFor(track_id, ['exited']);
+      const handle = temporal.workflow.getHandle(`run/${track_id}`);
+      await handle.result();
+      const { events } = await handle.fetchHistory();
+      const activities = events!.flatMap((e) => {
+        const name = e.activityTaskScheduledEventAttributes?.activityType?.name;
+        return name ? [name] : [];
+      });
+      expect(activities).toEqual(['claimLaunchAndFollowRun']);
+      expect(events!.filter((e) => e.workflowTaskCompletedEventAttributes)).toHaveLength(2);
+    } finally {
+      await h.close();
+      await temporal.connection.close();
+    }
+  }, 60_000);
 });

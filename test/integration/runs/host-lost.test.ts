@@ -119,7 +119,7 @@ describe('a running run whose host is lost', () => {
     await eventually(async () => ((await containers(track)).length === 0 ? true : undefined));
 
     if (process.env.RECORD_RUN_HISTORIES === '1') {
-      await record(`run/${track}`, 'run-host-lost.json');
+      await record(`run/${track}`, 'run-host-lost.one-activity.json');
       await record(tellingPass, 'reconcile-host-lost.json');
     }
   }, 240_000);

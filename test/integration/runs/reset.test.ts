@@ -27,7 +27,7 @@ const TERMINAL = ['exited', 'failed', 'timeout', 'killed'];
  * listed at the top of workflows/runs/run.ts).
  */
 const HISTORIES = path.resolve(__dirname, '../../histories/runs');
-const CURRENT_SHAPE = '.deprecated';
+const CURRENT_SHAPE = '.one-activity';
 
 /**
  * The operator's recipes of README "Resetting a run" (temporal workflow reset), run for real with
