@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import { sql, type DatabasePool } from '../../db/pool';
 import { dagWorkflowId } from '../../workflows/runs/dag-definitions';
 import { runWorkflowId } from '../../workflows/runs/definitions';
-import { containerOnce } from './docker-direct';
+import { containerOnce, type DirectPhases } from './docker-direct';
 import { historyLine, meanHistory } from './histories';
 
 /**
@@ -70,7 +70,8 @@ export async function dagFigure(
 ): Promise<string> {
   const { url, headers, pool, docker, image } = options;
   const startedMs = Date.now();
-  await shape.direct(containerOnce(docker, image));
+  const directPhases: DirectPhases = { startMs: [], endMs: [] };
+  await shape.direct(containerOnce(docker, image, directPhases));
   const direct = (Date.now() - startedMs) / 1000;
   const response = await fetch(`${url}/api/v1/workflows`, {
     method: 'POST',
@@ -87,7 +88,41 @@ export async function dagFigure(
   const makespan = await waitFinished(pool, workflowId);
   const perNode = (makespan - direct) / shape.criticalPath;
   const history = await historyPerNode(options.temporal, pool, workflowId, shape.refs.length);
-  return `dag ${shape.name.padEnd(28)} makespan ${makespan.toFixed(2)} s vs ${direct.toFixed(2)} s for the same containers directly on Docker: ratio ${(makespan / direct).toFixed(2)}; engine overhead per node on the critical path ${perNode.toFixed(3)} s; Temporal history per node ${historyLine(history)}`;
+  const figure = `dag ${shape.name.padEnd(28)} makespan ${makespan.toFixed(2)} s vs ${direct.toFixed(2)} s for the same containers directly on Docker: ratio ${(makespan / direct).toFixed(2)}; engine overhead per node on the critical path ${perNode.toFixed(3)} s; Temporal history per node ${historyLine(history)}`;
+  if (shape.criticalPath !== shape.refs.length) return figure;
+  return `${figure}\n${await nodePhases(pool, workflowId, directPhases)}`;
+}
+
+/**
+ * Where a chain node's time goes, from its run's events (one clock: Postgres'), as means over
+ * the nodes, beside Docker's own start (create, start) and end (wait, remove) in the same run.
+ */
+async function nodePhases(
+  pool: DatabasePool,
+  workflowId: string,
+  direct: DirectPhases,
+): Promise<string> {
+  const phases = (await pool.one(sql.unsafe`
+    WITH node AS (
+      SELECT r.track_id,
+        min(e.ts) FILTER (WHERE e.to_state = 'scheduled') AS scheduled,
+        min(e.ts) FILTER (WHERE e.to_state = 'queued') AS queued,
+        min(e.ts) FILTER (WHERE e.to_state = 'pulling') AS pulling,
+        min(e.ts) FILTER (WHERE e.to_state = 'running') AS running,
+        max(e.ts) AS ended
+      FROM runs.runs r JOIN runs.run_events e USING (track_id)
+      WHERE r.workflow_id = ${workflowId} GROUP BY r.track_id),
+    hop AS (SELECT *, scheduled - lag(ended) OVER (ORDER BY scheduled) AS since_previous FROM node)
+    SELECT
+      avg(extract(epoch FROM since_previous)) * 1000 AS "hopMs",
+      avg(extract(epoch FROM queued - scheduled)) * 1000 AS "slotMs",
+      avg(extract(epoch FROM pulling - queued)) * 1000 AS "claimMs",
+      avg(extract(epoch FROM running - pulling)) * 1000 AS "launchMs",
+      avg(extract(epoch FROM ended - running)) * 1000 AS "endMs"
+    FROM hop`)) as Record<'hopMs' | 'slotMs' | 'claimMs' | 'launchMs' | 'endMs', number>;
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  const ms = (x: number) => `${Math.round(x)} ms`;
+  return `  per node (means): previous end → run stored ${ms(phases.hopMs)}; → slot ${ms(phases.slotMs)}; → host claimed ${ms(phases.claimMs)}; → running ${ms(phases.launchMs)} (Docker's create + start alone: ${ms(mean(direct.startMs))}); → ended and recorded ${ms(phases.endMs)} (Docker's wait + remove alone: ${ms(mean(direct.endMs))})`;
 }
 
 /** The DAG's execution and its node runs' histories, summed, over its nodes. */
