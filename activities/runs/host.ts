@@ -185,11 +185,11 @@ export function createHostClaimActivities(deps: {
         LAUNCH_TRY_MS,
       );
     });
+    const launching = deps.launch({ run: input.run, transition: input.launch });
+    // A try abandoned past its bound may still fail later: that failure is nobody's to answer.
+    launching.catch(() => undefined);
     try {
-      return await Promise.race([
-        deps.launch({ run: input.run, transition: input.launch }),
-        timedOut,
-      ]);
+      return await Promise.race([launching, timedOut]);
     } catch (error) {
       const final = error instanceof ApplicationFailure && error.nonRetryable;
       if (!final && Context.current().info.attempt < LAUNCH_ATTEMPTS) throw error;
