@@ -11,6 +11,15 @@ export interface ClaimedHost {
   taskQueue: string;
 }
 
+/** A run handed to the hosts: its input, and the two changes its launch records. */
+export interface HandOff {
+  run: RunWorkflowInput;
+  /** queued → pulling, with this host as the run's. */
+  claim: Omit<Transition, 'fields'>;
+  /** pulling → running, with the container and its start. */
+  launch: Omit<Transition, 'fields'>;
+}
+
 /** What claimAndLaunchRun answers: the host, and the container or why there is none. */
 export interface ClaimedLaunch {
   host: ClaimedHost;
@@ -99,11 +108,7 @@ export function createHostClaimActivities(deps: {
      * A launch that cannot succeed is answered, not thrown, so the workflow knows the host
      * that must clean up.
      */
-    async claimAndLaunchRun(input: {
-      run: RunWorkflowInput;
-      claim: Omit<Transition, 'fields'>;
-      launch: Omit<Transition, 'fields'>;
-    }): Promise<ClaimedLaunch> {
+    async claimAndLaunchRun(input: HandOff): Promise<ClaimedLaunch> {
       const claimed = await claim(input.claim);
       if (claimed.workerId !== deps.workerId)
         return { host: claimed, containerId: null, failure: null };
@@ -129,11 +134,7 @@ export function createHostClaimActivities(deps: {
      * the activity retried: on this host (restarted) it re-attaches; on another it answers
      * handedOver, and the claiming host follows it on its own queue.
      */
-    async claimLaunchAndFollowRun(input: {
-      run: RunWorkflowInput;
-      claim: Omit<Transition, 'fields'>;
-      launch: Omit<Transition, 'fields'>;
-    }): Promise<RunFollowedToEnd> {
+    async claimLaunchAndFollowRun(input: HandOff): Promise<RunFollowedToEnd> {
       const claimed = await claim(input.claim);
       const none: RunFollowedToEnd = {
         host: claimed,
@@ -174,10 +175,9 @@ export function createHostClaimActivities(deps: {
    * The launch of claimLaunchAndFollowRun, bounded per try; a failure that no retry can mend
    * (or the last try's) is answered, so the workflow knows the host that must clean up.
    */
-  async function launchOrFailure(input: {
-    run: RunWorkflowInput;
-    launch: Omit<Transition, 'fields'>;
-  }): Promise<LaunchedContainer | { failure: { type: string; message: string } }> {
+  async function launchOrFailure(
+    input: HandOff,
+  ): Promise<LaunchedContainer | { failure: { type: string; message: string } }> {
     let bound: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
       bound = setTimeout(
