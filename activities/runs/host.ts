@@ -54,8 +54,11 @@ export interface RunFollowedToEnd {
   failure: { type: string; message: string } | null;
   /** When the container started (epoch ms): the refund counts the seconds from here. */
   startedAtMs: number | null;
-  /** The row's state once the container has ended (running, or paused when stopped paused). */
-  rowState: 'running' | 'paused' | null;
+  /**
+   * The state the launch left the row in: running, or paused for a run launched before and
+   * found paused. Only the workflow changes it after that, once it has seen the launch.
+   */
+  launchedState: 'running' | 'paused' | null;
   outcome: ContainerOutcome | null;
   /** Why the container could not be followed to its end (it is gone): the run failed. */
   followFailure: string | null;
@@ -141,7 +144,7 @@ export function createHostClaimActivities(deps: {
         handedOver: false,
         failure: null,
         startedAtMs: null,
-        rowState: null,
+        launchedState: null,
         outcome: null,
         followFailure: null,
       };
@@ -151,7 +154,11 @@ export function createHostClaimActivities(deps: {
         const launched = await launchOrFailure(input);
         if ('failure' in launched) return { ...none, failure: launched.failure };
         const { trackId, tenantId, memoryLimitMb } = input.run;
-        const startedAtMs = launched.startedAtMs ?? Date.now();
+        const followed = {
+          ...none,
+          startedAtMs: launched.startedAtMs ?? Date.now(),
+          launchedState: launched.state ?? 'running',
+        };
         try {
           const outcome = await deps.follow({
             trackId,
@@ -159,11 +166,10 @@ export function createHostClaimActivities(deps: {
             memoryLimitMb,
             removeOnExit: true,
           });
-          return { ...none, startedAtMs, rowState: await rowState(trackId), outcome };
+          return { ...followed, outcome };
         } catch (error) {
           if (!(error instanceof ApplicationFailure) || error.type !== 'ContainerLost') throw error;
-          const followFailure = error.message;
-          return { ...none, startedAtMs, rowState: await rowState(trackId), followFailure };
+          return { ...followed, followFailure: error.message };
         }
       } finally {
         clearInterval(heartbeat);
@@ -199,13 +205,6 @@ export function createHostClaimActivities(deps: {
     } finally {
       clearTimeout(bound);
     }
-  }
-
-  /** The row's state after its container ended: running, or paused (a paused one stopped). */
-  async function rowState(trackId: string): Promise<'running' | 'paused' | null> {
-    const state = (await deps.pool.maybeOneFirst(sql.unsafe`
-      SELECT state FROM runs.runs WHERE track_id = ${trackId}`)) as string | null;
-    return state === 'running' || state === 'paused' ? state : null;
   }
 
   /**

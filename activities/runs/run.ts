@@ -11,6 +11,7 @@ import {
 } from '../../api/runs/working-hours';
 import {
   findRunStanding,
+  type RunStanding,
   transitionRun,
   tryTakeSlot,
   type RunState,
@@ -74,17 +75,8 @@ export function createRunActivities(deps: { pool: DatabasePool }) {
      * container started. A run's workflow reads it when it must act on a container whose launch
      * it has not seen (a control, a timeout or a lost host during claimLaunchAndFollowRun).
      */
-    async readRunLaunch(input: {
-      trackId: string;
-    }): Promise<{ state: RunState; workerId: string | null; startedAtMs: number | null } | null> {
-      const standing = await findRunStanding(deps.pool, input.trackId);
-      return (
-        standing && {
-          state: standing.state,
-          workerId: standing.workerId,
-          startedAtMs: standing.startedAtMs,
-        }
-      );
+    async readRunLaunch(input: { trackId: string }): Promise<RunStanding | null> {
+      return findRunStanding(deps.pool, input.trackId);
     },
 
     /** Metered keys: refunds the unused part of the up-front charge, once per run. */

@@ -57,7 +57,7 @@ export class RunExecution {
   final: { state: FinalState; reason: string } | null = null;
   outcome: ContainerOutcome | null = null;
   followFailure: string | null = null;
-  /** The Docker activities of the host that claimed the run (set by claimedBy). */
+  /** The Docker activities of the host that claimed the run (set by useHostQueue). */
   docker: RunDockerProxy | null = null;
   hostQueue: string | null = null;
   /**
@@ -148,7 +148,7 @@ export class RunExecution {
   }
 
   /** The Docker activities of this host's queue from now on. */
-  claimedBy(taskQueue: string): void {
+  useHostQueue(taskQueue: string): void {
     this.hostQueue = taskQueue;
     this.docker = proxyActivities<RunDockerActivities>({ ...dockerCallProfile, taskQueue });
   }
@@ -174,7 +174,7 @@ export class RunExecution {
     if (!this.launchUnseen || row === null) return row?.state ?? null;
     if ((row.state === 'running' || row.state === 'paused') && row.workerId !== null) {
       this.launchUnseen = false;
-      this.claimedBy(dockerHostQueue(this.input.dockerAnyHostQueue, row.workerId));
+      this.useHostQueue(dockerHostQueue(this.input.dockerAnyHostQueue, row.workerId));
       this.containerStartedMs = row.startedAtMs ?? Date.now();
       this.applied(row.state);
     }

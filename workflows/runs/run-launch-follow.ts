@@ -79,11 +79,14 @@ export async function launchAndFollow(run: RunExecution): Promise<Followed> {
   return launchOnClaimingHost(run, launch, follower);
 }
 
-/** The container's end as the activity answers it: the row's state then, its host, its start. */
+/**
+ * The container's end as the activity answers it: its host, its start, and the row's state when
+ * no control has read it since the launch (a control that did keeps run.state current).
+ */
 function takeEnd(run: RunExecution, value: RunFollowedToEnd): void {
+  if (run.launchUnseen && value.launchedState !== null) run.state = value.launchedState;
   run.launchUnseen = false;
-  run.claimedBy(value.host.taskQueue);
-  if (value.rowState !== null) run.state = value.rowState;
+  run.useHostQueue(value.host.taskQueue);
   if (value.startedAtMs !== null) run.containerStartedMs = value.startedAtMs;
   run.outcome = value.outcome;
   run.followFailure = value.followFailure;

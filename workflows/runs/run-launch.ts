@@ -125,7 +125,7 @@ export async function failLaunch(
 /** The run is in pulling on the host of this queue: its Docker calls go there from now on. */
 export function claimedBy(run: RunExecution, taskQueue: string): RunDockerProxy {
   run.state = 'pulling';
-  run.claimedBy(taskQueue);
+  run.useHostQueue(taskQueue);
   return followerOn(taskQueue);
 }
 
