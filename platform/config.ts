@@ -227,7 +227,22 @@ const schema = Joi.object({
     .description(
       "runs: base64 of 32 bytes, the AES-256-GCM key of template runs' secret parameters (workflow_secrets); empty: a template with secret params can be registered but not run (503 secrets_unavailable). scripts/stack env makes one per data dir",
     ),
+  RUNS_QUOTA_KEY: Joi.string()
+    .allow('')
+    .default('')
+    .pattern(/^qk_\S+$/)
+    .description(
+      "runs: the runs service's key of the quota service (scripts/quota-admin service-key create): metered keys' run seconds are reserved and committed there. Empty, or QUOTA_URL empty: metering is off (logged at start)",
+    ),
   // --- end runs service ---
+  // --- metering through the quota service (platform) ---
+  QUOTA_URL: Joi.string()
+    .allow('')
+    .default('')
+    .uri({ scheme: ['http', 'https'] })
+    .description(
+      "the quota service's base URL, where the runs service and the ledger meter their tenants (with RUNS_QUOTA_KEY, LEDGER_QUOTA_KEY). Empty: metering is off",
+    ),
   // --- webhook delivery (platform) ---
   WEBHOOK_RETRY_DELAYS_SECONDS: Joi.string()
     .pattern(/^\d+(,\d+){0,9}$/)
@@ -360,6 +375,8 @@ export interface Config {
     retentionSchedule: boolean;
     /** RUNS_SECRETS_KEY, 32 bytes; null: none configured. */
     secretsKey: Buffer | null;
+    /** QUOTA_URL and RUNS_QUOTA_KEY; null: metering is off. */
+    metering: MeteringConfig | null;
   };
   // --- end runs service ---
   webhooks: {
@@ -387,6 +404,12 @@ export interface Config {
     jobSchedules: boolean;
     flushBudgetSeconds: number;
   };
+}
+
+/** Where a service meters its tenants: the quota service, with a key of its own. */
+export interface MeteringConfig {
+  quotaUrl: string;
+  apiKey: string;
 }
 
 /** Where run logs go in an object store (api/runs/log-objects.ts). */
@@ -450,6 +473,8 @@ interface ValidatedEnv {
   RUNS_RATE_LIMIT_WINDOW_SECONDS: number;
   RUNS_RETENTION_SCHEDULE: boolean;
   RUNS_SECRETS_KEY: string;
+  RUNS_QUOTA_KEY: string;
+  QUOTA_URL: string;
   WEBHOOK_RETRY_DELAYS_SECONDS: string;
   WEBHOOK_EGRESS_ALLOW: string;
   WEBHOOK_CA_FILE: string;
@@ -554,7 +579,11 @@ const runsConfigOf = (v: ValidatedEnv): Config['runs'] => ({
   rateLimitWindowSeconds: v.RUNS_RATE_LIMIT_WINDOW_SECONDS,
   retentionSchedule: v.RUNS_RETENTION_SCHEDULE,
   secretsKey: v.RUNS_SECRETS_KEY === '' ? null : parseSecretsKey(v.RUNS_SECRETS_KEY),
+  metering: meteringOf(v.QUOTA_URL, v.RUNS_QUOTA_KEY),
 });
+
+const meteringOf = (quotaUrl: string, apiKey: string): MeteringConfig | null =>
+  quotaUrl === '' || apiKey === '' ? null : { quotaUrl: quotaUrl.replace(/\/+$/, ''), apiKey };
 
 const webhooksConfigOf = (v: ValidatedEnv): Config['webhooks'] => ({
   retryDelaysSeconds: v.WEBHOOK_RETRY_DELAYS_SECONDS.split(',').map(Number),

@@ -6,6 +6,7 @@ import {
   createSelfCheckDockerActivities,
 } from '../activities/runs/self-check';
 import { createRunActivities } from '../activities/runs/run';
+import { runsMeteringOf } from '../api/runs/metering';
 import { createDagActivities } from '../activities/runs/dag';
 import { createDeliveryActivities } from '../activities/platform/delivery';
 import { createRunDockerActivities } from '../activities/runs/run-docker';
@@ -80,6 +81,7 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
   const queues = taskQueues(config.taskQueuePrefix);
   // One set per process: both Docker queues share its pulls in flight (see PULL_FRESH_MS).
   const logObjects = config.runs.logObjects && createLogObjects(config.runs.logObjects);
+  const metering = runsMeteringOf(config.runs.metering);
   const runDocker = createRunDockerActivities({
     docker: deps.docker,
     pool: deps.pool,
@@ -87,17 +89,19 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
     workerId: config.workerId,
     logDir: config.runs.logDir,
     logObjects,
+    metering,
   });
   const workflows: Partial<WorkerOptions> = {
     taskQueue: queues.runs,
     workflowBundle: deps.workflowBundle,
     activities: {
       ...createSelfCheckActivities({ pool: deps.pool }),
-      ...createRunActivities({ pool: deps.pool }),
+      ...createRunActivities({ pool: deps.pool, metering }),
       ...createDagActivities({
         pool: deps.pool,
         secretsKey: config.runs.secretsKey,
         logObjects,
+        metering,
       }),
       ...createDeliveryActivities({ pool: deps.pool, config }),
       ...createRetentionActivities({
@@ -106,7 +110,7 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
         logDir: config.runs.logDir,
         logObjects,
       }),
-      ...createReconcileActivities({ pool: deps.pool }),
+      ...createReconcileActivities({ pool: deps.pool, metering }),
       ...createTimerActivities({ pool: deps.pool }),
       ...createScheduleActivities({ pool: deps.pool, runsQueue: queues.runs }),
       ...createTriggerActivities({ pool: deps.pool, config }),

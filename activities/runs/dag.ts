@@ -23,6 +23,7 @@ import { decryptWorkflowSecret } from '../../platform/secrets';
 import { workflowSecrets } from '../../db/runs/workflows';
 import { substituteSecrets } from '../../api/runs/templates/substitution';
 import type { LogObjects, RunRef } from '../../api/runs/log-objects';
+import { holdRunSeconds, type RunsMetering } from '../../api/runs/metering';
 
 /** One attempt of a container node, as the DAG workflow asks for it. */
 export interface NodeAttempt {
@@ -44,8 +45,11 @@ export interface NodeAttemptEnd {
 /** One write of writeNodeAttempts. */
 export type NodeAttemptWrite = { launch: NodeAttempt } | { end: NodeAttemptEnd };
 
-/** Why a node fails without a run: its inputs, or its secrets that cannot be read here. */
-export type LaunchRefusal = 'inputs_too_large' | 'secrets_unavailable';
+/**
+ * Why a node fails without a run: its inputs, its secrets that cannot be read here, or a
+ * metered key's day without the seconds of its timeout left.
+ */
+export type LaunchRefusal = 'inputs_too_large' | 'secrets_unavailable' | 'metered_quota_exceeded';
 export type LaunchedAttempt = { run: RunWorkflowInput } | { failed: LaunchRefusal };
 
 /**
@@ -57,6 +61,7 @@ export function createDagActivities(deps: {
   secretsKey: Buffer | null;
   /** RUNS_LOG_S3_*: a node's stdout is in the object store, not in a file of its host. */
   logObjects: LogObjects | null;
+  metering: RunsMetering | null;
 }) {
   /** The node fails with output {error: <why>}, without a run. */
   const refuse = async (attempt: NodeAttempt, why: LaunchRefusal): Promise<LaunchedAttempt> => {
@@ -127,6 +132,18 @@ export function createDagActivities(deps: {
     const secrets = await secretsOf(deps, attempt.workflowId);
     if (secrets === null) return refuse(attempt, 'secrets_unavailable');
     const run = runInput(attempt, source, injected, secrets);
+    // Keyed by the run's track id (the workflow's): a retried launch holds the same seconds.
+    const held =
+      source.keyId === null
+        ? null
+        : await holdRunSeconds(deps.metering, {
+            metered: run.metered,
+            key: { tenantId: run.tenantId, keyId: source.keyId },
+            trackId: run.trackId,
+            timeoutSeconds: run.timeoutSeconds,
+            latestStartMs: Date.parse(run.eligibleStart) + run.maxQueueSeconds * 1000,
+          });
+    if (held && 'refused' in held) return refuse(attempt, 'metered_quota_exceeded');
     await insertNodeRun(
       deps.pool,
       {
@@ -147,6 +164,7 @@ export function createDagActivities(deps: {
         memoryLimitMb: run.memoryLimitMb,
         timeoutSeconds: run.timeoutSeconds,
         metered: run.metered,
+        quotaReservationId: held?.reservationId ?? null,
       },
       {
         workflowId: attempt.workflowId,

@@ -14,7 +14,7 @@ import {
   RECONCILE_REASONS,
   type ReconcileReason,
 } from '../../workflows/runs/reconcile-definitions';
-import { refundUnusedSeconds, wakeWaitingRuns } from './run';
+import { settleRunSeconds, wakeWaitingRuns, type RunEndDeps } from './run';
 
 /** A run whose row is active while its workflow is closed or gone (see runsReconcileWorkflow). */
 export interface StaleRun {
@@ -66,7 +66,7 @@ const CLOSED_REASONS: Record<string, ReconcileReason> = {
  * the worker's Temporal client. The run's container is removed by the host activity
  * removeRunContainer on the run's own host queue (run-docker.ts).
  */
-export function createReconcileActivities(deps: { pool: DatabasePool }) {
+export function createReconcileActivities(deps: RunEndDeps) {
   return {
     /**
      * One page of active runs, each checked against Temporal's describe of run/<track_id>.
@@ -106,7 +106,7 @@ export function createReconcileActivities(deps: { pool: DatabasePool }) {
 
     /**
      * Fails one stale run through transitionRun (row + event, one transaction, conditional on
-     * the state that was read), then refunds a metered charge and wakes the tenant's waiting
+     * the state that was read), then settles a metered run's seconds and wakes the tenant's waiting
      * runs, as a normal end does. The workflow is described again just before: an operator
      * may have reset it since the page was read. Idempotent: the event id is the workflow's.
      */
@@ -134,10 +134,7 @@ export function createReconcileActivities(deps: { pool: DatabasePool }) {
       });
       if (outcome === 'conflict') return outcome;
       if (run.metered)
-        await refundUnusedSeconds(deps.pool, {
-          trackId: run.trackId,
-          usedSeconds: run.usedSeconds,
-        });
+        await settleRunSeconds(deps, { trackId: run.trackId, usedSeconds: run.usedSeconds });
       await wakeWaitingRuns(deps.pool, {
         tenantId: run.tenantId,
         maxConcurrent: run.tierConcurrentRuns,

@@ -9,6 +9,7 @@ import { OWNER_LABEL, findOwnedContainer, pullImageOrFail } from '../docker/cont
 import { sampleOf, type DockerStats } from '../docker/stats';
 import { LogCapture } from './log-capture';
 import { settleRunEnd, type RunEnd } from './run';
+import type { RunsMetering } from '../../api/runs/metering';
 import {
   findRunStanding,
   transitionRun,
@@ -79,6 +80,7 @@ export function createRunDockerActivities(deps: {
   logDir: string;
   /** RUNS_LOG_S3_*: run logs go to the object store instead of logDir. */
   logObjects: LogObjects | null;
+  metering: RunsMetering | null;
 }) {
   const { docker } = deps;
   /**
@@ -209,7 +211,7 @@ export function createRunDockerActivities(deps: {
     async finishRun(input: RunEnd): Promise<TransitionOutcome> {
       const outcome = await transitionRun(deps.pool, input.transition);
       await removeContainer(input.transition.trackId);
-      await settleRunEnd(deps.pool, input);
+      await settleRunEnd(deps, input);
       return outcome;
     },
 

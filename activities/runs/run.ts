@@ -9,7 +9,9 @@ import {
   nextWorkingInstant,
   parseWorkingHours,
 } from '../../api/runs/working-hours';
+import type { RunsMetering } from '../../api/runs/metering';
 import {
+  findRunMetering,
   findRunStanding,
   type RunStanding,
   transitionRun,
@@ -25,7 +27,7 @@ import {
  * state changes: row and event in one transaction, conditional on the expected from-state,
  * keyed by an event id the workflow made (so a retry is a no-op).
  */
-export function createRunActivities(deps: { pool: DatabasePool }) {
+export function createRunActivities(deps: RunEndDeps) {
   return {
     async transitionRunState(t: Transition): Promise<TransitionOutcome> {
       return transitionRun(deps.pool, t);
@@ -55,7 +57,7 @@ export function createRunActivities(deps: { pool: DatabasePool }) {
      */
     async recordRunEnd(input: RunEnd): Promise<TransitionOutcome> {
       const outcome = await transitionRun(deps.pool, input.transition);
-      await settleRunEnd(deps.pool, input);
+      await settleRunEnd(deps, input);
       return outcome;
     },
 
@@ -79,9 +81,9 @@ export function createRunActivities(deps: { pool: DatabasePool }) {
       return findRunStanding(deps.pool, input.trackId);
     },
 
-    /** Metered keys: refunds the unused part of the up-front charge, once per run. */
+    /** Metered keys: the run's seconds settled (settleRunSeconds); the name is the histories'. */
     async refundUnusedSeconds(input: { trackId: string; usedSeconds: number }): Promise<void> {
-      await refundUnusedSeconds(deps.pool, input);
+      await settleRunSeconds(deps, input);
     },
   };
 }
@@ -137,19 +139,20 @@ export interface RunEnd {
 }
 
 /**
- * What follows a run's terminal transition: a metered key's unused seconds refunded, then the
- * tenant's waiting runs woken. A failed wake must not fail the end already recorded: the waiting
- * runs still take the slot on their fallback poll (SLOT_POLL_SIGNALLED_MS), so it is logged for
- * operators and the activity succeeds.
+ * What follows a run's terminal transition: a metered key's seconds settled, then the tenant's
+ * waiting runs woken. A failed wake must not fail the end already recorded: the waiting runs
+ * still take the slot on their fallback poll (SLOT_POLL_SIGNALLED_MS), so it is logged for
+ * operators and the activity succeeds. A settle the quota service did not answer fails the
+ * activity, which Temporal retries until it does (the Web UI shows why).
  */
-export async function settleRunEnd(pool: DatabasePool, end: RunEnd): Promise<void> {
+export async function settleRunEnd(deps: RunEndDeps, end: RunEnd): Promise<void> {
   if (end.refundUsedSeconds !== null)
-    await refundUnusedSeconds(pool, {
+    await settleRunSeconds(deps, {
       trackId: end.transition.trackId,
       usedSeconds: end.refundUsedSeconds,
     });
   try {
-    await wakeWaitingRuns(pool, { tenantId: end.tenantId, maxConcurrent: end.maxConcurrent });
+    await wakeWaitingRuns(deps.pool, { tenantId: end.tenantId, maxConcurrent: end.maxConcurrent });
   } catch (error) {
     log.warn('waiting runs not woken; they take the slot on their fallback poll', {
       tenantId: end.tenantId,
@@ -158,15 +161,47 @@ export async function settleRunEnd(pool: DatabasePool, end: RunEnd): Promise<voi
   }
 }
 
-/** Idempotent: one refund row per run (unique on track_id, kind). */
-export async function refundUnusedSeconds(
-  pool: DatabasePool,
+export interface RunEndDeps {
+  pool: DatabasePool;
+  /** Where metered runs' seconds are kept; null: metering is off. */
+  metering: RunsMetering | null;
+}
+
+/**
+ * A metered run's seconds once it has ended: its reservation in the quota service committed
+ * with the seconds it used (rounded up, at most its timeout), the rest released. Keyed by the
+ * run, so every end path (the run's own, a retry, the reconciler) charges it once. A run
+ * charged before metering moved to the quota service is refunded in runs.usage_ledger.
+ */
+export async function settleRunSeconds(
+  deps: RunEndDeps,
   input: { trackId: string; usedSeconds: number },
 ): Promise<void> {
+  const run = await findRunMetering(deps.pool, input.trackId);
+  if (run === null) return;
+  const usedSeconds = Math.min(run.timeoutSeconds, Math.max(0, Math.ceil(input.usedSeconds)));
+  if (run.quotaReservationId === null)
+    return refundLegacyCharge(deps.pool, input.trackId, usedSeconds);
+  if (deps.metering === null) {
+    log.warn('metering is off: a run reserved in the quota service is not settled', input);
+    return;
+  }
+  const settled = await deps.metering.settle({
+    key: run,
+    trackId: input.trackId,
+    reservationId: run.quotaReservationId,
+    usedSeconds,
+  });
+  if (settled === 'refused')
+    log.warn("the run's reservation had expired and its day refused its seconds", input);
+}
+
+/** A charge of runs.usage_ledger refunded its unused seconds, once (unique on track_id, kind). */
+async function refundLegacyCharge(pool: DatabasePool, trackId: string, usedSeconds: number) {
   await pool.query(sql.unsafe`
     INSERT INTO runs.usage_ledger (entry_id, tenant_id, key_id, track_id, kind, seconds)
-    SELECT ${ulid()}, tenant_id, key_id, track_id, 'refund', GREATEST(0, seconds - ${Math.ceil(input.usedSeconds)})
-    FROM runs.usage_ledger WHERE track_id = ${input.trackId} AND kind = 'charge'
+    SELECT ${ulid()}, tenant_id, key_id, track_id, 'refund', GREATEST(0, seconds - ${usedSeconds})
+    FROM runs.usage_ledger WHERE track_id = ${trackId} AND kind = 'charge'
     ON CONFLICT (track_id, kind) DO NOTHING`);
 }
 /** What a waiting run's slot take answers (see tryTakeSlot), or when its working hours begin. */

@@ -16,9 +16,16 @@ import { createTemporalClient } from '../../platform/temporal';
 import { createDatabasePool, type DatabasePool } from '../../db/pool';
 import { createRedis, closeRedis, type Redis } from '../../db/redis';
 import type { Principal } from './credentials';
-import { insertNewKey, listOperatorKeys, revokeKey } from './keys';
-import { OPERATOR_SCOPE_NAMES, isOperatorScope } from './scopes';
-import { changeTenant, createBootstrapStarter, createTenant, listAllTenants } from './tenants';
+import { prefix } from './schemas';
+import { insertNewKey, listOperatorKeys, mintKey, revokeKey } from './keys';
+import { OPERATOR_SCOPE_NAMES, TENANT_SCOPE_NAMES, isOperatorScope, isTenantScope } from './scopes';
+import {
+  changeTenant,
+  createBootstrapStarter,
+  createTenant,
+  getTenant,
+  listAllTenants,
+} from './tenants';
 
 /**
  * The operator CLI of the quota service (scripts/quota-admin; in the image
@@ -35,6 +42,9 @@ export const USAGE = usageText(
   tenant list
   tenant suspend <tenant_id>
   tenant activate <tenant_id>
+  tenant-key create --tenant T --actor A --scopes S,... [--name N] [--subject-prefix P]
+             [--catalog-prefix P]              (a key of a tenant, its grants written at once:
+                                                the platform's services meter with one)
   --actor A names the operator in the audit (default operator:<login>)`,
 );
 
@@ -46,6 +56,7 @@ const COMMANDS = [
   'tenant list',
   'tenant suspend',
   'tenant activate',
+  'tenant-key create',
 ] as const;
 
 const OPTIONS = {
@@ -53,6 +64,9 @@ const OPTIONS = {
   name: { type: 'string' },
   scopes: { type: 'string' },
   'admin-actor': { type: 'string' },
+  tenant: { type: 'string' },
+  'subject-prefix': { type: 'string' },
+  'catalog-prefix': { type: 'string' },
 } as const;
 
 type Values = {
@@ -114,6 +128,9 @@ async function runLine(line: CommandLine, deps: AdminDeps): Promise<Printed> {
       const tenant = await changeTenant(deps, operator, positional(args, 'tenant_id'), { status });
       return { json: tenant, text: `tenant ${tenant.id} ${tenant.status}` };
     }
+    case 'tenant-key create':
+      noPositionals(args);
+      return tenantKeyCreate(deps, operator, v);
     default:
       throw new UsageError(command ? `unknown command: ${command}` : 'no command given');
   }
@@ -137,6 +154,48 @@ async function operatorKeyCreate(deps: AdminDeps, v: Values) {
     }),
   );
   return { json: key, text: `operator key ${key.id} (${scopes.join(',')}): ${key.key}` };
+}
+
+/**
+ * A key of a tenant, minted by the operator as the tenant's own keys mint one (audit, grants
+ * written in the same transaction): what another service of the platform meters with, usable at
+ * once, before the tenant's bootstrap has written its first key's grants.
+ */
+async function tenantKeyCreate(deps: AdminDeps, operator: Principal, v: Values) {
+  if (!v.tenant) throw new UsageError('--tenant is required');
+  if (!v.actor) throw new UsageError('--actor is required');
+  const scopes = (v.scopes ?? '').split(',').filter(Boolean);
+  const unknown = scopes.filter((s) => !isTenantScope(s));
+  if (unknown.length > 0 || scopes.length === 0)
+    throw new UsageError(`--scopes names tenant scopes: ${TENANT_SCOPE_NAMES.join(', ')}`);
+  await getTenant(deps, v.tenant);
+  const constraints = {
+    plan_ids: null,
+    subject_prefix: validPrefix('--subject-prefix', v['subject-prefix']),
+    catalog_name_prefix: validPrefix('--catalog-prefix', v['catalog-prefix']),
+  };
+  const tenantAdmin = { ...operator, tenantId: v.tenant, scopes: [...TENANT_SCOPE_NAMES] };
+  const key = await mintKey(deps, tenantAdmin, {
+    name: v.name ?? 'service',
+    scopes,
+    actor: v.actor,
+    constraints:
+      constraints.subject_prefix === null && constraints.catalog_name_prefix === null
+        ? null
+        : constraints,
+  });
+  return {
+    json: key,
+    text: `key ${key.id} of tenant ${v.tenant} (${scopes.join(',')}): ${key.key}`,
+  };
+}
+
+/** A key constraint's prefix as the API takes it (schemas.ts), or null when not given. */
+function validPrefix(option: string, value: string | undefined): string | null {
+  if (value === undefined) return null;
+  const problem = prefix().validate(value).error;
+  if (problem) throw new UsageError(`${option}: ${problem.message.replace(/^"value" /, '')}`);
+  return value;
 }
 
 /** The tenant and its first key; its bootstrap workflow is started from here. */

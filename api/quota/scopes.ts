@@ -37,5 +37,8 @@ export type Scope = TenantScope | OperatorScope;
 export const TENANT_SCOPE_NAMES = Object.keys(TENANT_SCOPES) as TenantScope[];
 export const OPERATOR_SCOPE_NAMES = Object.keys(OPERATOR_SCOPES) as OperatorScope[];
 
+export const isTenantScope = (scope: string): scope is TenantScope =>
+  Object.hasOwn(TENANT_SCOPES, scope);
+
 export const isOperatorScope = (scope: string): scope is OperatorScope =>
   Object.hasOwn(OPERATOR_SCOPES, scope);

@@ -45,6 +45,14 @@ export function runsRoutes(
   return [router, runsRouter(deps, starters, mcp)];
 }
 
+/** Said once at start when a metered key's runs cannot be charged: metering is not configured. */
+export function logMeteringOff(deps: Pick<PlatformDeps, 'config' | 'logger'>): void {
+  if (deps.config.runs.metering === null)
+    deps.logger.warn(
+      "runs: metering is off (QUOTA_URL or RUNS_QUOTA_KEY unset): metered keys' runs are not charged",
+    );
+}
+
 export function createRunsApi(deps: PlatformDeps): ServiceInstance {
   const starters: Starters = {
     runs: createWorkflowStarter(deps),
@@ -74,6 +82,7 @@ export function createRunsApi(deps: PlatformDeps): ServiceInstance {
     metrics,
     // Not awaited: the API serves (and answers its probes) while Temporal is still coming up.
     start: () => {
+      logMeteringOff(deps);
       // One switch for the service's background schedules (the config is the platform's):
       // tests that do not exercise them turn both off.
       if (deps.config.runs.retentionSchedule) {

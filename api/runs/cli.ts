@@ -24,11 +24,12 @@ import {
   revokeKey,
   setKeyTier,
   tenantExists,
-  tierExists,
+  tierMetered,
   upsertTier,
   type TierLimitField,
 } from '../../db/runs/tenants';
 import { isPermission, PERMISSIONS, type Permission } from '../../db/runs/permissions';
+import { provisionMetering, runsMeteringOf, type RunsMetering } from './metering';
 
 /**
  * The operator CLI of the runs service (scripts/runs-admin; in the image
@@ -47,6 +48,11 @@ export const USAGE = usageText(
        [--memory-limit-mb N] [--cpu-cores N] [--timeout-seconds N] [--concurrent-runs N]
        [--daily-runs N] [--workflow-nodes N] [--retention-days N] [--metered-seconds-per-day N]
        (a limit given as "none" is removed)
+  metering sync      (every metered tier's plan and key's subject in the quota service)
+metering: a metered tier is a plan of the quota service at QUOTA_URL (one daily policy of
+  runs-seconds, its cap metered_seconds_per_day), each of its keys a subject runs:<tenant>:<key>
+  on it, made with RUNS_QUOTA_KEY by tier set, key create and key set-tier; without them
+  metering is off and these commands say so
 permissions: ${PERMISSIONS.join(', ')}`,
 );
 
@@ -57,6 +63,7 @@ const COMMANDS = [
   'key list',
   'key set-tier',
   'tier set',
+  'metering sync',
 ] as const;
 
 const OPTIONS = {
@@ -73,30 +80,75 @@ const OPTIONS = {
 
 type Values = OptionValues;
 
-/** Runs one CLI command (argv without the program) against the pool and returns what it prints. */
-export async function runAdmin(argv: string[], pool: DatabasePool): Promise<Printed> {
-  return runLine(parseCommandLine(argv, OPTIONS), pool);
+/**
+ * Runs one CLI command (argv without the program) against the pool and returns what it prints;
+ * metering as the environment configures it unless given.
+ */
+export async function runAdmin(
+  argv: string[],
+  pool: DatabasePool,
+  metering: RunsMetering | null = runsMeteringOf(loadConfig().runs.metering),
+): Promise<Printed> {
+  return runLine(parseCommandLine(argv, OPTIONS), { pool, metering });
 }
 
-async function runLine({ command, args, values: v }: CommandLine, pool: DatabasePool) {
+interface AdminDeps {
+  pool: DatabasePool;
+  metering: RunsMetering | null;
+}
+
+async function runLine({ command, args, values: v }: CommandLine, deps: AdminDeps) {
+  const { pool } = deps;
   switch (command) {
     case 'tenant create':
       return tenantCreate(pool, positional(args, 'tenant_id'), v);
     case 'key create':
       noPositionals(args);
-      return keyCreate(pool, v);
+      return withMetering(deps, await keyCreate(pool, v));
     case 'key revoke':
       return keyRevoke(pool, positional(args, 'key_id'));
     case 'key list':
       noPositionals(args);
       return keyList(pool, requiredOption(v, 'tenant'));
     case 'key set-tier':
-      return keySetTier(pool, positional(args, 'key_id'), requiredOption(v, 'tier'));
+      return withMetering(
+        deps,
+        await keySetTier(pool, positional(args, 'key_id'), requiredOption(v, 'tier')),
+      );
     case 'tier set':
-      return tierSet(pool, positional(args, 'tier'), v);
+      return withMetering(deps, await tierSet(pool, positional(args, 'tier'), v));
+    case 'metering sync':
+      noPositionals(args);
+      return withMetering(deps, { json: {}, text: '', metered: {} });
     default:
       throw new UsageError(command ? `unknown command: ${command}` : 'no command given');
   }
+}
+
+/**
+ * A change's output, after the quota service was brought in line with what it touched
+ * (`metered`: a tier or a key; empty: everything). Off, or nothing metered: said, not done.
+ */
+async function withMetering(
+  deps: AdminDeps,
+  done: Printed & { metered: { tier?: string; keyId?: string } | null },
+): Promise<Printed> {
+  const { metered, ...printed } = done;
+  if (metered === null) return printed;
+  if (deps.metering === null) {
+    const note =
+      'metering is off (QUOTA_URL and RUNS_QUOTA_KEY unset): metered keys are not charged';
+    return {
+      json: { ...(printed.json as object), metering: 'off' },
+      text: `${printed.text}\n${note}`.trim(),
+    };
+  }
+  const provisioned = await provisionMetering(deps.pool, deps.metering, metered);
+  const text = `quota service: plans of ${provisioned.tiers.join(', ') || 'no tier'}, ${provisioned.keys} key(s) assigned`;
+  return {
+    json: { ...(printed.json as object), metering: provisioned },
+    text: `${printed.text}\n${text}`.trim(),
+  };
 }
 
 async function tenantCreate(pool: DatabasePool, tenantId: string, v: Values) {
@@ -144,8 +196,8 @@ async function keyCreate(pool: DatabasePool, v: Values) {
     throw new UsageError('--expires-at must be an ISO-8601 instant');
   if (!(await tenantExists(pool, tenantId)))
     throw notFound(`no tenant ${tenantId}; create it first`);
-  if (tier !== null && !(await tierExists(pool, tier)))
-    throw notFound(`no tier ${tier}; create it with "tier set"`);
+  const metered = tier === null ? false : await tierMetered(pool, tier);
+  if (metered === null) throw notFound(`no tier ${tier}; create it with "tier set"`);
   const key = uuidv4();
   const keyId = await insertKey(pool, {
     key,
@@ -166,6 +218,7 @@ async function keyCreate(pool: DatabasePool, v: Values) {
   return {
     json: { key, key_id: keyId, tenant_id: tenantId, permissions, tier, expires_at: expiresAt },
     text: `key ${keyId} for ${tenantId} (shown once): ${key}`,
+    metered: metered ? { keyId } : null,
   };
 }
 
@@ -192,7 +245,8 @@ async function keyList(pool: DatabasePool, tenantId: string) {
 
 async function keySetTier(pool: DatabasePool, keyId: string, tierArg: string) {
   const tier = tierArg === 'none' ? null : tierArg;
-  if (tier !== null && !(await tierExists(pool, tier))) throw notFound(`no tier ${tier}`);
+  const metered = tier === null ? false : await tierMetered(pool, tier);
+  if (metered === null) throw notFound(`no tier ${tier}`);
   const tenantId = (await listKeyTenant(pool, keyId)) ?? '';
   if (!(await setKeyTier(pool, keyId, tier))) throw notFound(`no key ${keyId}`);
   await insertAudit(pool, {
@@ -203,7 +257,11 @@ async function keySetTier(pool: DatabasePool, keyId: string, tierArg: string) {
     target: keyId,
     detail: { tier },
   });
-  return { json: { key_id: keyId, tier }, text: `key ${keyId} tier ${tier ?? 'none'}` };
+  return {
+    json: { key_id: keyId, tier },
+    text: `key ${keyId} tier ${tier ?? 'none'}`,
+    metered: metered ? { keyId } : null,
+  };
 }
 
 async function listKeyTenant(pool: DatabasePool, keyId: string): Promise<string | null> {
@@ -250,7 +308,11 @@ async function tierSet(pool: DatabasePool, tier: string, v: Values) {
             .map((s) => s.trim())
             .filter(Boolean);
   const row = await upsertTier(pool, { tier, metered, allowedImages, limits });
-  return { json: row, text: `tier ${tier}: ${JSON.stringify(row)}` };
+  return {
+    json: row,
+    text: `tier ${tier}: ${JSON.stringify(row)}`,
+    metered: row.metered ? { tier } : null,
+  };
 }
 
 const cli: Cli = {
@@ -264,7 +326,7 @@ const cli: Cli = {
       maximumPoolSize: 2,
     });
     try {
-      return await runLine(line, pool);
+      return await runLine(line, { pool, metering: runsMeteringOf(loadConfig().runs.metering) });
     } finally {
       await pool.end();
     }

@@ -32,6 +32,9 @@ export const RUNS_ERRORS = {
   expires_at_in_past: refusal(400, 'expires_at_in_past'),
   daily_quota_exceeded: refusal(429, 'daily_quota_exceeded', true),
   metered_quota_exceeded: refusal(429, 'metered_quota_exceeded', true),
+  // A metered key's run seconds are kept by the quota service, which did not answer: nothing
+  // was stored (an unmetered key is not affected).
+  metering_unavailable: refusal(503, 'metering_unavailable', true),
   invalid_shift_definition: refusal(422, 'invalid_shift_definition'),
   not_terminal: refusal(409, 'not_terminal'),
   // A control in a wrong state: the run's workflow answers which (its validators).

@@ -2,7 +2,7 @@ import { ulid } from '../../db/ids';
 import { runsError } from './errors';
 import type { PlatformDeps } from '../../platform/deps';
 import { taskQueues } from '../../platform/temporal';
-import { insertSubmittedRun, lockMeteredSecondsToday, type NewRun } from '../../db/runs/runs';
+import { insertSubmittedRun, type NewRun } from '../../db/runs/runs';
 import type { KeyPrincipal } from '../../db/runs/tenants';
 import type { RunWorkflowInput } from '../../workflows/runs/definitions';
 import type { WorkflowStarter } from './workflow-starter';
@@ -10,6 +10,7 @@ import { imageAllowed, parseImageReference } from './image-reference';
 import { clampLimits, effectiveLimits } from './limits';
 import { nextWorkingInstant, parseWorkingHours } from './working-hours';
 import { inlineWebhookRow, type InlineWebhookBody } from './webhooks/inline';
+import { holdRunSeconds, meteringRefusal, runsMeteringOf } from './metering';
 
 export interface SubmitRequest {
   image: string;
@@ -82,7 +83,7 @@ function checkSubmittable(principal: KeyPrincipal, request: SubmitRequest, nowMs
 }
 
 interface PlannedRun {
-  run: NewRun & { workflowInput: RunWorkflowInput };
+  run: Omit<NewRun, 'quotaReservationId'> & { workflowInput: RunWorkflowInput };
   dailyRuns: number;
 }
 
@@ -133,36 +134,58 @@ function plannedRun(
 }
 
 /**
- * One statement: the day's count, the row, its first event, its inline webhook and a metered
- * charge (see insertSubmittedRun); nothing is written when the day's limit is reached. A metered
- * key with a daily cap adds a transaction around it: its lock and the seconds charged today.
+ * A metered run's seconds held by the quota service first (refused: 429
+ * metered_quota_exceeded), then one statement: the day's count, the row with its reservation,
+ * its first event and its inline webhook (see insertSubmittedRun). A run refused or not stored
+ * gives its seconds back; nothing of it is written.
  */
 async function storeRun(deps: PlatformDeps, principal: KeyPrincipal, planned: PlannedRun) {
   const { run, dailyRuns } = planned;
-  const charge = run.metered ? { entryId: ulid(), seconds: run.timeoutSeconds } : null;
-  const meteredCap =
-    run.metered && principal.tier?.metered_seconds_per_day != null
-      ? Number(principal.tier.metered_seconds_per_day)
-      : null;
-  const insert = async (db: Parameters<typeof insertSubmittedRun>[0]) =>
-    (await insertSubmittedRun(db, run, dailyRuns, charge)) ? 'stored' : 'daily_quota_exceeded';
-  const outcome =
-    meteredCap === null
-      ? await insert(deps.pool)
-      : await deps.pool.transaction(async (tx) => {
-          const charged = await lockMeteredSecondsToday(tx, principal);
-          if (charged + run.timeoutSeconds > meteredCap) return 'metered_quota_exceeded';
-          return insert(tx);
-        });
-  if (outcome === 'daily_quota_exceeded') {
-    throw runsError(outcome, { details: { max_daily_runs: dailyRuns } });
-  }
-  if (outcome === 'metered_quota_exceeded') {
-    throw runsError(outcome, {
-      details: { metered_seconds_per_day: meteredCap, timeout_seconds: run.timeoutSeconds },
+  const metering = runsMeteringOf(deps.config.runs.metering);
+  const held = await holdRunSeconds(metering, {
+    metered: run.metered,
+    key: principal,
+    trackId: run.trackId,
+    timeoutSeconds: run.timeoutSeconds,
+    latestStartMs: latestStartMs(run),
+  }).catch(meteringRefusal);
+  if (held && 'refused' in held)
+    throw runsError('metered_quota_exceeded', {
+      details: {
+        metered_seconds_per_day: held.refused.limit,
+        used_seconds: held.refused.used,
+        timeout_seconds: run.timeoutSeconds,
+      },
     });
+  const quotaReservationId = held?.reservationId ?? null;
+  // Not given back (the quota service did not answer): held until its ttl, then released there.
+  const giveBack = async () => {
+    if (quotaReservationId === null) return;
+    await metering!
+      .release(quotaReservationId)
+      .catch((error: unknown) =>
+        deps.logger.warn({ err: error, trackId: run.trackId }, 'run seconds not given back'),
+      );
+  };
+  let stored: boolean;
+  try {
+    stored = await insertSubmittedRun(deps.pool, { ...run, quotaReservationId }, dailyRuns);
+  } catch (error) {
+    await giveBack();
+    throw error;
+  }
+  if (!stored) {
+    await giveBack();
+    throw runsError('daily_quota_exceeded', { details: { max_daily_runs: dailyRuns } });
   }
 }
+
+/** The latest a run may start: its deadline, or its eligible start plus its queue's wait. */
+const latestStartMs = (run: PlannedRun['run']): number =>
+  Math.min(
+    run.expiresAt === null ? Infinity : Date.parse(run.expiresAt),
+    Date.parse(run.eligibleStart) + run.maxQueueSeconds * 1000,
+  );
 
 /**
  * With a working-hours definition, a run becomes eligible at the first working instant at or

@@ -3,7 +3,8 @@ import type { PlatformDeps } from '../../platform/deps';
 import { sql } from '../../db/pool';
 import { insertAudit, listAudit } from '../../db/runs/audit';
 import { findQuotas, QUOTA_FIELDS, updateQuotas, type TenantQuotasRow } from '../../db/runs/quotas';
-import { meteredSecondsToday, submissionsToday, waitingHeads } from '../../db/runs/runs';
+import { submissionsToday, waitingHeads } from '../../db/runs/runs';
+import { meteringRefusal, runsMeteringOf } from './metering';
 import { runWorkflowId, slotFreedSignal } from '../../workflows/runs/definitions';
 import type { KeyPrincipal } from '../../db/runs/tenants';
 import { effectiveLimits } from './limits';
@@ -157,13 +158,14 @@ const nextUtcMidnight = (): string => {
 /**
  * The key's view of its limits and what it has used: daily runs, concurrent runs, the request
  * rate limit (`used` null: the window is a rate, not a counter), and on a metered key the run
- * seconds charged today (charges minus refunds).
+ * seconds of its day in the quota service. `metered`: its runs are charged (a metered tier,
+ * and metering on).
  */
 export async function getUsage(deps: PlatformDeps, principal: KeyPrincipal) {
   const limits = effectiveLimits(await findQuotas(deps.pool, principal.tenantId), principal.tier);
   return {
     tier: principal.tier?.tier ?? null,
-    metered: principal.tier?.metered ?? false,
+    metered: (principal.tier?.metered ?? false) && deps.config.runs.metering !== null,
     limits: {
       memory_limit_mb: limits.memory_limit_mb,
       cpu_cores: limits.cpu_cores,
@@ -221,23 +223,19 @@ async function usagePolicies(
       resets_at: new Date(Date.now() + windowMs).toISOString(),
     },
   ];
-  if (principal.tier?.metered) usage.push(await meteredUsage(deps, principal));
+  const metered = principal.tier?.metered ? await meteredUsage(deps, principal) : null;
+  if (metered) usage.push(metered);
   return usage;
 }
 
-/** Run seconds charged today; with no daily cap, limit and remaining 0 (nothing is capped). */
-async function meteredUsage(deps: PlatformDeps, principal: KeyPrincipal): Promise<PolicyUsage> {
-  const charged = await meteredSecondsToday(deps.pool, principal);
-  const cap = principal.tier?.metered_seconds_per_day ?? null;
-  if (cap === null)
-    return {
-      policy: 'metered_run_seconds',
-      used: charged,
-      limit: 0,
-      remaining: 0,
-      resets_at: nextUtcMidnight(),
-    };
-  return counted('metered_run_seconds', charged, Number(cap), nextUtcMidnight());
+/**
+ * A metered key's run seconds today, as its tier's policy in the quota service counts them
+ * (reservations of runs not ended at their full timeout, ended runs at what they used); none
+ * while metering is off or the key has no plan there yet.
+ */
+async function meteredUsage(deps: PlatformDeps, principal: KeyPrincipal) {
+  const metering = runsMeteringOf(deps.config.runs.metering);
+  return metering ? metering.usage(principal).catch(meteringRefusal) : null;
 }
 
 async function rateRemaining(deps: PlatformDeps, tenantId: string): Promise<number> {

@@ -244,12 +244,13 @@ export interface NodeRun {
   memoryLimitMb: number;
   timeoutSeconds: number;
   metered: boolean;
+  /** A metered run's seconds held by the quota service; else null. */
+  quotaReservationId: string | null;
 }
 
 /**
- * A node attempt's run: its row (no workflow_input: the DAG starts it as a child), its first
- * event and a metered key's up-front charge, with the node's change to running; once (the node
- * change's event id keys it). The run is not counted against the day again: its node was,
+ * A node attempt's run: its row (no workflow_input: the DAG starts it as a child) and its first
+ * event, with the node's change to running; once (the node change's event id keys it). The run is not counted against the day again: its node was,
  * at submit.
  */
 export async function insertNodeRun(
@@ -262,20 +263,17 @@ export async function insertNodeRun(
     await tx.query(sql.unsafe`
       INSERT INTO runs.runs (track_id, tenant_id, key_id, image, command, env, name, tags,
                              eligible_start, working_hours_applied, max_queue_seconds, cpu_limit,
-                             memory_limit_mb, timeout_seconds, clamped, metered, workflow_id, node_ref)
+                             memory_limit_mb, timeout_seconds, clamped, metered, quota_reservation_id,
+                             workflow_id, node_ref)
       VALUES (${run.trackId}, ${run.tenantId}, ${run.keyId}, ${run.image}, ${sql.jsonb(run.command)},
               ${sql.jsonb(run.env)}, ${run.name}, ${sql.array(run.tags, 'text')},
               ${run.eligibleStart}::timestamptz, ${run.workingHoursApplied}, ${run.maxQueueSeconds},
               ${String(run.cpuLimit)}::numeric, ${run.memoryLimitMb}, ${run.timeoutSeconds}, false,
-              ${run.metered}, ${run.workflowId}, ${run.nodeRef})`);
+              ${run.metered}, ${run.quotaReservationId}, ${run.workflowId}, ${run.nodeRef})`);
     await tx.query(sql.unsafe`
       INSERT INTO runs.run_events (event_id, track_id, tenant_id, from_state, to_state, event_type, reason, payload)
       VALUES (${ulid()}, ${run.trackId}, ${run.tenantId}, NULL, 'scheduled', 'run.scheduled', NULL,
               ${sql.jsonb({ eligible_start: run.eligibleStart, workflow_id: run.workflowId, node_ref: run.nodeRef })})`);
-    if (run.metered)
-      await tx.query(sql.unsafe`
-        INSERT INTO runs.usage_ledger (entry_id, tenant_id, key_id, track_id, kind, seconds)
-        VALUES (${ulid()}, ${run.tenantId}, ${run.keyId}, ${run.trackId}, 'charge', ${run.timeoutSeconds})`);
     const node = change.nodes[0];
     await tx.query(sql.unsafe`
       UPDATE runs.workflow_nodes SET state = 'running',

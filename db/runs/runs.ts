@@ -88,6 +88,8 @@ export interface NewRun {
   timeoutSeconds: number;
   clamped: boolean;
   metered: boolean;
+  /** A metered run's seconds held by the quota service (api/runs/metering.ts); else null. */
+  quotaReservationId: string | null;
   /** Kept until the run's workflow is confirmed started (see api/runs/workflow-starter.ts). */
   workflowInput: unknown;
   workflowTaskQueue: string;
@@ -99,18 +101,17 @@ export interface NewRun {
  * Stores a submitted run in ONE statement (one round trip, its own transaction): counts it
  * against the tenant's UTC day only while the count is under `dailyLimit`, and, only if it was
  * counted, inserts the run row, its first event (run.scheduled), its inline webhook if it has
- * one (a CTE only then: the common submit pays nothing for it) and, for a metered key, the
- * up-front charge. Returns false when the day's limit was already reached (nothing written).
+ * one (a CTE only then: the common submit pays nothing for it). Returns false when the day's
+ * limit was already reached (nothing written).
  */
 export async function insertSubmittedRun(
   db: Pick<DatabasePool, 'oneFirst'>,
   run: NewRun,
   dailyLimit: number,
-  charge: { entryId: string; seconds: number } | null,
 ): Promise<boolean> {
   const eventPayload = { eligible_start: run.eligibleStart, clamped: run.clamped };
   const hook = run.webhook
-    ? sql.fragment`hook AS (${inlineWebhookInsert(run.tenantId, run.trackId, run.webhook)} FROM run),`
+    ? sql.fragment`, hook AS (${inlineWebhookInsert(run.tenantId, run.trackId, run.webhook)} FROM run)`
     : sql.fragment``;
   const stored = (await db.oneFirst(sql.unsafe`
     WITH counted AS (
@@ -121,57 +122,23 @@ export async function insertSubmittedRun(
     run AS (
       INSERT INTO runs.runs (track_id, tenant_id, key_id, image, command, env, name, tags, scheduled_start,
                              eligible_start, expires_at, working_hours_applied, max_queue_seconds, cpu_limit,
-                             memory_limit_mb, timeout_seconds, clamped, metered, workflow_input, workflow_task_queue)
+                             memory_limit_mb, timeout_seconds, clamped, metered, quota_reservation_id,
+                             workflow_input, workflow_task_queue)
       SELECT ${run.trackId}, ${run.tenantId}, ${run.keyId}, ${run.image}, ${sql.jsonb(run.command)},
              ${sql.jsonb(run.env)}, ${run.name}, ${sql.array(run.tags, 'text')}, ${run.scheduledStart}::timestamptz,
              ${run.eligibleStart}::timestamptz, ${run.expiresAt}::timestamptz, ${run.workingHoursApplied},
              ${run.maxQueueSeconds}, ${run.cpuLimit}::numeric, ${run.memoryLimitMb}, ${run.timeoutSeconds},
-             ${run.clamped}, ${run.metered}, ${sql.jsonb(run.workflowInput as never)}, ${run.workflowTaskQueue}
+             ${run.clamped}, ${run.metered}, ${run.quotaReservationId},
+             ${sql.jsonb(run.workflowInput as never)}, ${run.workflowTaskQueue}
       FROM counted
       RETURNING track_id, tenant_id),
     event AS (
       INSERT INTO runs.run_events (event_id, track_id, tenant_id, from_state, to_state, event_type, reason, payload)
       SELECT ${ulid()}, track_id, tenant_id, NULL, 'scheduled', 'run.scheduled', NULL, ${sql.jsonb(eventPayload)}
-      FROM run),
+      FROM run)
     ${hook}
-    charge AS (
-      INSERT INTO runs.usage_ledger (entry_id, tenant_id, key_id, track_id, kind, seconds)
-      SELECT ${charge?.entryId ?? null}, tenant_id, ${run.keyId}, track_id, 'charge', ${charge?.seconds ?? 0}
-      FROM run WHERE ${charge !== null})
     SELECT count(*)::int FROM run`)) as number;
   return stored === 1;
-}
-
-/**
- * For a metered key with a daily cap: serialises the key's submits (a transaction-scoped
- * advisory lock, so two submits cannot both fit under the cap) and returns the run seconds the
- * key holds charged today (UTC): charges less refunds, as GET /usage reports them. Call it in
- * the transaction that then stores the run; the lock is released at its end.
- */
-export async function lockMeteredSecondsToday(
-  tx: Pick<DatabasePool, 'query' | 'oneFirst'>,
-  key: { tenantId: string; keyId: string },
-): Promise<number> {
-  await tx.query(
-    sql.unsafe`SELECT pg_advisory_xact_lock(hashtextextended(${`runs.metered:${key.keyId}`}, 0))`,
-  );
-  // A separate statement: its snapshot is taken after the lock, so it sees every charge
-  // committed by the submit that held the lock before.
-  return meteredSecondsToday(tx, key);
-}
-
-/** Run seconds a metered key holds charged today (UTC): charges less refunds. */
-export async function meteredSecondsToday(
-  db: Pick<DatabasePool, 'oneFirst'>,
-  key: { tenantId: string; keyId: string },
-): Promise<number> {
-  return Number(
-    await db.oneFirst(sql.unsafe`
-      SELECT COALESCE(sum(CASE kind WHEN 'charge' THEN seconds ELSE -seconds END), 0)::bigint
-      FROM runs.usage_ledger
-      WHERE tenant_id = ${key.tenantId} AND key_id = ${key.keyId}
-        AND ts >= (now() AT TIME ZONE 'UTC')::date AT TIME ZONE 'UTC'`),
-  );
 }
 
 export async function submissionsToday(db: Queryable, tenantId: string): Promise<number> {
@@ -274,6 +241,21 @@ export async function findRunStanding(db: Queryable, trackId: string): Promise<R
     SELECT state, exit_code AS "exitCode", worker_id AS "workerId", container_id AS "containerId",
       (extract(epoch FROM started_at) * 1000)::float8 AS "startedAtMs"
     FROM runs.runs WHERE track_id = ${trackId}`)) as RunStanding | null;
+}
+
+/** What settling a metered run's seconds needs of its row. */
+export interface RunMetering {
+  tenantId: string;
+  keyId: string;
+  timeoutSeconds: number;
+  quotaReservationId: string | null;
+}
+
+export async function findRunMetering(db: Queryable, trackId: string): Promise<RunMetering | null> {
+  return (await db.maybeOne(sql.unsafe`
+    SELECT tenant_id AS "tenantId", key_id AS "keyId", timeout_seconds AS "timeoutSeconds",
+           quota_reservation_id AS "quotaReservationId"
+    FROM runs.runs WHERE track_id = ${trackId}`)) as RunMetering | null;
 }
 
 export async function listEvents(db: Queryable, trackId: string): Promise<RunEventRow[]> {

@@ -71,8 +71,12 @@ export async function tenantExists(db: Queryable, tenantId: string): Promise<boo
   );
 }
 
-export async function tierExists(db: Queryable, tier: string): Promise<boolean> {
-  return (await db.maybeOne(sql.unsafe`SELECT 1 FROM runs.tiers WHERE tier = ${tier}`)) !== null;
+/** Whether the tier is metered; null when there is no such tier. */
+export async function tierMetered(db: Queryable, tier: string): Promise<boolean | null> {
+  const row: unknown = await db.maybeOne(
+    sql.unsafe`SELECT metered FROM runs.tiers WHERE tier = ${tier}`,
+  );
+  return (row as { metered: boolean } | null)?.metered ?? null;
 }
 
 export async function insertKey(
@@ -214,6 +218,44 @@ export async function upsertTier(
     RETURNING tier, metered, allowed_images, memory_limit_mb, cpu_cores, timeout_seconds, concurrent_runs,
               daily_runs, workflow_nodes, retention_days, metered_seconds_per_day`);
   return row as TierRow;
+}
+
+/** A live key (not revoked, not expired) on a metered tier, with that tier's daily cap. */
+export interface MeteredKeyRow {
+  tenantId: string;
+  keyId: string;
+  tier: string;
+  /** The tier's metered_seconds_per_day (bigint as a string); null: uncapped. */
+  cap: string | null;
+}
+
+/** The live keys on metered tiers: all of them, or those of one tier, or one key. */
+export async function listMeteredKeys(
+  db: Queryable,
+  filter: { tier?: string; keyId?: string } = {},
+): Promise<MeteredKeyRow[]> {
+  const conditions = [
+    sql.fragment`t.metered`,
+    sql.fragment`k.revoked_at IS NULL`,
+    sql.fragment`(k.expires_at IS NULL OR k.expires_at > now())`,
+  ];
+  if (filter.tier !== undefined) conditions.push(sql.fragment`t.tier = ${filter.tier}`);
+  if (filter.keyId !== undefined) conditions.push(sql.fragment`k.key_id = ${filter.keyId}`);
+  return (await db.any(sql.unsafe`
+    SELECT k.tenant_id AS "tenantId", k.key_id AS "keyId", t.tier,
+           t.metered_seconds_per_day::text AS cap
+    FROM runs.api_keys k JOIN runs.tiers t ON t.tier = k.tier
+    WHERE ${sql.join(conditions, sql.fragment` AND `)}
+    ORDER BY k.key_id`)) as unknown as MeteredKeyRow[];
+}
+
+/** The metered tiers, with their daily caps. */
+export async function listMeteredTiers(
+  db: Queryable,
+): Promise<{ tier: string; cap: string | null }[]> {
+  return (await db.any(sql.unsafe`
+    SELECT tier, metered_seconds_per_day::text AS cap FROM runs.tiers WHERE metered
+    ORDER BY tier`)) as unknown as { tier: string; cap: string | null }[];
 }
 
 export async function setKeyTier(

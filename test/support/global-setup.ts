@@ -6,6 +6,8 @@ import { createLogger } from '../../platform/logger';
 import { migrateAll } from '../../db/migrate';
 import { testNamespace, testRunPrefix } from './test-namespace';
 import { ensureWebhookTestCertificates, webhookTestEnv } from './webhook-test-env';
+import { startPlatformQuota } from './platform-metering';
+import type { ChildProcess } from 'node:child_process';
 
 /**
  * Once per test run: migrate, then start one Temporal worker process on task queues of this
@@ -24,10 +26,21 @@ export default async function globalSetup(): Promise<void> {
   const config = loadConfig();
   await migrateAll(config.databaseUrl, createLogger('warn'));
   await trustWebhookTestReceivers();
+  await meterThroughQuota(runId);
 
   const logFile = path.join(DATA_DIR, 'logs', `${runId}-worker.log`);
   const worker = await startWorkerProcess({}, logFile);
   (globalThis as { __testWorker?: typeof worker }).__testWorker = worker;
+}
+
+/**
+ * The services meter through a quota service of the run's own, as scripts/start wires them: its
+ * settings are set before the worker starts, which inherits them, as every test file does.
+ */
+async function meterThroughQuota(runId: string): Promise<void> {
+  const { api, env } = await startPlatformQuota(runId);
+  (globalThis as { __platformQuota?: ChildProcess }).__platformQuota = api;
+  Object.assign(process.env, env);
 }
 
 /** The namespace `scripts/start` and operators use; never the tests'. */

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { DATA_DIR } from './stack-env';
 import { loadConfig } from '../../platform/config';
 import { cleanTestNamespace } from './test-namespace';
+import { stopProcessGroup } from './api-process';
 
 export default async function globalTeardown(): Promise<void> {
   const worker = (globalThis as { __testWorker?: ChildProcess }).__testWorker;
@@ -17,6 +18,8 @@ export default async function globalTeardown(): Promise<void> {
     await Promise.race([exited, givenUp]);
     clearTimeout(timeout);
   }
+  const quota = (globalThis as { __platformQuota?: ChildProcess }).__platformQuota;
+  if (quota) await stopProcessGroup(quota);
   await reportCleaned();
   // The exited worker's process handle is released a moment after 'close'; without this pause
   // it would be listed below as a leak it is not.

@@ -1,7 +1,6 @@
 import { ulid } from '../../../db/ids';
 import type { PlatformDeps } from '../../../platform/deps';
 import { taskQueues } from '../../../platform/temporal';
-import { lockMeteredSecondsToday } from '../../../db/runs/runs';
 import type { KeyPrincipal } from '../../../db/runs/tenants';
 import type { AuditRecordInput } from '../../../db/runs/audit';
 import {
@@ -18,6 +17,7 @@ import { imageAllowed, parseImageReference } from '../image-reference';
 import { clampLimits, effectiveLimits, type EffectiveLimits } from '../limits';
 import { inlineWebhookRow, type InlineWebhookBody } from '../webhooks/inline';
 import { dagWorkflowInput, type DagStarter } from './starter';
+import { meteringRefusal, runsMeteringOf } from '../metering';
 
 /** A node as its schema (routes/workflows.ts) accepted it: defaults filled, unknown keys gone. */
 export interface NodeRequest {
@@ -176,35 +176,30 @@ export function acceptedNodes(
 const meteredSecondsOf = (nodes: NewWorkflowNode[]) =>
   nodes.reduce((sum, n) => sum + Number(n.spec.timeout_seconds ?? 0), 0);
 
-const meteredCapOf = (principal: KeyPrincipal): number | null =>
-  principal.tier?.metered && principal.tier.metered_seconds_per_day != null
-    ? Number(principal.tier.metered_seconds_per_day)
-    : null;
-
-type StoreOutcome = SubmitOutcome | 'metered_quota_exceeded';
+type StoreOutcome = SubmitOutcome | { meteredRefused: { limit: number; used: number } };
 
 /**
  * Stores the workflow (insertSubmittedWorkflow: concurrent workflows, the day's runs). A metered
- * key with a daily cap first takes its lock and reads the seconds charged today, in the same
- * transaction: nodes are charged as their runs are made, so the submit only refuses a workflow
- * whose container nodes could not all run to their timeouts within today's cap.
+ * key's container nodes are first checked against its day in the quota service, holding
+ * nothing: each node run reserves its own seconds when it is made, so the submit only refuses a
+ * workflow whose nodes could not all run to their timeouts within what is left of the day.
  */
 async function storeWorkflow(
-  deps: Pick<PlatformDeps, 'pool'>,
+  deps: Pick<PlatformDeps, 'pool' | 'config'>,
   principal: KeyPrincipal,
   workflow: NewWorkflow,
   limits: EffectiveLimits,
 ): Promise<StoreOutcome> {
-  const quotas = {
+  const metering = runsMeteringOf(deps.config.runs.metering);
+  if (principal.tier?.metered && metering) {
+    const fits = await metering
+      .check(principal, meteredSecondsOf(workflow.nodes))
+      .catch(meteringRefusal);
+    if ('refused' in fits) return { meteredRefused: fits.refused };
+  }
+  return insertSubmittedWorkflow(deps.pool, workflow, {
     maxConcurrent: principal.quotas.max_concurrent_workflows,
     dailyLimit: limits.daily_runs,
-  };
-  const cap = meteredCapOf(principal);
-  if (cap === null) return insertSubmittedWorkflow(deps.pool, workflow, quotas);
-  return deps.pool.transaction(async (tx) => {
-    const charged = await lockMeteredSecondsToday(tx, principal);
-    if (charged + meteredSecondsOf(workflow.nodes) > cap) return 'metered_quota_exceeded';
-    return insertSubmittedWorkflow(tx, workflow, quotas);
   });
 }
 
@@ -213,12 +208,18 @@ function storeRefusal(
   principal: KeyPrincipal,
   limits: EffectiveLimits,
 ) {
+  if (typeof outcome === 'object')
+    return runsError('metered_quota_exceeded', {
+      details: {
+        metered_seconds_per_day: outcome.meteredRefused.limit,
+        used_seconds: outcome.meteredRefused.used,
+      },
+    });
   const details = {
     workflow_quota_exceeded: {
       max_concurrent_workflows: principal.quotas.max_concurrent_workflows,
     },
     daily_quota_exceeded: { max_daily_runs: limits.daily_runs },
-    metered_quota_exceeded: { metered_seconds_per_day: meteredCapOf(principal) },
   }[outcome];
   return runsError(outcome, { details });
 }

@@ -51,7 +51,7 @@ export const REFUSALS = {
   '429':
     '`daily_quota_exceeded`, `metered_quota_exceeded` (submit on a metered key at its daily cap) or `rate_limited` (with `Retry-After`).',
   '503':
-    "`a backend is briefly unreachable; retry` (Postgres or Redis restarting), or for a control `workflow_unavailable` (the run's workflow did not answer within 5 s; the control may still be carried out: read the run before retrying); with Retry-After.",
+    "`a backend is briefly unreachable; retry` (Postgres or Redis restarting), `metering_unavailable` (a metered key's submit or usage read while the quota service does not answer; nothing was written), or for a control `workflow_unavailable` (the run's workflow did not answer within 5 s; the control may still be carried out: read the run before retrying); with Retry-After.",
   '405': 'Method not allowed (`Allow` names the methods).',
 } as const;
 type RefusalStatus = keyof typeof REFUSALS;

@@ -3,7 +3,9 @@ import { createDocker } from '../../../platform/docker';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
 import { WORKER_READY_TIMEOUT_MS, ownWorker } from './own-worker';
 import { eventually } from '../../support/services';
-import { IMAGE, client, config, newTenant, type Harness } from './support';
+import { ulid } from 'ulid';
+import { runAdmin } from '../../../api/runs/cli';
+import { IMAGE, client, config, newTenant, quotaRecords, type Harness } from './support';
 
 describe('a worker killed while its run is running', () => {
   const own = ownWorker('crash');
@@ -14,7 +16,10 @@ describe('a worker killed while its run is running', () => {
   afterAll(() => own.stop());
 
   it('when the worker is killed -9 and started again, then the run ends right with one container, its exit code and all its logs', async () => {
-    const api = client(h.service.url, (await newTenant(h.pool)).key);
+    const tier = `tier-${ulid().toLowerCase().slice(-8)}`;
+    await runAdmin(['tier', 'set', tier, '--metered', 'true'], h.pool);
+    const tenant = await newTenant(h.pool, { tier });
+    const api = client(h.service.url, tenant.key);
     const script =
       'for i in $(seq 1 40); do echo "line $i"; sleep 0.5; done; echo done >&2; exit 5';
     const { body } = await api.submit({
@@ -76,5 +81,11 @@ describe('a worker killed while its run is running', () => {
       'failed',
     ]);
     await eventually(async () => ((await containers()).length === 0 ? true : undefined));
+    // Metered: the run's 300 seconds reserved once and committed once with the ~20 it ran.
+    const ledger = await quotaRecords(tenant).ledger();
+    expect(ledger.map((e) => e.entry_type)).toEqual(['reserve', 'commit']);
+    const committed = 300 + ledger[1]!.amount;
+    expect(committed).toBeGreaterThanOrEqual(20);
+    expect(committed).toBeLessThan(60);
   }, 400_000);
 });

@@ -6,8 +6,7 @@ import { createTemporalClient } from '../../../platform/temporal';
 import { eventually } from '../../support/services';
 import { ulid } from 'ulid';
 import { runAdmin } from '../../../api/runs/cli';
-import { sql } from '../../../db/pool';
-import { config, newTenant, startHarness, type Harness } from './support';
+import { config, newTenant, quotaRecords, startHarness, type Harness } from './support';
 import {
   ALL_WORKFLOW_PERMISSIONS,
   dagClient,
@@ -365,7 +364,7 @@ describe('DAG workflows on the engine', () => {
     expect((await dag.status(id)).state).toBe('cancelled');
   });
 
-  it("charges a metered key's node runs up front and refunds what they did not use", async () => {
+  it("charges a metered key's node runs up front and commits what they used", async () => {
     const tier = `tier-${ulid().toLowerCase().slice(-8)}`;
     await runAdmin(['tier', 'set', tier, '--metered', 'true'], harness.pool);
     const t = await newTenant(harness.pool, { tier, permissions: ALL_WORKFLOW_PERMISSIONS });
@@ -378,23 +377,15 @@ describe('DAG workflows on the engine', () => {
     const trackIds = await Promise.all(
       ['a', 'b'].map(async (ref) => (await metered.node(id, ref)).current_track_id!),
     );
-    const ledger = (await harness.pool.any(sql.unsafe`
-      SELECT track_id, kind, seconds::int AS seconds FROM runs.usage_ledger
-      WHERE tenant_id = ${t.tenantId} ORDER BY track_id, kind`)) as {
-      track_id: string;
-      kind: string;
-      seconds: number;
-    }[];
-    expect(ledger.map((e) => [e.track_id, e.kind])).toEqual(
-      [...trackIds].sort().flatMap((trackId) => [
-        [trackId, 'charge'],
-        [trackId, 'refund'],
+    const ledger = await quotaRecords(t).ledger();
+    expect(ledger.map((e) => [e.idempotency_key, e.entry_type])).toEqual(
+      trackIds.flatMap((trackId) => [
+        [`runs:${trackId}:reserve`, 'reserve'],
+        [`runs:${trackId}:commit`, 'commit'],
       ]),
     );
-    const charge = ledger.find((e) => e.track_id === trackIds[0] && e.kind === 'charge')!;
-    const refund = ledger.find((e) => e.track_id === trackIds[0] && e.kind === 'refund')!;
-    expect(charge.seconds).toBe(30);
-    expect(refund.seconds).toBeGreaterThanOrEqual(25);
+    expect(ledger[0]!.amount).toBe(30);
+    expect(-ledger[1]!.amount).toBeGreaterThanOrEqual(25);
   });
 
   it("takes an operator's cancel (temporal workflow cancel) as the API's cancel", async () => {

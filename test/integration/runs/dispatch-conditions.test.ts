@@ -79,7 +79,7 @@ describe('a due run takes a slot only when a Docker host is alive and within its
     const hhmm = (d: Date) => `${d.getUTCHours()}:${String(d.getUTCMinutes()).padStart(2, '0')}`;
     const closes = hhmm(new Date(opens.getTime() + 60_000));
     const onlyThen = `workinghours sun - sat ${hhmm(opens)} - ${closes === '0:00' ? '24:00' : closes}`;
-    const answer = await createRunActivities({ pool: h.pool }).takeRunSlot({
+    const answer = await createRunActivities({ pool: h.pool, metering: null }).takeRunSlot({
       trackId: track_id,
       eventId: ulid(),
       maxConcurrent: null,

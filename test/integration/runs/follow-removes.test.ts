@@ -51,6 +51,7 @@ describe('the follow activity that removes the container', () => {
       workerId: 'follow-removes',
       logDir,
       logObjects: null,
+      metering: null,
     });
     const container = await docker.createContainer({
       name: runContainerName(trackId),

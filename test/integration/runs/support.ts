@@ -152,3 +152,44 @@ export async function reconcilePass(
   );
   return { workflowId, result };
 }
+
+/** A quota ledger entry of a metered run (GET /v1/ledger of the quota service). */
+export interface QuotaLedgerEntry {
+  entry_type: string;
+  amount: number;
+  idempotency_key: string | null;
+  reservation_id: string | null;
+  subject: string;
+  metadata: Record<string, unknown> | null;
+}
+
+/**
+ * What the quota service the run meters through (QUOTA_URL, set by the global setup) keeps of a
+ * metered key, read with the runs service's own key: its ledger entries and its day's usage.
+ */
+export function quotaRecords(key: { tenantId: string; keyId: string }) {
+  const subject = `runs:${key.tenantId}:${key.keyId}`;
+  const get = async <T>(path: string): Promise<T> => {
+    const response = await fetch(`${process.env.QUOTA_URL}${path}`, {
+      headers: { authorization: `Bearer ${process.env.RUNS_QUOTA_KEY}` },
+    });
+    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+    return (await response.json()) as T;
+  };
+  return {
+    subject,
+    ledger: async (): Promise<QuotaLedgerEntry[]> =>
+      (
+        await get<{ entries: QuotaLedgerEntry[] }>(
+          `/v1/ledger?subject=${encodeURIComponent(subject)}&limit=500`,
+        )
+      ).entries,
+    /** The run seconds the key's day holds (reserved, or used by ended runs). */
+    usedToday: async (): Promise<number> => {
+      const usage = await get<{ usage: { resource: string; used: number }[] }>(
+        `/v1/subjects/${encodeURIComponent(subject)}/usage`,
+      );
+      return usage.usage.find((u) => u.resource === 'runs-seconds')?.used ?? 0;
+    },
+  };
+}

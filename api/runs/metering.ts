@@ -1,0 +1,434 @@
+import type { MeteringConfig } from '../../platform/config';
+import { createQuotaClient, type QuotaClient } from '../../platform/quota-client/client';
+import { runsError } from './errors';
+import type { DatabasePool } from '../../db/pool';
+import { listMeteredKeys, listMeteredTiers } from '../../db/runs/tenants';
+
+/**
+ * A metered key's run seconds, kept by the quota service (issue 35): the tier is a quota plan
+ * with one daily policy on the resource `runs-seconds`, the key is a subject on it, a run
+ * reserves its timeout at submit (or at its node's launch) and commits the seconds it used when
+ * it ends, the rest released. Every call is keyed by the run, so a retried activity, a crashed
+ * worker's successor or the reconciler settles a run once. The runs service makes and changes
+ * only what its key's constraints allow: catalogue names under `runs-`, subjects under `runs:`.
+ */
+export const RUN_SECONDS = 'runs-seconds';
+export const RUNS_CATALOG_PREFIX = 'runs-';
+export const RUNS_SUBJECT_PREFIX = 'runs:';
+/** The policy a usage read reports the run seconds as (GET /api/v1/usage). */
+export const METERED_USAGE_POLICY = 'metered_run_seconds';
+
+/** A tier without metered_seconds_per_day: its policy counts but never refuses. */
+const UNCAPPED = Number.MAX_SAFE_INTEGER;
+/** The quota service holds a reservation at most this long (its ttl_seconds bound). */
+const RESERVATION_TTL_MAX_SECONDS = 86_400;
+const RESERVATION_TTL_MIN_SECONDS = 60;
+
+/** A metered key: its subject names the tenant and the key. */
+export interface MeteredKey {
+  tenantId: string;
+  keyId: string;
+}
+export const meteredSubject = (key: MeteredKey): string =>
+  `${RUNS_SUBJECT_PREFIX}${key.tenantId}:${key.keyId}`;
+
+const tierPlanName = (tier: string) => `${RUNS_CATALOG_PREFIX}${tier}`;
+const tierPolicyName = (tier: string) => `${RUNS_CATALOG_PREFIX}${tier}-seconds-per-day`;
+const reserveKey = (trackId: string) => `runs:${trackId}:reserve`;
+const commitKey = (trackId: string) => `runs:${trackId}:commit`;
+const usedKey = (trackId: string) => `runs:${trackId}:used`;
+
+/** The quota service did not answer (after the client's retries): nothing was decided. */
+export class MeteringUnavailable extends Error {
+  constructor(what: string, cause: unknown) {
+    super(`quota service unavailable (${what}): ${describe(cause)}`, { cause });
+    this.name = 'MeteringUnavailable';
+  }
+}
+
+/** A request's answer to a quota service that did not answer: 503 metering_unavailable. */
+export function meteringRefusal(error: unknown): never {
+  if (error instanceof MeteringUnavailable)
+    throw runsError('metering_unavailable', { retryAfterSeconds: 1 });
+  throw error;
+}
+
+/** A run's seconds held, or the key's day refused them (`used` of `limit` already spent). */
+export type Reservation =
+  { reservationId: string } | { refused: { limit: number; used: number; resetsAt: string | null } };
+
+/** The usage line of GET /api/v1/usage (its policy `metered_run_seconds`). */
+export interface MeteredUsage {
+  policy: string;
+  used: number;
+  limit: number;
+  remaining: number;
+  resets_at: string | null;
+}
+
+/** A run's end, as the settle takes it. */
+export interface RunSettlement {
+  key: MeteredKey;
+  trackId: string;
+  reservationId: string;
+  /** Seconds the run used (rounded up), at most its timeout. */
+  usedSeconds: number;
+}
+
+export type RunsMetering = ReturnType<typeof createRunsMetering>;
+
+const meterings = new WeakMap<MeteringConfig, RunsMetering>();
+
+/** The process's metering for this configuration (one client each), or null when it is off. */
+export function runsMeteringOf(config: MeteringConfig | null): RunsMetering | null {
+  if (config === null) return null;
+  let metering = meterings.get(config);
+  if (!metering) meterings.set(config, (metering = createRunsMetering(config)));
+  return metering;
+}
+
+/**
+ * A metered run's seconds (its clamped timeout) held before the run is stored, keyed by the run;
+ * null when the key is unmetered or metering is off. The latest a run can end bounds how long
+ * the quota service holds them.
+ */
+export async function holdRunSeconds(
+  metering: RunsMetering | null,
+  run: {
+    metered: boolean;
+    key: MeteredKey;
+    trackId: string;
+    timeoutSeconds: number;
+    /** The latest instant the run may still start (its deadline, or its queue's). */
+    latestStartMs: number;
+  },
+): Promise<Reservation | null> {
+  if (!run.metered || metering === null) return null;
+  const nowMs = Date.now();
+  return metering.reserve({
+    key: run.key,
+    trackId: run.trackId,
+    seconds: run.timeoutSeconds,
+    ttlSeconds: reservationTtlSeconds(run.latestStartMs + run.timeoutSeconds * 1000, nowMs),
+  });
+}
+
+/**
+ * The quota service brought in line with the metered tiers and their live keys (all of them, a
+ * tier's or one key's): each tier's plan and daily policy made or updated, each key's subject
+ * put on its tier's plan. Idempotent: `runs-admin` runs it after each change it makes, and
+ * `runs-admin metering sync` for everything (when metering is turned on, say).
+ */
+export async function provisionMetering(
+  pool: DatabasePool,
+  metering: RunsMetering,
+  filter: { tier?: string; keyId?: string } = {},
+): Promise<{ tiers: string[]; keys: number }> {
+  const keys = await listMeteredKeys(pool, filter);
+  const tiers = new Map<string, number | null>();
+  if (filter.keyId === undefined)
+    for (const t of await listMeteredTiers(pool))
+      if (filter.tier === undefined || t.tier === filter.tier)
+        tiers.set(t.tier, t.cap === null ? null : Number(t.cap));
+  for (const key of keys) tiers.set(key.tier, key.cap === null ? null : Number(key.cap));
+  const plans = new Map<string, string>();
+  for (const [tier, cap] of tiers) plans.set(tier, await metering.provisionTier({ tier, cap }));
+  for (const key of keys) await metering.assignKey(key, plans.get(key.tier)!);
+  return { tiers: [...tiers.keys()], keys: keys.length };
+}
+
+/** How long a run's reservation must last: until the latest its run can end, within the bounds. */
+export function reservationTtlSeconds(latestEndMs: number, nowMs: number): number {
+  const seconds = Math.ceil((latestEndMs - nowMs) / 1000) + RESERVATION_TTL_MIN_SECONDS;
+  return Math.min(RESERVATION_TTL_MAX_SECONDS, Math.max(RESERVATION_TTL_MIN_SECONDS, seconds));
+}
+
+/** A commit's refusals that mean the reservation holds nothing any more. */
+const NOT_HELD = ['reservation_expired', 'reservation_settled', 'reservation_not_found'];
+
+export function createRunsMetering(config: MeteringConfig) {
+  const quota = createQuotaClient({ baseUrl: config.quotaUrl, apiKey: config.apiKey });
+  const catalogue = catalogueOf(quota);
+  const status = async (reservationId: string) =>
+    (
+      await answer('reservation', () =>
+        quota.GET('/v1/reservations/{reservation_id}', {
+          params: { path: { reservation_id: reservationId } },
+        }),
+      )
+    ).status;
+  return {
+    /** The tier's plan and policy, made or brought up to date (its cap); returns the plan's id. */
+    provisionTier: (tier: { tier: string; cap: number | null }) => catalogue.provisionTier(tier),
+
+    /** Puts the key's subject on its tier's plan (provisionTier's id). */
+    async assignKey(key: MeteredKey, planId: string): Promise<void> {
+      await answer('assign', () =>
+        quota.PUT('/v1/subjects/{subject}/assignment', {
+          params: { path: { subject: meteredSubject(key) } },
+          body: { plan_id: planId },
+        }),
+      );
+    },
+
+    /** Holds `seconds` of the key's day for a run; keyed by the run, so a retry holds once. */
+    async reserve(input: {
+      key: MeteredKey;
+      trackId: string;
+      seconds: number;
+      ttlSeconds: number;
+    }): Promise<Reservation> {
+      const reply = await answer('reserve', () =>
+        quota.POST('/v1/reserve', {
+          body: {
+            subject: meteredSubject(input.key),
+            items: [{ resource: RUN_SECONDS, amount: input.seconds }],
+            idempotency_key: reserveKey(input.trackId),
+            metadata: { track_id: input.trackId },
+            ttl_seconds: input.ttlSeconds,
+          },
+        }),
+      );
+      if (reply.allowed && reply.reservation_id) return { reservationId: reply.reservation_id };
+      return { refused: refusalOf(reply.results) };
+    },
+
+    /** Whether `seconds` would fit in the key's day now (a DAG's nodes at submit); holds nothing. */
+    async check(key: MeteredKey, seconds: number): Promise<Reservation | { fits: true }> {
+      if (seconds <= 0) return { fits: true };
+      const reply = await answer('check', () =>
+        quota.POST('/v1/check', {
+          body: {
+            subject: meteredSubject(key),
+            items: [{ resource: RUN_SECONDS, amount: seconds }],
+          },
+        }),
+      );
+      return reply.allowed ? { fits: true } : { refused: refusalOf(reply.results) };
+    },
+
+    /** Gives a reservation back whole (a run refused after its seconds were held). */
+    async release(reservationId: string): Promise<void> {
+      await answer(
+        'release',
+        () =>
+          quota.POST('/v1/reservations/{reservation_id}/release', {
+            params: { path: { reservation_id: reservationId } },
+            body: {},
+          }),
+        // Already settled or expired: nothing is held any more.
+        [409],
+      );
+    },
+
+    /**
+     * Charges a run the seconds it used: its reservation committed with them (the rest
+     * released). A reservation no longer held (it expired: a run that waited or ran past a day;
+     * or the quota service lost it) charges the seconds by a consume instead, keyed by the run.
+     */
+    async settle(run: RunSettlement): Promise<'committed' | 'consumed' | 'refused'> {
+      const { data, error, response } = await call('commit', () =>
+        quota.POST('/v1/reservations/{reservation_id}/commit', {
+          params: { path: { reservation_id: run.reservationId } },
+          body: {
+            actuals: [{ resource: RUN_SECONDS, amount: run.usedSeconds }],
+            idempotency_key: commitKey(run.trackId),
+          },
+        }),
+      );
+      if (data) return 'committed';
+      const code = refusalCode(error);
+      // Committed already by another end path (the reconciler's count of the seconds differs).
+      if (code === 'idempotency_key_reused') return 'committed';
+      if (!NOT_HELD.includes(code)) throw refusedCall('commit', response, error);
+      // Settled: by this run's own commit past its key's 24 hours, or released.
+      if (code === 'reservation_settled' && (await status(run.reservationId)) === 'committed')
+        return 'committed';
+      if (run.usedSeconds === 0) return 'consumed';
+      const consumed = await answer('consume', () =>
+        quota.POST('/v1/consume', {
+          body: {
+            subject: meteredSubject(run.key),
+            items: [{ resource: RUN_SECONDS, amount: run.usedSeconds }],
+            idempotency_key: usedKey(run.trackId),
+            metadata: { track_id: run.trackId, reservation_id: run.reservationId },
+          },
+        }),
+      );
+      return consumed.allowed ? 'consumed' : 'refused';
+    },
+
+    /** The key's run seconds today, as its tier's policy counts them; null without a plan. */
+    async usage(key: MeteredKey): Promise<MeteredUsage | null> {
+      const reply = await answer('usage', () =>
+        quota.GET('/v1/subjects/{subject}/usage', {
+          params: { path: { subject: meteredSubject(key) } },
+        }),
+      );
+      const line = reply.usage.find((u) => u.resource === RUN_SECONDS && u.kind === 'quota');
+      if (!line) return null;
+      return {
+        policy: METERED_USAGE_POLICY,
+        used: Number(line.used),
+        limit: Number(line.limit),
+        remaining: Number(line.remaining),
+        resets_at: line.window?.resets_at ?? null,
+      };
+    },
+  };
+}
+
+/** The runs service's part of the catalogue, found by name, made when missing. */
+function catalogueOf(quota: QuotaClient) {
+  let resourceId: string | null = null;
+
+  async function ensureResource(): Promise<string> {
+    if (resourceId) return resourceId;
+    const found = await byName('resources', RUN_SECONDS, () => quota.GET('/v1/resources'));
+    resourceId =
+      found?.id ??
+      (
+        await answer('resource', () =>
+          quota.POST('/v1/resources', {
+            body: { name: RUN_SECONDS, description: 'seconds of metered runs', unit: 'second' },
+          }),
+        )
+      ).id;
+    return resourceId;
+  }
+
+  async function ensurePolicy(tier: string, cap: number | null): Promise<string> {
+    const name = tierPolicyName(tier);
+    const limit = cap ?? UNCAPPED;
+    const found = await byName('policies', name, () => quota.GET('/v1/policies'));
+    if (found) {
+      if (Number(found.limit_amount) !== limit)
+        await answer('policy', () =>
+          quota.PATCH('/v1/policies/{policy_id}', {
+            params: { path: { policy_id: found.id } },
+            body: { limit_amount: limit },
+          }),
+        );
+      return found.id;
+    }
+    const created = await answer('policy', () =>
+      quota.POST('/v1/policies', {
+        body: {
+          name,
+          resource_id: resourceId!,
+          kind: 'quota',
+          limit_amount: limit,
+          window_kind: 'fixed',
+          window_unit: 'day',
+          window_size: 1,
+          tz: 'UTC',
+          // Exact and written at once: a run's reservation and commit are in the ledger when
+          // the call answers.
+          enforcement_mode: 'strict',
+          on_exceed: 'block',
+        },
+      }),
+    );
+    return created.id;
+  }
+
+  async function ensurePlan(tier: string, policyId: string): Promise<string> {
+    const name = tierPlanName(tier);
+    const found = await byName('plans', name, () => quota.GET('/v1/plans'));
+    if (!found)
+      return (
+        await answer('plan', () =>
+          quota.POST('/v1/plans', {
+            body: { name, description: `runs tier ${tier}`, policy_ids: [policyId] },
+          }),
+        )
+      ).id;
+    if (!found.policy_ids.includes(policyId))
+      await answer('plan', () =>
+        quota.PUT('/v1/plans/{plan_id}/policies', {
+          params: { path: { plan_id: found.id } },
+          body: { policy_ids: [...found.policy_ids, policyId] },
+        }),
+      );
+    return found.id;
+  }
+
+  return {
+    async provisionTier(tier: { tier: string; cap: number | null }): Promise<string> {
+      await ensureResource();
+      const policyId = await ensurePolicy(tier.tier, tier.cap);
+      return ensurePlan(tier.tier, policyId);
+    },
+  };
+}
+
+/** The usage a refusal reports: the refusing policy's limit and what the day has used. */
+function refusalOf(
+  results: {
+    allowed: boolean;
+    limit: number;
+    used: number;
+    window: { resets_at: string | null } | null;
+  }[],
+): { limit: number; used: number; resetsAt: string | null } {
+  const refusing = results.find((r) => !r.allowed) ?? results[0];
+  return {
+    limit: Number(refusing?.limit ?? 0),
+    used: Number(refusing?.used ?? 0),
+    resetsAt: refusing?.window?.resets_at ?? null,
+  };
+}
+
+/** The entry of a list named `name`, or null. */
+async function byName<T extends { name: string }>(
+  what: string,
+  name: string,
+  list: () => Promise<QuotaReply<T[]>>,
+): Promise<T | null> {
+  return (await answer(what, list)).find((entry) => entry.name === name) ?? null;
+}
+
+interface QuotaReply<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
+/** A call that did not get through is MeteringUnavailable; any answer is returned as it came. */
+async function call<T>(what: string, send: () => Promise<QuotaReply<T>>): Promise<QuotaReply<T>> {
+  try {
+    return await send();
+  } catch (error) {
+    throw new MeteringUnavailable(what, error);
+  }
+}
+
+/** The answer's body; statuses in `tolerated` answer null as nothing to do. */
+async function answer<T>(
+  what: string,
+  send: () => Promise<QuotaReply<T>>,
+  tolerated: number[] = [],
+): Promise<T> {
+  const { data, error, response } = await call(what, send);
+  if (data !== undefined && response.ok) return data;
+  if (tolerated.includes(response.status)) return null as T;
+  throw refusedCall(what, response, error);
+}
+
+/** 429 and 503 past the client's retries, and any 5xx, are the service not answering. */
+function refusedCall(what: string, response: Response, error: unknown): Error {
+  if (response.status === 429 || response.status >= 500)
+    return new MeteringUnavailable(what, `${response.status} ${describe(error)}`);
+  return new Error(`quota service refused ${what}: ${response.status} ${describe(error)}`);
+}
+
+/** A refusal's code (`{detail: "<code>"}`), or '' for any other body. */
+const refusalCode = (error: unknown): string => {
+  const detail = (error as { detail?: unknown } | undefined)?.detail;
+  return typeof detail === 'string' ? detail : '';
+};
+
+function describe(value: unknown): string {
+  if (value instanceof Error) return value.message;
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
