@@ -9,6 +9,8 @@
  *   4. the async balance rollup over a large journal: the full recompute it was before
  *      migration 0008 against the delta queue (idle tick, a tick after 1,000 postings, a backlog
  *      drain) and the repair rebuild. Runs after the API is stopped, so nothing else consumes.
+ * The monthly call quota is metered through the quota service, as scripts/start wires it: its
+ * own API process, a quota tenant of the bench's own; `--metering off` leaves it out.
  * Usage: npm run bench:ledger [-- --seconds 10 --concurrency 32 --profile-api /tmp/prof]
  *        npm run bench:ledger -- --phase rollup [--rollup-journal 200000]
  *        npm run bench:ledger -- --phase postings   (phases 1 and 2 only)
@@ -31,7 +33,7 @@ import {
   rollupAsyncBalances,
 } from '../db/ledger/accounts';
 import { issueKey } from '../api/ledger/credentials';
-import { loadStackEnv } from '../test/support/stack-env';
+import { DATA_DIR, loadStackEnv } from '../test/support/stack-env';
 import { testNamespace } from '../test/support/test-namespace';
 import { scrapeMetrics } from '../test/support/metrics-scrape';
 import { watchEventLoop } from '../platform/event-loop';
@@ -47,6 +49,8 @@ import { processCpuMs } from './lib/process-cpu';
 import { HostCpu } from './lib/host-cpu';
 import { machineSpeedMs } from './lib/machine-speed';
 import { freePort } from '../test/support/throwaway-backends';
+import { startApiProcess, stopProcessGroup } from '../test/support/api-process';
+import { meteringKeys } from '../test/support/platform-metering';
 
 const ACCOUNTS = 1_000;
 const AS_OF_ENTRIES = 100_000;
@@ -58,8 +62,11 @@ const OPEN_LOOP_IN_FLIGHT = 256;
 const REPO_ROOT = path.resolve(__dirname, '..');
 
 interface Figures extends LoadFigures {
-  /** CPU spent per successful request by the API process, its Postgres backends, this process. */
-  cpuMsPerRequest?: { api: number; postgres: number; loadGenerator: number };
+  /**
+   * CPU spent per successful request by the API process, its Postgres backends, the quota
+   * service's process (metering), this process.
+   */
+  cpuMsPerRequest?: { api: number; postgres: number; quota: number; loadGenerator: number };
   /** The posting batchers' calls during the phase (group commit). */
   batches?: BatchTotals;
   /** The whole machine's CPU during the phase. */
@@ -89,6 +96,7 @@ async function batchTotals(base: string): Promise<BatchTotals> {
 interface PhaseSample {
   batches: BatchTotals;
   api: number;
+  quota: number;
   /** CPU ms by backend pid (a backend that ended during a phase is not counted). */
   postgres: Map<number, number>;
   loadGenerator: number;
@@ -101,6 +109,7 @@ interface PhaseSample {
 class PhaseMeter {
   constructor(
     private readonly apiPid: number,
+    private readonly quotaPid: number | null,
     private readonly pool: DatabasePool,
     private readonly base: string,
   ) {}
@@ -113,6 +122,7 @@ class PhaseMeter {
     return {
       batches: await batchTotals(this.base),
       api: processCpuMs(this.apiPid),
+      quota: this.quotaPid === null ? 0 : processCpuMs(this.quotaPid),
       postgres: new Map(backends.map((pid) => [pid, processCpuMs(pid)])),
       loadGenerator: (usage.user + usage.system) / 1000,
     };
@@ -125,7 +135,7 @@ function report(name: string, f: Figures): void {
   console.log(
     `${name.padEnd(44)} ${(f.ok / f.seconds).toFixed(0).padStart(6)} req/s  p50 ${ms(50)} ms  p99 ${ms(99)} ms  (${f.ok} ok, ${f.errors} failed${f.skipped ? `, ${f.skipped} not sent: ${OPEN_LOOP_IN_FLIGHT} unanswered` : ''}, ${f.seconds.toFixed(1)} s)` +
       (cpu
-        ? `\n${''.padEnd(44)} CPU per request: API ${cpu.api.toFixed(2)} ms, Postgres ${cpu.postgres.toFixed(2)} ms, load generator ${cpu.loadGenerator.toFixed(2)} ms; the machine ${(f.host.busyShare() * 100).toFixed(0)}% busy (both cores, every process)`
+        ? `\n${''.padEnd(44)} CPU per request: API ${cpu.api.toFixed(2)} ms, Postgres ${cpu.postgres.toFixed(2)} ms, quota service ${cpu.quota.toFixed(2)} ms, load generator ${cpu.loadGenerator.toFixed(2)} ms; the machine ${(f.host.busyShare() * 100).toFixed(0)}% busy (both cores, every process)`
         : ''),
   );
   const b = f.batches;
@@ -149,7 +159,32 @@ function report(name: string, f: Figures): void {
   }
 }
 
-async function bootApi(port: number, profileDir?: string): Promise<ChildProcess> {
+/** The quota service the ledger meters through, and the ledger's key there (a tenant of its own). */
+async function bootQuota(): Promise<{ process: ChildProcess; env: Record<string, string> }> {
+  const port = await freePort();
+  const quotaProcess = await startApiProcess({
+    services: ['quota'],
+    env: {
+      QUOTA_PORT: String(port),
+      QUOTA_JOB_SCHEDULES: 'false',
+      LOG_LEVEL: 'warn',
+      TEMPORAL_NAMESPACE: testNamespace(),
+    },
+    logFile: path.join(DATA_DIR, 'logs', `bench-ledger-quota-${process.pid}.log`),
+    readyUrls: [`http://127.0.0.1:${port}/readyz`],
+  });
+  const keys = await meteringKeys(`ledger bench ${uuidv7()}`);
+  return {
+    process: quotaProcess,
+    env: { QUOTA_URL: `http://127.0.0.1:${port}`, LEDGER_QUOTA_KEY: keys.LEDGER_QUOTA_KEY! },
+  };
+}
+
+async function bootApi(
+  port: number,
+  metering: Record<string, string>,
+  profileDir?: string,
+): Promise<ChildProcess> {
   // node --import tsx (not the tsx binary) so that V8 flags reach the API process itself.
   const profile = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
   // Extra node options of the API process, e.g. --trace-gc (as bench/runs.ts).
@@ -168,6 +203,8 @@ async function bootApi(port: number, profileDir?: string): Promise<ChildProcess>
       LEDGER_EDGE_BURST: '1000000',
       LEDGER_MONTHLY_CALL_QUOTA: '1000000000',
       LEDGER_HOLD_SWEEP_SCHEDULE: 'false',
+      QUOTA_URL: '',
+      ...metering,
       // Whatever it would start in Temporal stays out of the operators' namespace.
       TEMPORAL_NAMESPACE: testNamespace(),
     },
@@ -200,6 +237,7 @@ async function measured(load: () => Promise<LoadFigures>, meter?: PhaseMeter): P
     for (const [pid, ms] of after.postgres) postgres += ms - (before.postgres.get(pid) ?? 0);
     figures.cpuMsPerRequest = {
       api: per(after.api, before.api),
+      quota: per(after.quota, before.quota),
       postgres: postgres / Math.max(1, figures.ok),
       loadGenerator: per(after.loadGenerator, before.loadGenerator),
     };
@@ -254,6 +292,8 @@ async function main(): Promise<void> {
       // The spread postings' evenly spaced rates, e.g. 1000,1250,1500: up to which rate the p99
       // bar holds on this machine (default: the bar's rate only).
       'spread-rates': { type: 'string', default: String(SPREAD_BAR_RATE) },
+      // `off`: the ledger without metering (no quota service), for the cost of metering.
+      metering: { type: 'string', default: 'on' },
     },
   });
   const spreadRates = values['spread-rates'].split(',').map(Number);
@@ -279,9 +319,10 @@ async function main(): Promise<void> {
   const port = await freePort();
   // Measured while the machine is quiet: once the API runs, its start-up work competes.
   const speedMs = machineSpeedMs();
-  const api = await bootApi(port, values['profile-api']);
+  const quota = values.metering === 'off' ? null : await bootQuota();
+  const api = await bootApi(port, quota?.env ?? {}, values['profile-api']);
   const base = `http://127.0.0.1:${port}`;
-  const meter = new PhaseMeter(api.pid!, pool, base);
+  const meter = new PhaseMeter(api.pid!, quota?.process.pid ?? null, pool, base);
   try {
     const { tenantId, keys } = await provision(pool);
     let keyCounter = 0;
@@ -328,7 +369,7 @@ async function main(): Promise<void> {
     });
 
     console.log(
-      `ledger bench: ${concurrency} concurrent clients, ${seconds} s per phase, ${ACCOUNTS} accounts; ` +
+      `ledger bench: ${concurrency} concurrent clients, ${seconds} s per phase, ${ACCOUNTS} accounts, metering ${quota ? 'through the quota service' : 'off'}; ` +
         `machine speed: 100,000 SHA-256 digests in ${speedMs.toFixed(0)} ms on one core (before the API started)`,
     );
     const spreadTransfer = () => {
@@ -399,6 +440,7 @@ async function main(): Promise<void> {
     await rollupPhase(pool, rollupJournal);
   } finally {
     api.kill('SIGTERM');
+    if (quota) await stopProcessGroup(quota.process);
     await pool.end();
   }
 }

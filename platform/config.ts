@@ -302,7 +302,21 @@ const schema = Joi.object({
     .integer()
     .min(1)
     .default(10_000_000)
-    .description('ledger: calls per root tenant and UTC month before 429 QUOTA_EXCEEDED'),
+    .description(
+      "ledger: calls per root tenant and UTC month before 429 QUOTA_EXCEEDED: the limit of the quota service's policy ledger-calls-per-month, set by the ledger at start",
+    ),
+  LEDGER_QUOTA_KEY: Joi.string()
+    .allow('')
+    .default('')
+    .pattern(/^qk_\S+$/)
+    .description(
+      "ledger: the ledger's key of the quota service (scripts/platform-metering): each root tenant's calls are consumed there against the monthly call quota. Empty, or QUOTA_URL empty: metering is off (logged at start)",
+    ),
+  LEDGER_UNMETERED_REPLAY: Joi.boolean()
+    .default(true)
+    .description(
+      'ledger: replay the calls served while the quota service did not answer into it, every 5 s (tests turn it off but where they exercise it)',
+    ),
   LEDGER_HOLD_SWEEP_SCHEDULE: Joi.boolean()
     .default(true)
     .description('ledger: create schedule/<prefix>ledger-hold-sweep at start-up'),
@@ -396,6 +410,9 @@ export interface Config {
     edgeBurst: number;
     edgeBodyLimitBytes: number;
     monthlyCallQuota: number;
+    /** QUOTA_URL and LEDGER_QUOTA_KEY; null: metering is off. */
+    metering: MeteringConfig | null;
+    unmeteredReplay: boolean;
     holdSweepSchedule: boolean;
     holdSweepIntervalSeconds: number;
   };
@@ -485,6 +502,8 @@ interface ValidatedEnv {
   LEDGER_EDGE_BURST: number;
   LEDGER_EDGE_BODY_LIMIT_BYTES: number;
   LEDGER_MONTHLY_CALL_QUOTA: number;
+  LEDGER_QUOTA_KEY: string;
+  LEDGER_UNMETERED_REPLAY: boolean;
   LEDGER_HOLD_SWEEP_SCHEDULE: boolean;
   LEDGER_HOLD_SWEEP_INTERVAL_SECONDS: number;
   QUOTA_JOB_SCHEDULES: boolean;
@@ -599,6 +618,8 @@ const ledgerConfigOf = (v: ValidatedEnv): Config['ledger'] => ({
   edgeBurst: v.LEDGER_EDGE_BURST,
   edgeBodyLimitBytes: v.LEDGER_EDGE_BODY_LIMIT_BYTES,
   monthlyCallQuota: v.LEDGER_MONTHLY_CALL_QUOTA,
+  metering: meteringOf(v.QUOTA_URL, v.LEDGER_QUOTA_KEY),
+  unmeteredReplay: v.LEDGER_UNMETERED_REPLAY,
   holdSweepSchedule: v.LEDGER_HOLD_SWEEP_SCHEDULE,
   holdSweepIntervalSeconds: v.LEDGER_HOLD_SWEEP_INTERVAL_SECONDS,
 });

@@ -11,7 +11,8 @@ import { ledgerRouter, type LedgerRouteDeps } from './routes';
 import { mountProbeRoutes } from './routes/probes';
 import { HoldDispatcher } from './holds';
 import { edgeBodyLimit, edgeRateLimit } from './edge';
-import { monthlyCallMeter } from './metering';
+import { quotaCallMeter } from './metering';
+import { startUnmeteredReplay } from './metering-replay';
 import { openApiDocument } from './openapi';
 import { postingBatchMetrics } from './metrics';
 import { drainAsyncBalances } from '../../db/ledger/accounts';
@@ -95,12 +96,14 @@ function ledgerRouteDeps(
 ): LedgerRouteDeps {
   return {
     pool: deps.pool,
-    meter: monthlyCallMeter({
-      redis: deps.redis,
-      pool: deps.pool,
-      logger: deps.logger,
-      monthlyCallQuota: deps.config.ledger.monthlyCallQuota,
-    }),
+    meter:
+      deps.config.ledger.metering &&
+      quotaCallMeter({
+        metering: deps.config.ledger.metering,
+        pool: deps.pool,
+        logger: deps.logger,
+        monthlyCallQuota: deps.config.ledger.monthlyCallQuota,
+      }),
     holdPlaced: (principal, created) =>
       holds.dispatch({
         tenantId: principal.tenantId,
@@ -136,8 +139,9 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
   // /healthz makes no network call of its own: it reads what the monitor last saw.
   const monitor = new BackendMonitor({ database: postgresLoginCheck(deps.pool) });
   let rollup: NodeJS.Timeout | undefined;
+  let replay: NodeJS.Timeout | undefined;
   const holds = new HoldDispatcher(deps);
-  // Every request makes two small Redis calls (edge limit, call meter): concurrent ones share writes.
+  // Every request makes a small Redis call (the edge limit): concurrent ones share writes.
   enableAutoPipelining(deps.redis);
   const probes = new Router();
   mountProbeRoutes(probes, {
@@ -167,9 +171,17 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
       await monitor.start();
       holds.start();
       rollup = startAsyncRollup(deps);
+      const { metering } = deps.config.ledger;
+      if (metering && deps.config.ledger.unmeteredReplay)
+        replay = startUnmeteredReplay({ ...deps, metering });
+      if (!metering)
+        deps.logger.warn(
+          'ledger: metering is off (QUOTA_URL or LEDGER_QUOTA_KEY unset): the monthly call quota is not kept',
+        );
     },
     stop: async () => {
       clearInterval(rollup);
+      clearInterval(replay);
       monitor.stop();
       await holds.stop();
     },

@@ -48,7 +48,10 @@ export const USAGE = usageText(
   posting freezes [--tenant TENANT_ID]
   balances rebuild [--tenant TENANT_ID]
     recompute async accounts' balance rows from the journal (repair; sums the whole journal)
-The secret of a new key is printed once; only its SHA-256 is stored.`,
+The secret of a new key is printed once; only its SHA-256 is stored.
+Metering: a root tenant's calls are consumed in the quota service at QUOTA_URL (LEDGER_QUOTA_KEY,
+made by scripts/platform-metering) as the subject ledger:<tenant_id> on the plan ledger-monthly,
+put there by the ledger before its first call is counted; the usage summary shows them.`,
 );
 
 const COMMANDS = [

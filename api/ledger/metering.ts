@@ -1,29 +1,42 @@
 import type { Context } from 'koa';
 import { ledgerError } from './errors';
 import { sql, type DatabasePool } from '../../db/pool';
-import { redisScript, type Redis } from '../../db/redis';
 import { withSystem } from '../../db/ledger/context';
 import type { Logger } from '../../platform/logger';
+import type { MeteringConfig } from '../../platform/config';
 import type { Principal } from './credentials';
 import { countingBatcher } from '../../platform/batching';
+import { createQuotaClient, type QuotaClient } from '../../platform/quota-client/client';
+import { QuotaUnavailable, quotaAnswer } from '../../platform/quota-client/answers';
+import { quotaCatalogue } from '../../platform/quota-client/catalogue';
 
-/** A month's counter outlives its month by this much, for late reconciliation reads. */
-const COUNTER_TTL_SECONDS = 40 * 24 * 3600;
+/**
+ * The monthly call quota of each root tenant (a sub-tenant's calls count against its root),
+ * kept by the quota service (issue 35): the resource `ledger-calls`, one monthly fast policy
+ * `ledger-calls-per-month` (its limit LEDGER_MONTHLY_CALL_QUOTA) on the plan `ledger-monthly`,
+ * and each root tenant the subject `ledger:<tenant_id>` on it. The ledger makes and changes only
+ * what its key's constraints allow: catalogue names under `ledger-`, subjects under `ledger:`.
+ */
+export const LEDGER_CALLS = 'ledger-calls';
+export const LEDGER_CATALOG_PREFIX = 'ledger-';
+export const LEDGER_SUBJECT_PREFIX = 'ledger:';
+const POLICY_NAME = 'ledger-calls-per-month';
+const PLAN_NAME = 'ledger-monthly';
 
-/** INCRBY and EXPIRE of a month's counter as one script: one command, one reply. */
-const COUNT_CALLS_LUA = `
-local calls = redis.call('INCRBY', KEYS[1], tonumber(ARGV[2]))
-redis.call('EXPIRE', KEYS[1], tonumber(ARGV[1]))
-return calls
-`;
+export const callsSubject = (rootTenantId: string): string =>
+  `${LEDGER_SUBJECT_PREFIX}${rootTenantId}`;
 
-/** Calls of one root tenant per counter call at most. */
+/** Calls of one root tenant per consume at most. */
 const METER_BATCH_SIZE_MAX = 256;
+/** A posting waits on its meter: a quota service that does not answer within this is not there. */
+const METER_TIMEOUT_MS = 2_000;
 
 export const monthOf = (date: Date): string => date.toISOString().slice(0, 7);
 
-function secondsToNextMonth(now: Date): number {
-  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+function secondsUntil(resetsAt: string | null, now: Date): number {
+  const next = resetsAt
+    ? Date.parse(resetsAt)
+    : Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
   return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
 }
 
@@ -32,59 +45,128 @@ export interface MeteredCall {
   uncount(): Promise<void>;
 }
 
-/** A call recorded in Postgres while Redis was unreachable stays recorded (reconciliation). */
+/** A call served unmetered stays recorded until it is replayed (metering-replay.ts). */
 const UNCOUNTABLE: MeteredCall = { uncount: () => Promise.resolve() };
 
+/** One call's place in its batch: admitted, or past the month's limit until `resetsAt`. */
+type Verdict = { allowed: true } | { allowed: false; resetsAt: string | null };
+
+export type CallMeter = (principal: Principal, ctx: Context) => Promise<MeteredCall>;
+
 /**
- * Monthly call quota per root tenant (a sub-tenant's calls count against its root). Redis
- * holds the counter; when it cannot answer, the call is served and recorded in Postgres
- * (ledger.unmetered_calls) for reconciliation.
+ * The call meter of an API process. Calls of one root tenant that arrive while its last consume
+ * is out go together in the next: one consume of their count, each call given its place in it.
+ * The policy admits past its limit (allow_overage) and says by how much: those last calls are
+ * refused 429 QUOTA_EXCEEDED and given back in one refund, so a batch that crosses the limit
+ * admits exactly the calls under it, as one counter would. When the quota service does not
+ * answer, the call is served and recorded in ledger.unmetered_calls, replayed later.
  */
-export function monthlyCallMeter(deps: {
-  redis: Redis;
+export function quotaCallMeter(deps: {
+  metering: MeteringConfig;
   pool: DatabasePool;
   logger: Logger;
   monthlyCallQuota: number;
-}) {
-  const countCalls = redisScript<number>(deps.redis, 'ledgerCountCalls', COUNT_CALLS_LUA);
-  // Calls of one tenant and month that arrive while its last counter call is out are counted
-  // together in the next: one INCRBY per batch, each call given its own place in the count.
-  const count = async (counterKey: string, calls: number): Promise<number[]> => {
-    const total = await countCalls(counterKey, COUNTER_TTL_SECONDS, calls);
-    return Array.from({ length: calls }, (_, i) => total - calls + 1 + i);
-  };
-  const batcher = countingBatcher(METER_BATCH_SIZE_MAX, count);
-  return async function meter(principal: Principal, _ctx: Context): Promise<MeteredCall> {
-    const now = new Date();
-    const month = monthOf(now);
-    const counterKey = `calls:${principal.rootTenantId}:${month}`;
-    let calls: number;
+}): CallMeter {
+  const quota = createQuotaClient({
+    baseUrl: deps.metering.quotaUrl,
+    apiKey: deps.metering.apiKey,
+    attempts: 1,
+    timeoutMs: METER_TIMEOUT_MS,
+  });
+  const subjects = meteredSubjects(quota, deps.monthlyCallQuota);
+  const giveBack = (subject: string, calls: number) =>
+    quotaAnswer('refund', () =>
+      quota.POST('/v1/refund', {
+        body: { subject, items: [{ resource: LEDGER_CALLS, amount: calls }] },
+      }),
+    );
+  const batcher = countingBatcher(METER_BATCH_SIZE_MAX, async (subject, calls) => {
+    await subjects.assign(subject);
+    const reply = await quotaAnswer('consume', () =>
+      quota.POST('/v1/consume', {
+        body: { subject, items: [{ resource: LEDGER_CALLS, amount: calls }] },
+      }),
+    );
+    const monthly = reply.results.find((r) => r.resource === LEDGER_CALLS);
+    const past = Math.min(calls, Number(monthly?.overage ?? 0));
+    if (past > 0)
+      await giveBack(subject, past).catch((error: unknown) =>
+        deps.logger.warn({ err: error, subject, calls: past }, 'calls over quota not given back'),
+      );
+    const refused: Verdict = { allowed: false, resetsAt: monthly?.window?.resets_at ?? null };
+    return Array.from({ length: calls }, (_, i): Verdict =>
+      i < calls - past ? { allowed: true } : refused,
+    );
+  });
+  return async function meter(principal: Principal): Promise<MeteredCall> {
+    const subject = callsSubject(principal.rootTenantId);
+    let verdict: Verdict;
     try {
-      calls = await batcher.submit(counterKey, null);
+      verdict = await batcher.submit(subject, null);
     } catch (error) {
-      deps.logger.warn(
-        { err: (error as Error).message, tenantId: principal.rootTenantId },
-        'metering unreachable; call served unmetered',
-      );
-      await withSystem(deps.pool, (tx) =>
-        tx.query(
-          sql.unsafe`INSERT INTO ledger.unmetered_calls (tenant_id, month) VALUES (${principal.rootTenantId}, ${month})`,
-        ),
-      ).catch((dbError: unknown) =>
-        deps.logger.error({ err: dbError }, 'unmetered call not recorded'),
-      );
+      if (!(error instanceof QuotaUnavailable)) throw error;
+      await recordUnmetered(deps, principal.rootTenantId, error);
       return UNCOUNTABLE;
     }
-    if (calls > deps.monthlyCallQuota) {
+    if (!verdict.allowed) {
       throw ledgerError('QUOTA_EXCEEDED', {
         message: `monthly call quota of ${deps.monthlyCallQuota} reached`,
-        retryAfterSeconds: secondsToNextMonth(now),
+        retryAfterSeconds: secondsUntil(verdict.resetsAt, new Date()),
       });
     }
-    return {
-      uncount: async () => {
-        await countCalls(counterKey, COUNTER_TTL_SECONDS, -1);
-      },
-    };
+    return { uncount: () => giveBack(subject, 1).then(() => undefined) };
   };
+}
+
+/** The plan made (its limit brought to the configured one) and each subject put on it, once. */
+function meteredSubjects(quota: QuotaClient, monthlyCallQuota: number) {
+  const catalogue = quotaCatalogue(quota);
+  let plan: Promise<string> | null = null;
+  const planId = () =>
+    (plan ??= provisionPlan(catalogue, monthlyCallQuota).catch((error: unknown) => {
+      plan = null;
+      throw error;
+    }));
+  const assigned = new Set<string>();
+  return {
+    async assign(subject: string): Promise<void> {
+      if (assigned.has(subject)) return;
+      await catalogue.assign(subject, await planId());
+      assigned.add(subject);
+    },
+  };
+}
+
+async function provisionPlan(
+  catalogue: ReturnType<typeof quotaCatalogue>,
+  monthlyCallQuota: number,
+): Promise<string> {
+  const resourceId = await catalogue.resource(LEDGER_CALLS, 'calls to the ledger API', 'call');
+  const policyId = await catalogue.policy({
+    name: POLICY_NAME,
+    resource_id: resourceId,
+    kind: 'quota',
+    limit_amount: monthlyCallQuota,
+    window_kind: 'fixed',
+    window_unit: 'month',
+    window_size: 1,
+    tz: 'UTC',
+    // One Redis script per batch; admitted past the limit, which the meter refuses and gives back.
+    enforcement_mode: 'fast',
+    on_exceed: 'allow_overage',
+  });
+  return catalogue.plan(PLAN_NAME, 'the ledger monthly call quota', policyId);
+}
+
+async function recordUnmetered(
+  deps: { pool: DatabasePool; logger: Logger },
+  tenantId: string,
+  why: QuotaUnavailable,
+): Promise<void> {
+  deps.logger.warn({ err: why.message, tenantId }, 'metering unreachable; call served unmetered');
+  await withSystem(deps.pool, (tx) =>
+    tx.query(
+      sql.unsafe`INSERT INTO ledger.unmetered_calls (tenant_id, month) VALUES (${tenantId}, ${monthOf(new Date())})`,
+    ),
+  ).catch((dbError: unknown) => deps.logger.error({ err: dbError }, 'unmetered call not recorded'));
 }

@@ -1,5 +1,6 @@
 import { runAdmin as quotaAdmin, type AdminDeps } from '../quota/cli';
 import { RUNS_CATALOG_PREFIX, RUNS_SUBJECT_PREFIX } from '../runs/metering';
+import { LEDGER_CATALOG_PREFIX, LEDGER_SUBJECT_PREFIX } from '../ledger/metering';
 
 /**
  * What each service that meters through the quota service may do there with its key: its own
@@ -18,6 +19,13 @@ export const METERED_SERVICES = {
     ],
     subjectPrefix: RUNS_SUBJECT_PREFIX,
     catalogPrefix: RUNS_CATALOG_PREFIX,
+  },
+  ledger: {
+    env: 'LEDGER_QUOTA_KEY',
+    // consume also refunds: the calls a batch admitted past the month's limit are given back.
+    scopes: ['catalog:read', 'catalog:write', 'assignments:write', 'consume'],
+    subjectPrefix: LEDGER_SUBJECT_PREFIX,
+    catalogPrefix: LEDGER_CATALOG_PREFIX,
   },
 } as const;
 

@@ -1,5 +1,13 @@
 import type { MeteringConfig } from '../../platform/config';
-import { createQuotaClient, type QuotaClient } from '../../platform/quota-client/client';
+import { createQuotaClient } from '../../platform/quota-client/client';
+import {
+  QuotaUnavailable,
+  quotaAnswer as answer,
+  quotaCall as call,
+  quotaRefusal as refusedCall,
+  refusalCode,
+} from '../../platform/quota-client/answers';
+import { quotaCatalogue } from '../../platform/quota-client/catalogue';
 import { runsError } from './errors';
 import type { DatabasePool } from '../../db/pool';
 import { listMeteredKeys, listMeteredTiers } from '../../db/runs/tenants';
@@ -38,17 +46,9 @@ const reserveKey = (trackId: string) => `runs:${trackId}:reserve`;
 const commitKey = (trackId: string) => `runs:${trackId}:commit`;
 const usedKey = (trackId: string) => `runs:${trackId}:used`;
 
-/** The quota service did not answer (after the client's retries): nothing was decided. */
-export class MeteringUnavailable extends Error {
-  constructor(what: string, cause: unknown) {
-    super(`quota service unavailable (${what}): ${describe(cause)}`, { cause });
-    this.name = 'MeteringUnavailable';
-  }
-}
-
 /** A request's answer to a quota service that did not answer: 503 metering_unavailable. */
 export function meteringRefusal(error: unknown): never {
-  if (error instanceof MeteringUnavailable)
+  if (error instanceof QuotaUnavailable)
     throw runsError('metering_unavailable', { retryAfterSeconds: 1 });
   throw error;
 }
@@ -148,7 +148,8 @@ const NOT_HELD = ['reservation_expired', 'reservation_settled', 'reservation_not
 
 export function createRunsMetering(config: MeteringConfig) {
   const quota = createQuotaClient({ baseUrl: config.quotaUrl, apiKey: config.apiKey });
-  const catalogue = catalogueOf(quota);
+  const catalogue = quotaCatalogue(quota);
+  const provisionTier = tierPlans(catalogue);
   const status = async (reservationId: string) =>
     (
       await answer('reservation', () =>
@@ -159,17 +160,10 @@ export function createRunsMetering(config: MeteringConfig) {
     ).status;
   return {
     /** The tier's plan and policy, made or brought up to date (its cap); returns the plan's id. */
-    provisionTier: (tier: { tier: string; cap: number | null }) => catalogue.provisionTier(tier),
+    provisionTier,
 
     /** Puts the key's subject on its tier's plan (provisionTier's id). */
-    async assignKey(key: MeteredKey, planId: string): Promise<void> {
-      await answer('assign', () =>
-        quota.PUT('/v1/subjects/{subject}/assignment', {
-          params: { path: { subject: meteredSubject(key) } },
-          body: { plan_id: planId },
-        }),
-      );
-    },
+    assignKey: (key: MeteredKey, planId: string) => catalogue.assign(meteredSubject(key), planId),
 
     /** Holds `seconds` of the key's day for a run; keyed by the run, so a retry holds once. */
     async reserve(input: {
@@ -278,87 +272,25 @@ export function createRunsMetering(config: MeteringConfig) {
   };
 }
 
-/** The runs service's part of the catalogue, found by name, made when missing. */
-function catalogueOf(quota: QuotaClient) {
-  let resourceId: string | null = null;
-
-  async function ensureResource(): Promise<string> {
-    if (resourceId) return resourceId;
-    const found = await byName('resources', RUN_SECONDS, () => quota.GET('/v1/resources'));
-    resourceId =
-      found?.id ??
-      (
-        await answer('resource', () =>
-          quota.POST('/v1/resources', {
-            body: { name: RUN_SECONDS, description: 'seconds of metered runs', unit: 'second' },
-          }),
-        )
-      ).id;
-    return resourceId;
-  }
-
-  async function ensurePolicy(tier: string, cap: number | null): Promise<string> {
-    const name = tierPolicyName(tier);
-    const limit = cap ?? UNCAPPED;
-    const found = await byName('policies', name, () => quota.GET('/v1/policies'));
-    if (found) {
-      if (Number(found.limit_amount) !== limit)
-        await answer('policy', () =>
-          quota.PATCH('/v1/policies/{policy_id}', {
-            params: { path: { policy_id: found.id } },
-            body: { limit_amount: limit },
-          }),
-        );
-      return found.id;
-    }
-    const created = await answer('policy', () =>
-      quota.POST('/v1/policies', {
-        body: {
-          name,
-          resource_id: resourceId!,
-          kind: 'quota',
-          limit_amount: limit,
-          window_kind: 'fixed',
-          window_unit: 'day',
-          window_size: 1,
-          tz: 'UTC',
-          // Exact and written at once: a run's reservation and commit are in the ledger when
-          // the call answers.
-          enforcement_mode: 'strict',
-          on_exceed: 'block',
-        },
-      }),
-    );
-    return created.id;
-  }
-
-  async function ensurePlan(tier: string, policyId: string): Promise<string> {
-    const name = tierPlanName(tier);
-    const found = await byName('plans', name, () => quota.GET('/v1/plans'));
-    if (!found)
-      return (
-        await answer('plan', () =>
-          quota.POST('/v1/plans', {
-            body: { name, description: `runs tier ${tier}`, policy_ids: [policyId] },
-          }),
-        )
-      ).id;
-    if (!found.policy_ids.includes(policyId))
-      await answer('plan', () =>
-        quota.PUT('/v1/plans/{plan_id}/policies', {
-          params: { path: { plan_id: found.id } },
-          body: { policy_ids: [...found.policy_ids, policyId] },
-        }),
-      );
-    return found.id;
-  }
-
-  return {
-    async provisionTier(tier: { tier: string; cap: number | null }): Promise<string> {
-      await ensureResource();
-      const policyId = await ensurePolicy(tier.tier, tier.cap);
-      return ensurePlan(tier.tier, policyId);
-    },
+/** A tier's plan and its daily policy of run seconds. */
+function tierPlans(catalogue: ReturnType<typeof quotaCatalogue>) {
+  return async (tier: { tier: string; cap: number | null }): Promise<string> => {
+    const resourceId = await catalogue.resource(RUN_SECONDS, 'seconds of metered runs', 'second');
+    const policyId = await catalogue.policy({
+      name: tierPolicyName(tier.tier),
+      resource_id: resourceId,
+      kind: 'quota',
+      limit_amount: tier.cap ?? UNCAPPED,
+      window_kind: 'fixed',
+      window_unit: 'day',
+      window_size: 1,
+      tz: 'UTC',
+      // Exact and written at once: a run's reservation and commit are in the ledger when the
+      // call answers.
+      enforcement_mode: 'strict',
+      on_exceed: 'block',
+    });
+    return catalogue.plan(tierPlanName(tier.tier), `runs tier ${tier.tier}`, policyId);
   };
 }
 
@@ -377,58 +309,4 @@ function refusalOf(
     used: Number(refusing?.used ?? 0),
     resetsAt: refusing?.window?.resets_at ?? null,
   };
-}
-
-/** The entry of a list named `name`, or null. */
-async function byName<T extends { name: string }>(
-  what: string,
-  name: string,
-  list: () => Promise<QuotaReply<T[]>>,
-): Promise<T | null> {
-  return (await answer(what, list)).find((entry) => entry.name === name) ?? null;
-}
-
-interface QuotaReply<T> {
-  data?: T;
-  error?: unknown;
-  response: Response;
-}
-
-/** A call that did not get through is MeteringUnavailable; any answer is returned as it came. */
-async function call<T>(what: string, send: () => Promise<QuotaReply<T>>): Promise<QuotaReply<T>> {
-  try {
-    return await send();
-  } catch (error) {
-    throw new MeteringUnavailable(what, error);
-  }
-}
-
-/** The answer's body; statuses in `tolerated` answer null as nothing to do. */
-async function answer<T>(
-  what: string,
-  send: () => Promise<QuotaReply<T>>,
-  tolerated: number[] = [],
-): Promise<T> {
-  const { data, error, response } = await call(what, send);
-  if (data !== undefined && response.ok) return data;
-  if (tolerated.includes(response.status)) return null as T;
-  throw refusedCall(what, response, error);
-}
-
-/** 429 and 503 past the client's retries, and any 5xx, are the service not answering. */
-function refusedCall(what: string, response: Response, error: unknown): Error {
-  if (response.status === 429 || response.status >= 500)
-    return new MeteringUnavailable(what, `${response.status} ${describe(error)}`);
-  return new Error(`quota service refused ${what}: ${response.status} ${describe(error)}`);
-}
-
-/** A refusal's code (`{detail: "<code>"}`), or '' for any other body. */
-const refusalCode = (error: unknown): string => {
-  const detail = (error as { detail?: unknown } | undefined)?.detail;
-  return typeof detail === 'string' ? detail : '';
-};
-
-function describe(value: unknown): string {
-  if (value instanceof Error) return value.message;
-  return typeof value === 'string' ? value : JSON.stringify(value);
 }

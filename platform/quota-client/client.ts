@@ -11,6 +11,8 @@ export interface QuotaClientOptions {
   attempts?: number;
   /** The longest wait between two tries, whatever Retry-After asks (default 5 s). */
   maxDelayMs?: number;
+  /** How long one try may take before it is abandoned as not answered (default 10 s). */
+  timeoutMs?: number;
 }
 
 export type QuotaClient = ReturnType<typeof createQuotaClient>;
@@ -29,7 +31,11 @@ export function createQuotaClient(options: QuotaClientOptions) {
   const client = createClient<paths>({
     baseUrl: options.baseUrl,
     headers: { authorization: `Bearer ${options.apiKey}` },
-    fetch: retrying(options.attempts ?? 4, options.maxDelayMs ?? 5_000),
+    fetch: retrying(
+      options.attempts ?? 4,
+      options.maxDelayMs ?? 5_000,
+      options.timeoutMs ?? 10_000,
+    ),
   });
   client.use(oneIdempotencyKey);
   return client;
@@ -44,10 +50,10 @@ const oneIdempotencyKey: Middleware = {
   },
 };
 
-function retrying(attempts: number, maxDelayMs: number) {
+function retrying(attempts: number, maxDelayMs: number, timeoutMs: number) {
   return async (request: Request): Promise<Response> => {
     for (let attempt = 1; ; attempt++) {
-      const response = await fetch(request.clone());
+      const response = await fetch(request.clone(), { signal: AbortSignal.timeout(timeoutMs) });
       if (!RETRIED.has(response.status) || attempt >= attempts) return response;
       await response.body?.cancel();
       const delayMs = retryDelayMs(response.headers.get('retry-after'), attempt, maxDelayMs);

@@ -16,9 +16,16 @@ export interface FirstCalls {
 
 /** The sh block after the service README's one marker, and the text block after it. */
 export function firstCalls(service: Service): FirstCalls {
-  const readme = fs.readFileSync(path.join(REPO_ROOT, 'api', service, 'README.md'), 'utf8');
-  const parts = readme.split(MARKER);
-  if (parts.length !== 2) throw new Error(`want exactly one "${MARKER}" marker`);
+  return markedCalls(path.join('api', service, 'README.md'), MARKER);
+}
+
+/** The top README's metering walk-through (its "One platform" section). */
+export const meteringCalls = (): FirstCalls => markedCalls('README.md', '<!-- metering calls:');
+
+function markedCalls(file: string, marker: string): FirstCalls {
+  const readme = fs.readFileSync(path.join(REPO_ROOT, file), 'utf8');
+  const parts = readme.split(marker);
+  if (parts.length !== 2) throw new Error(`want exactly one "${marker}" marker in ${file}`);
   const found = /```sh\n([\s\S]*?)```[\s\S]*?```text\n([\s\S]*?)```/.exec(parts[1]!);
   if (!found) throw new Error('the marker is not followed by an sh block and a text block');
   return { script: found[1]!, prints: found[2]! };

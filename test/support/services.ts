@@ -10,13 +10,23 @@ export interface TestService extends BootedService {
 /**
  * The services' background schedules stay off unless a test turns them on, because it exercises
  * them and deletes them after (ledger/holds, runs/probes): a schedule outlives the test's
- * service and would fire into the run's queues until the global teardown.
+ * service and would fire into the run's queues until the global teardown. So does the ledger's
+ * replay of unmetered calls: any process would replay every tenant's, into its own quota tenant.
  */
 const NO_SCHEDULES = {
   RUNS_RETENTION_SCHEDULE: 'false',
   LEDGER_HOLD_SWEEP_SCHEDULE: 'false',
   QUOTA_JOB_SCHEDULES: 'false',
+  LEDGER_UNMETERED_REPLAY: 'false',
 };
+
+/**
+ * One retry schedule for every quota service of a test run (four waits of a second), those in
+ * their own processes too: any of them may start a pending alert notice (the outbox sweepers
+ * share the run's task queues), and a delivery waits by the schedule of the process that
+ * started it.
+ */
+export const RUN_RETRY_DELAYS = { WEBHOOK_RETRY_DELAYS_SECONDS: '1,1,1,1' };
 
 /** Boots a real service in-process on a free port, against the running stack (or `overrides`). */
 export async function startTestService(

@@ -15,7 +15,7 @@ import type { RequestSchemas, ValidatedState } from '../../platform/http/validat
 import { authenticate, authenticateAndClaim, requireRole, type Principal } from '../credentials';
 import { ledgerError, type LedgerErrorCode } from '../errors';
 import { IDEMPOTENCY_LOCK_MS, requestHashOf, runIdempotent, usableKeyOf } from '../idempotency';
-import type { MeteredCall } from '../metering';
+import type { CallMeter, MeteredCall } from '../metering';
 import { ErrorBody } from '../models';
 import type { CreatedTransaction, SettledTransaction } from '../transactions';
 import { isUuid } from '../validation';
@@ -29,8 +29,11 @@ import { isUuid } from '../validation';
 
 export interface LedgerRouteDeps {
   pool: DatabasePool;
-  /** Runs before the role check on every authenticated request (monthly quota). */
-  meter?: (principal: Principal, ctx: Context) => Promise<MeteredCall>;
+  /**
+   * Runs before the role check on every authenticated request: the monthly call quota, in the
+   * quota service; null: metering is off.
+   */
+  meter?: CallMeter | null;
   /** After a hold is durably recorded: start its expiry workflow now (never awaited by the posting). */
   holdPlaced?: (principal: Principal, created: CreatedTransaction) => void;
   /** Counts a posting request by the path that answered it (ledger_postings_total). */
@@ -72,7 +75,7 @@ const COMMON_ERRORS = {
   '413': errorResponse('PAYLOAD_TOO_LARGE: over 64 KiB at the edge or 1 MiB at the application'),
   '422': errorResponse('validation failures; see the code (final: do not retry)'),
   '429': errorResponse(
-    'RATE_LIMITED (edge, per source address) or QUOTA_EXCEEDED (monthly calls of the root tenant); Retry-After',
+    'RATE_LIMITED (edge, per source address) or QUOTA_EXCEEDED (monthly calls of the root tenant, kept by the quota service; Retry-After until the month ends); Retry-After',
   ),
   '500': errorResponse('INTERNAL_ERROR with a constant message'),
   '503': errorResponse(

@@ -1,5 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON replies in tests */
 import { v7 as uuidv7 } from 'uuid';
+import { meteringKeys } from '../../support/platform-metering';
 import { loadConfig } from '../../../platform/config';
 import { createDatabasePool, sql, type DatabasePool } from '../../../db/pool';
 import { LOCK_TIMEOUT_MS, withSystem } from '../../../db/ledger/context';
@@ -84,12 +85,18 @@ export class LedgerHarness {
   pool!: DatabasePool;
 
   async start(overrides: NodeJS.ProcessEnv = {}): Promise<this> {
+    // A monthly quota of its own is a policy of its own: in a quota tenant of its own.
+    const ownQuota =
+      overrides.LEDGER_MONTHLY_CALL_QUOTA !== undefined && overrides.LEDGER_QUOTA_KEY === undefined
+        ? await meteringKeys()
+        : {};
     // The sweep schedule is made only by the test that asserts it (and deletes it after).
     // Tests share 127.0.0.1: the edge is widened except where a test asserts its defaults.
     this.service = await startTestService('ledger', {
       LEDGER_HOLD_SWEEP_SCHEDULE: 'false',
       LEDGER_EDGE_RATE_PER_SECOND: '100000',
       LEDGER_EDGE_BURST: '100000',
+      ...ownQuota,
       ...overrides,
     });
     this.pool = await createDatabasePool(loadConfig(), {

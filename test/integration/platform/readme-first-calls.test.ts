@@ -2,7 +2,13 @@ import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { ulid } from 'ulid';
 import { freePort, startApiProcess, stopProcessGroup } from '../../support/api-process';
-import { SERVICES, firstCalls, runBash, type Service } from '../../support/readme-first-calls';
+import {
+  SERVICES,
+  firstCalls,
+  meteringCalls,
+  runBash,
+  type Service,
+} from '../../support/readme-first-calls';
 import { DATA_DIR } from '../../support/stack-env';
 import { startWorkerProcess } from '../../support/worker-process';
 import { killHard } from '../runs/own-worker';
@@ -67,4 +73,14 @@ describe("the READMEs' first calls", () => {
       });
     },
   );
+
+  it("README.md: the metering walk-through runs and prints what the README says (the run's platform quota tenant)", async () => {
+    const { script, prints } = meteringCalls();
+    const ran = await runBash(script, { ...env, RUNS_URL: urls.runs, LEDGER_URL: urls.ledger });
+    expect({ code: ran.code, stdout: ran.stdout, stderr: ran.stderr }).toEqual({
+      code: 0,
+      stdout: prints,
+      stderr: '',
+    });
+  });
 });

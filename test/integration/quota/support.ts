@@ -3,7 +3,12 @@ import { loadConfig } from '../../../platform/config';
 import { createDatabasePool, type DatabasePool } from '../../../db/pool';
 import { closeRedis, createRedis, type Redis } from '../../../db/redis';
 import { runAdmin } from '../../../api/quota/cli';
-import { eventually, startTestService, type TestService } from '../../support/services';
+import {
+  RUN_RETRY_DELAYS,
+  eventually,
+  startTestService,
+  type TestService,
+} from '../../support/services';
 
 export const config = loadConfig();
 
@@ -62,13 +67,6 @@ export interface QuotaHarness {
   as(key: string | null): QuotaClient;
   close(): Promise<void>;
 }
-
-/**
- * One retry schedule for every quota service of a test run (four waits of a second): any of them
- * may start a pending alert notice (the outbox sweepers share the run's task queues), and a
- * delivery waits by the schedule of the process that started it.
- */
-const RUN_RETRY_DELAYS = { WEBHOOK_RETRY_DELAYS_SECONDS: '1,1,1,1' };
 
 export async function startQuota(overrides: NodeJS.ProcessEnv = {}): Promise<QuotaHarness> {
   const service = await startTestService('quota', { ...RUN_RETRY_DELAYS, ...overrides });
