@@ -93,17 +93,11 @@ function ledgerRouteDeps(
   deps: PlatformDeps,
   holds: HoldDispatcher,
   postings: ReturnType<typeof postingsCounter>,
+  callMeter: ReturnType<typeof quotaCallMeter> | null,
 ): LedgerRouteDeps {
   return {
     pool: deps.pool,
-    meter:
-      deps.config.ledger.metering &&
-      quotaCallMeter({
-        metering: deps.config.ledger.metering,
-        pool: deps.pool,
-        logger: deps.logger,
-        monthlyCallQuota: deps.config.ledger.monthlyCallQuota,
-      }),
+    meter: callMeter?.meter ?? null,
     holdPlaced: (principal, created) =>
       holds.dispatch({
         tenantId: principal.tenantId,
@@ -150,6 +144,15 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
     metrics: () => metrics,
   });
   const postings = postingsCounter();
+  const { metering } = deps.config.ledger;
+  const callMeter =
+    metering &&
+    quotaCallMeter({
+      metering,
+      pool: deps.pool,
+      logger: deps.logger,
+      monthlyCallQuota: deps.config.ledger.monthlyCallQuota,
+    });
   const { app, metrics } = createApp({
     service: 'ledger',
     trustedProxies: deps.config.trustedProxies,
@@ -158,7 +161,7 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
     errors: LEDGER_ERRORS,
     body: { limitBytes: LEDGER_BODY_LIMIT_BYTES, maxDepth: LEDGER_JSON_DEPTH_MAX },
     edge: ledgerEdge(deps),
-    routers: [probes, ledgerRouter(ledgerRouteDeps(deps, holds, postings))],
+    routers: [probes, ledgerRouter(ledgerRouteDeps(deps, holds, postings, callMeter))],
     quietPaths: ['/healthz', '/metrics'],
   });
   metrics.registerMetric(postings);
@@ -171,7 +174,6 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
       await monitor.start();
       holds.start();
       rollup = startAsyncRollup(deps);
-      const { metering } = deps.config.ledger;
       if (metering && deps.config.ledger.unmeteredReplay)
         replay = startUnmeteredReplay({ ...deps, metering });
       if (!metering)
@@ -182,6 +184,7 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
     stop: async () => {
       clearInterval(rollup);
       clearInterval(replay);
+      await callMeter?.stop();
       monitor.stop();
       await holds.stop();
     },

@@ -26,10 +26,18 @@ const PLAN_NAME = 'ledger-monthly';
 export const callsSubject = (rootTenantId: string): string =>
   `${LEDGER_SUBJECT_PREFIX}${rootTenantId}`;
 
-/** Calls of one root tenant per consume at most. */
+/** Calls of one root tenant per consume at most (the calls waiting, and those taken ahead). */
 const METER_BATCH_SIZE_MAX = 256;
 /** A posting waits on its meter: a quota service that does not answer within this is not there. */
 const METER_TIMEOUT_MS = 2_000;
+/**
+ * Calls a process takes ahead for a root tenant with its consume: at most what is left of the
+ * month over this, so near the limit it takes none and every call is decided by the quota
+ * service (another process's allowance can then only make it refuse early, never admit more).
+ */
+const AHEAD_SHARE = 16;
+/** An allowance not used for this long is given back (so is every allowance when the API stops). */
+const ALLOWANCE_IDLE_MS = 5_000;
 
 export const monthOf = (date: Date): string => date.toISOString().slice(0, 7);
 
@@ -54,19 +62,35 @@ type Verdict = { allowed: true } | { allowed: false; resetsAt: string | null };
 export type CallMeter = (principal: Principal, ctx: Context) => Promise<MeteredCall>;
 
 /**
- * The call meter of an API process. Calls of one root tenant that arrive while its last consume
- * is out go together in the next: one consume of their count, each call given its place in it.
- * The policy admits past its limit (allow_overage) and says by how much: those last calls are
- * refused 429 QUOTA_EXCEEDED and given back in one refund, so a batch that crosses the limit
- * admits exactly the calls under it, as one counter would. When the quota service does not
- * answer, the call is served and recorded in ledger.unmetered_calls, replayed later.
+ * Calls of one root tenant this process has consumed in the quota service and not yet served:
+ * served from here without a round trip, in the month they were counted in.
+ */
+interface Allowance {
+  calls: number;
+  /** What the policy had left of the month after the last consume (the next one's size). */
+  remaining: number;
+  /** The end of the month they were counted in; null: not known (no policy answered). */
+  resetsAtMs: number | null;
+  lastUsedMs: number;
+}
+
+/**
+ * The call meter of an API process. A root tenant's call is served from this process's
+ * allowance when it has one; otherwise the calls of that tenant that wait while its last consume
+ * is out go together in the next, one consume of their count plus an allowance taken ahead (at
+ * most what is left of the month over AHEAD_SHARE, at most METER_BATCH_SIZE_MAX in all). The
+ * policy admits past its limit and says by how much: the calls past it are refused 429
+ * QUOTA_EXCEEDED and given back in one refund, so exactly the calls under the limit are served,
+ * as one counter would. An allowance idle for ALLOWANCE_IDLE_MS, or held when the API stops, is
+ * given back. When the quota service does not answer, the call is served and recorded in
+ * ledger.unmetered_calls, replayed later.
  */
 export function quotaCallMeter(deps: {
   metering: MeteringConfig;
   pool: DatabasePool;
   logger: Logger;
   monthlyCallQuota: number;
-}): CallMeter {
+}): { meter: CallMeter; stop(): Promise<void> } {
   const quota = createQuotaClient({
     baseUrl: deps.metering.quotaUrl,
     apiKey: deps.metering.apiKey,
@@ -74,32 +98,81 @@ export function quotaCallMeter(deps: {
     timeoutMs: METER_TIMEOUT_MS,
   });
   const subjects = meteredSubjects(quota, deps.monthlyCallQuota);
+  const allowances = new Map<string, Allowance>();
   const giveBack = (subject: string, calls: number) =>
     quotaAnswer('refund', () =>
       quota.POST('/v1/refund', {
         body: { subject, items: [{ resource: LEDGER_CALLS, amount: calls }] },
       }),
+    ).catch((error: unknown) =>
+      deps.logger.warn({ err: error, subject, calls }, 'calls not given back to the quota service'),
     );
+
   const batcher = countingBatcher(METER_BATCH_SIZE_MAX, async (subject, calls) => {
     await subjects.assign(subject);
+    const ahead = Math.min(
+      METER_BATCH_SIZE_MAX - calls,
+      Math.floor((allowances.get(subject)?.remaining ?? 0) / AHEAD_SHARE),
+    );
     const reply = await quotaAnswer('consume', () =>
       quota.POST('/v1/consume', {
-        body: { subject, items: [{ resource: LEDGER_CALLS, amount: calls }] },
+        body: { subject, items: [{ resource: LEDGER_CALLS, amount: calls + ahead }] },
       }),
     );
     const monthly = reply.results.find((r) => r.resource === LEDGER_CALLS);
-    const past = Math.min(calls, Number(monthly?.overage ?? 0));
-    if (past > 0)
-      await giveBack(subject, past).catch((error: unknown) =>
-        deps.logger.warn({ err: error, subject, calls: past }, 'calls over quota not given back'),
-      );
-    const refused: Verdict = { allowed: false, resetsAt: monthly?.window?.resets_at ?? null };
+    const past = Math.min(calls + ahead, Number(monthly?.overage ?? 0));
+    if (past > 0) void giveBack(subject, past);
+    const admitted = calls + ahead - past;
+    const resetsAt = monthly?.window?.resets_at ?? null;
+    // The allowance as it is now (calls served from it or given back to it meanwhile).
+    const allowance = allowances.get(subject) ?? { calls: 0, remaining: 0, resetsAtMs: null };
+    allowances.set(subject, {
+      calls: allowance.calls + Math.max(0, admitted - calls),
+      remaining: Number(monthly?.remaining ?? 0),
+      resetsAtMs: resetsAt === null ? null : Date.parse(resetsAt),
+      lastUsedMs: Date.now(),
+    });
+    const refused: Verdict = { allowed: false, resetsAt };
     return Array.from({ length: calls }, (_, i): Verdict =>
-      i < calls - past ? { allowed: true } : refused,
+      i < admitted ? { allowed: true } : refused,
     );
   });
-  return async function meter(principal: Principal): Promise<MeteredCall> {
+
+  /** A call served from the allowance, given back to it when it was not an authenticated one. */
+  const fromAllowance = (subject: string): MeteredCall | null => {
+    const allowance = allowances.get(subject);
+    const now = Date.now();
+    if (!allowance || allowance.calls === 0) return null;
+    // Counted in a month that has ended: this call is the new month's.
+    if (allowance.resetsAtMs !== null && now >= allowance.resetsAtMs) {
+      allowances.delete(subject);
+      return null;
+    }
+    allowance.calls--;
+    allowance.lastUsedMs = now;
+    return {
+      uncount: () => {
+        allowance.calls++;
+        return Promise.resolve();
+      },
+    };
+  };
+
+  const idle = setInterval(() => {
+    const now = Date.now();
+    for (const [subject, allowance] of allowances) {
+      if (now - allowance.lastUsedMs < ALLOWANCE_IDLE_MS) continue;
+      allowances.delete(subject);
+      const ended = allowance.resetsAtMs !== null && now >= allowance.resetsAtMs;
+      if (allowance.calls > 0 && !ended) void giveBack(subject, allowance.calls);
+    }
+  }, ALLOWANCE_IDLE_MS);
+  idle.unref();
+
+  const meter: CallMeter = async (principal) => {
     const subject = callsSubject(principal.rootTenantId);
+    const served = fromAllowance(subject);
+    if (served) return served;
     let verdict: Verdict;
     try {
       verdict = await batcher.submit(subject, null);
@@ -114,7 +187,23 @@ export function quotaCallMeter(deps: {
         retryAfterSeconds: secondsUntil(verdict.resetsAt, new Date()),
       });
     }
-    return { uncount: () => giveBack(subject, 1).then(() => undefined) };
+    return {
+      uncount: async () => {
+        const allowance = allowances.get(subject);
+        if (allowance) allowance.calls++;
+        else await giveBack(subject, 1);
+      },
+    };
+  };
+
+  return {
+    meter,
+    async stop() {
+      clearInterval(idle);
+      const held = [...allowances].filter(([, a]) => a.calls > 0);
+      allowances.clear();
+      await Promise.all(held.map(([subject, a]) => giveBack(subject, a.calls)));
+    },
   };
 }
 
