@@ -173,7 +173,9 @@ async function bootQuota(): Promise<{ process: ChildProcess; env: Record<string,
     logFile: path.join(DATA_DIR, 'logs', `bench-ledger-quota-${process.pid}.log`),
     readyUrls: [`http://127.0.0.1:${port}/readyz`],
   });
-  const keys = await meteringKeys(`ledger bench ${uuidv7()}`);
+  // One quota tenant for every bench run (found by its name): its first key's bootstrap is
+  // started once, in the tests' namespace (main() points the bench's own clients there).
+  const keys = await meteringKeys('ledger bench');
   return {
     process: quotaProcess,
     env: { QUOTA_URL: `http://127.0.0.1:${port}`, LEDGER_QUOTA_KEY: keys.LEDGER_QUOTA_KEY! },
@@ -275,6 +277,9 @@ async function provision(pool: DatabasePool) {
 
 async function main(): Promise<void> {
   loadStackEnv();
+  // What the bench process starts in Temporal (a quota tenant's bootstrap) stays out of the
+  // operators' namespace, as the API processes' do.
+  process.env.TEMPORAL_NAMESPACE = testNamespace();
   // A stall of the load generator itself shows as latency of the service: say when it happens.
   watchEventLoop((stall) =>
     console.log(`${''.padEnd(44)} (the load generator's event loop was held up ${stall.maxMs} ms)`),

@@ -166,7 +166,7 @@ export function quotaCallMeter(deps: {
       const ended = allowance.resetsAtMs !== null && now >= allowance.resetsAtMs;
       if (allowance.calls > 0 && !ended) void giveBack(subject, allowance.calls);
     }
-  }, ALLOWANCE_IDLE_MS);
+  }, ALLOWANCE_IDLE_MS / 5);
   idle.unref();
 
   const meter: CallMeter = async (principal) => {
