@@ -7,9 +7,7 @@ import {
   type Printed,
 } from '../../platform/cli';
 import { loadConfig } from '../../platform/config';
-import { createDatabasePool } from '../../db/pool';
-import { closeRedis, createRedis } from '../../db/redis';
-import { mintMeteringKeys, PLATFORM_QUOTA_TENANT } from './metering-keys';
+import { mintMeteringKeys, PLATFORM_QUOTA_TENANT, withQuotaAdmin } from './metering-keys';
 
 /**
  * scripts/platform-metering (in the image `node dist/api/platform/metering-cli.js`): wires the
@@ -31,29 +29,18 @@ const OPTIONS = {
 
 async function keysCreate(values: OptionValues): Promise<Printed> {
   const config = loadConfig();
-  const pool = await createDatabasePool(config, {
-    applicationName: 'platform-metering',
-    maximumPoolSize: 2,
-  });
-  const redis = createRedis(config, 'quota:');
-  try {
-    const minted = await mintMeteringKeys(
-      { config, pool, redis },
-      (values['tenant-name'] as string | undefined) ?? PLATFORM_QUOTA_TENANT,
-    );
-    const quotaUrl =
-      (values['quota-url'] as string | undefined) ?? `http://127.0.0.1:${config.ports.quota}`;
-    const env = { QUOTA_URL: quotaUrl, ...minted.env };
-    return {
-      json: { tenant_id: minted.tenantId, env },
-      text: Object.entries(env)
-        .map(([name, value]) => `${name}=${value}`)
-        .join('\n'),
-    };
-  } finally {
-    await pool.end();
-    await closeRedis(redis);
-  }
+  const minted = await withQuotaAdmin(config, (deps) =>
+    mintMeteringKeys(deps, (values['tenant-name'] as string | undefined) ?? PLATFORM_QUOTA_TENANT),
+  );
+  const quotaUrl =
+    (values['quota-url'] as string | undefined) ?? `http://127.0.0.1:${config.ports.quota}`;
+  const env = { QUOTA_URL: quotaUrl, ...minted.env };
+  return {
+    json: { tenant_id: minted.tenantId, env },
+    text: Object.entries(env)
+      .map(([name, value]) => `${name}=${value}`)
+      .join('\n'),
+  };
 }
 
 const cli: Cli = {

@@ -1,4 +1,7 @@
 import { runAdmin as quotaAdmin, type AdminDeps } from '../quota/cli';
+import type { Config } from '../../platform/config';
+import { createDatabasePool } from '../../db/pool';
+import { closeRedis, createRedis } from '../../db/redis';
 import { RUNS_CATALOG_PREFIX, RUNS_SUBJECT_PREFIX } from '../runs/metering';
 import { LEDGER_CATALOG_PREFIX, LEDGER_SUBJECT_PREFIX } from '../ledger/metering';
 
@@ -67,6 +70,24 @@ export async function mintMeteringKeys(
     env[key.env] = (json as { key: string }).key;
   }
   return { tenantId, env };
+}
+
+/** What the quota operator's CLI logic needs, opened for `use` and closed after it. */
+export async function withQuotaAdmin<T>(
+  config: Config,
+  use: (deps: AdminDeps) => Promise<T>,
+): Promise<T> {
+  const pool = await createDatabasePool(config, {
+    applicationName: 'platform-metering',
+    maximumPoolSize: 2,
+  });
+  const redis = createRedis(config, 'quota:');
+  try {
+    return await use({ config, pool, redis });
+  } finally {
+    await pool.end();
+    await closeRedis(redis);
+  }
 }
 
 async function platformTenant(deps: AdminDeps, name: string): Promise<string> {

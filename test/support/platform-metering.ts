@@ -2,9 +2,7 @@ import path from 'node:path';
 import { ulid } from 'ulid';
 import type { ChildProcess } from 'node:child_process';
 import { loadConfig } from '../../platform/config';
-import { createDatabasePool } from '../../db/pool';
-import { closeRedis, createRedis } from '../../db/redis';
-import { mintMeteringKeys } from '../../api/platform/metering-keys';
+import { mintMeteringKeys, withQuotaAdmin } from '../../api/platform/metering-keys';
 import { runAdmin as quotaAdmin } from '../../api/quota/cli';
 import { freePort, startApiProcess } from './api-process';
 import { DATA_DIR } from './stack-env';
@@ -57,14 +55,7 @@ export async function meteringKeys(
   tenantName = `own ${ulid()}`,
   options: { reader?: boolean } = {},
 ): Promise<Record<string, string>> {
-  const config = loadConfig();
-  const pool = await createDatabasePool(config, {
-    applicationName: 'platform-metering',
-    maximumPoolSize: 2,
-  });
-  const redis = createRedis(config, 'quota:');
-  try {
-    const deps = { config, pool, redis };
+  return withQuotaAdmin(loadConfig(), async (deps) => {
     const minted = await mintMeteringKeys(deps, tenantName);
     if (!options.reader) return minted.env;
     // Tests read what the services metered (every subject's usage and ledger) with this one.
@@ -82,8 +73,5 @@ export async function meteringKeys(
       deps,
     );
     return { ...minted.env, TEST_QUOTA_READ_KEY: (reader.json as { key: string }).key };
-  } finally {
-    await pool.end();
-    await closeRedis(redis);
-  }
+  });
 }

@@ -1,13 +1,10 @@
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { ulid } from 'ulid';
-import { createDatabasePool, sql } from '../../../db/pool';
+import { sql } from '../../../db/pool';
 import { withSystem } from '../../../db/ledger/context';
-import { createRedis, closeRedis } from '../../../db/redis';
-import { runAdmin as quotaAdmin } from '../../../api/quota/cli';
-import { mintMeteringKeys } from '../../../api/platform/metering-keys';
+import { meteringKeys } from '../../support/platform-metering';
 import { replayUnmeteredCalls } from '../../../api/ledger/metering-replay';
-import { loadConfig } from '../../../platform/config';
 import { freePort, startApiProcess, stopProcessGroup } from '../../support/api-process';
 import { RUN_RETRY_DELAYS, eventually } from '../../support/services';
 import { DATA_DIR } from '../../support/stack-env';
@@ -19,7 +16,6 @@ import { LedgerHarness, newKey } from './support';
  * and the calls served while it is stopped are replayed into it, each once.
  */
 describe('the ledger metered through the quota service', () => {
-  const config = loadConfig();
   let port: number;
   let quotaApi: ChildProcess | null = null;
   let ledger: LedgerHarness;
@@ -65,36 +61,15 @@ describe('the ledger metered through the quota service', () => {
   beforeAll(async () => {
     port = await freePort();
     await startQuota();
-    const pool = await createDatabasePool(config, { applicationName: 'ledger-metering' });
-    const redis = createRedis(config, 'quota:');
-    try {
-      const deps = { config, pool, redis };
-      const minted = await mintMeteringKeys(deps, `ledger metering ${ulid()}`);
-      const reader = await quotaAdmin(
-        [
-          'tenant-key',
-          'create',
-          '--tenant',
-          minted.tenantId,
-          '--actor',
-          'ledger-metering-test',
-          '--scopes',
-          'usage:read',
-        ],
-        deps,
-      );
-      readKey = (reader.json as { key: string }).key;
-      ledgerKey = minted.env.LEDGER_QUOTA_KEY!;
-      ledger = await new LedgerHarness().start({
-        QUOTA_URL: `http://127.0.0.1:${port}`,
-        LEDGER_QUOTA_KEY: ledgerKey,
-        LEDGER_MONTHLY_CALL_QUOTA: '1000',
-        LEDGER_UNMETERED_REPLAY: 'true',
-      });
-    } finally {
-      await pool.end();
-      await closeRedis(redis);
-    }
+    const keys = await meteringKeys(`ledger metering ${ulid()}`, { reader: true });
+    readKey = keys.TEST_QUOTA_READ_KEY!;
+    ledgerKey = keys.LEDGER_QUOTA_KEY!;
+    ledger = await new LedgerHarness().start({
+      QUOTA_URL: `http://127.0.0.1:${port}`,
+      LEDGER_QUOTA_KEY: ledgerKey,
+      LEDGER_MONTHLY_CALL_QUOTA: '1000',
+      LEDGER_UNMETERED_REPLAY: 'true',
+    });
   });
   afterAll(async () => {
     await ledger?.stop();
