@@ -23,6 +23,7 @@ import {
 import { rebuildAsyncBalances } from '../../db/ledger/accounts';
 import { freezePosting, listPostingFreezes, unfreezePosting } from '../../db/ledger/freezes';
 import { issueKey } from './credentials';
+import { meterNewTenant } from './metering';
 
 /**
  * The operator CLI of the ledger (scripts/ledger-admin; in the image
@@ -51,7 +52,8 @@ export const USAGE = usageText(
 The secret of a new key is printed once; only its SHA-256 is stored.
 Metering: a root tenant's calls are consumed in the quota service at QUOTA_URL (LEDGER_QUOTA_KEY,
 made by scripts/platform-metering) as the subject ledger:<tenant_id> on the plan ledger-monthly,
-put there by the ledger before its first call is counted; the usage summary shows them.`,
+put there by tenant create (or by the ledger before its first call is counted); the usage
+summary shows them.`,
 );
 
 const COMMANDS = [
@@ -195,7 +197,26 @@ async function tenantCreate(pool: DatabasePool, options: Options): Promise<Print
   const tenant = await withSystem(pool, (tx) =>
     insertTenant(tx, { tenantId: uuidv7(), parentId: null, name, kind, contactEmail: null }),
   );
-  return { json: tenant, text: `tenant ${tenant.tenant_id} created (${tenant.name})` };
+  const metering = await meteringOf(tenant.tenant_id);
+  return {
+    json: { ...tenant, metering },
+    text: `tenant ${tenant.tenant_id} created (${tenant.name})\n${meteringNote(metering)}`,
+  };
+}
+
+/** The new root tenant in the quota service (its calls' subject), as the configuration allows. */
+async function meteringOf(tenantId: string) {
+  const { ledger } = loadConfig();
+  if (ledger.metering === null) return 'off' as const;
+  return meterNewTenant(ledger.metering, ledger.monthlyCallQuota, tenantId);
+}
+
+function meteringNote(metering: Awaited<ReturnType<typeof meteringOf>>): string {
+  if (metering === 'off')
+    return 'metering is off (QUOTA_URL and LEDGER_QUOTA_KEY unset): no monthly call quota is kept';
+  if (metering === 'unreachable')
+    return 'the quota service did not answer: the tenant is put on its plan before its first call is counted';
+  return `quota service: ${metering.subject} on the plan ledger-monthly`;
 }
 
 async function tenantSetStatus(

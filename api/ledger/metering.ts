@@ -207,6 +207,27 @@ export function quotaCallMeter(deps: {
   };
 }
 
+/**
+ * A new root tenant's subject put on the plan (made first), so it is in the quota service before
+ * its first call: what `ledger-admin tenant create` does. 'unreachable': the meter puts it there
+ * before the tenant's first call is counted.
+ */
+export async function meterNewTenant(
+  metering: MeteringConfig,
+  monthlyCallQuota: number,
+  tenantId: string,
+): Promise<{ subject: string } | 'unreachable'> {
+  const quota = createQuotaClient({ baseUrl: metering.quotaUrl, apiKey: metering.apiKey });
+  const subject = callsSubject(tenantId);
+  try {
+    await meteredSubjects(quota, monthlyCallQuota).assign(subject);
+  } catch (error) {
+    if (error instanceof QuotaUnavailable) return 'unreachable';
+    throw error;
+  }
+  return { subject };
+}
+
 /** The plan made (its limit brought to the configured one) and each subject put on it, once. */
 function meteredSubjects(quota: QuotaClient, monthlyCallQuota: number) {
   const catalogue = quotaCatalogue(quota);

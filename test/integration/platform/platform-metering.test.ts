@@ -156,4 +156,25 @@ describe('platform metering: the services wired to the quota service', () => {
     });
     expect(off.metering).toBe('off');
   });
+
+  it('when ledger-admin creates a root tenant, then its subject is on the plan ledger-monthly before its first call; without metering settings it says metering is off', async () => {
+    const created = (await json('ledger-admin', ['tenant', 'create', '--name', 'metered'])) as {
+      tenant_id: string;
+      metering: { subject: string };
+    };
+    expect(created.metering).toEqual({ subject: `ledger:${created.tenant_id}` });
+    const reader = quota(process.env.TEST_QUOTA_READ_KEY!);
+    const subject = encodeURIComponent(created.metering.subject);
+    expect(await reader('GET', `/v1/subjects/${subject}/usage`)).toMatchObject({
+      status: 200,
+      body: {
+        plan_name: 'ledger-monthly',
+        usage: [expect.objectContaining({ resource: 'ledger-calls', used: 0 })],
+      },
+    });
+    const off = await json('ledger-admin', ['tenant', 'create', '--name', 'unmetered'], {
+      QUOTA_URL: '',
+    });
+    expect(off.metering).toBe('off');
+  });
 });
