@@ -120,7 +120,9 @@ export function quotaCallMeter(deps: {
       }),
     );
     const monthly = reply.results.find((r) => r.resource === LEDGER_CALLS);
-    const past = Math.min(calls + ahead, Number(monthly?.overage ?? 0));
+    // Degraded (the quota service's Redis out of reach): admitted but not counted, so nothing
+    // is kept ahead, and the next consume takes none until a counted answer says what is left.
+    const past = reply.degraded ? ahead : Math.min(calls + ahead, Number(monthly?.overage ?? 0));
     if (past > 0) void giveBack(subject, past);
     const admitted = calls + ahead - past;
     const resetsAt = monthly?.window?.resets_at ?? null;
@@ -128,7 +130,7 @@ export function quotaCallMeter(deps: {
     const allowance = allowances.get(subject) ?? { calls: 0, remaining: 0, resetsAtMs: null };
     allowances.set(subject, {
       calls: allowance.calls + Math.max(0, admitted - calls),
-      remaining: Number(monthly?.remaining ?? 0),
+      remaining: reply.degraded ? 0 : Number(monthly?.remaining ?? 0),
       resetsAtMs: resetsAt === null ? null : Date.parse(resetsAt),
       lastUsedMs: Date.now(),
     });
