@@ -33,7 +33,7 @@ import {
   rollupAsyncBalances,
 } from '../db/ledger/accounts';
 import { issueKey } from '../api/ledger/credentials';
-import { DATA_DIR, loadStackEnv } from '../test/support/stack-env';
+import { loadStackEnv } from '../test/support/stack-env';
 import { testNamespace } from '../test/support/test-namespace';
 import { scrapeMetrics } from '../test/support/metrics-scrape';
 import { watchEventLoop } from '../platform/event-loop';
@@ -49,8 +49,8 @@ import { processCpuMs } from './lib/process-cpu';
 import { HostCpu } from './lib/host-cpu';
 import { machineSpeedMs } from './lib/machine-speed';
 import { freePort } from '../test/support/throwaway-backends';
-import { startApiProcess, stopProcessGroup } from '../test/support/api-process';
-import { meteringKeys } from '../test/support/platform-metering';
+import { stopProcessGroup } from '../test/support/api-process';
+import { meteringKeys, startQuotaProcess } from '../test/support/platform-metering';
 
 const ACCOUNTS = 1_000;
 const AS_OF_ENTRIES = 100_000;
@@ -162,17 +162,8 @@ function report(name: string, f: Figures): void {
 /** The quota service the ledger meters through, and the ledger's key there (a tenant of its own). */
 async function bootQuota(): Promise<{ process: ChildProcess; env: Record<string, string> }> {
   const port = await freePort();
-  const quotaProcess = await startApiProcess({
-    services: ['quota'],
-    env: {
-      QUOTA_PORT: String(port),
-      QUOTA_JOB_SCHEDULES: 'false',
-      LOG_LEVEL: 'warn',
-      TEMPORAL_NAMESPACE: testNamespace(),
-    },
-    logFile: path.join(DATA_DIR, 'logs', `bench-ledger-quota-${process.pid}.log`),
-    readyUrls: [`http://127.0.0.1:${port}/readyz`],
-  });
+  // In the tests' namespace, as main() set for every process the bench starts.
+  const quotaProcess = await startQuotaProcess(port, `bench-ledger-quota-${process.pid}`);
   // One quota tenant for every bench run (found by its name): its first key's bootstrap is
   // started once, in the tests' namespace (main() points the bench's own clients there).
   const keys = await meteringKeys('ledger bench');

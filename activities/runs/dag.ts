@@ -137,11 +137,8 @@ export function createDagActivities(deps: {
       source.keyId === null
         ? null
         : await holdRunSeconds(deps.metering, {
-            metered: run.metered,
+            ...run,
             key: { tenantId: run.tenantId, keyId: source.keyId },
-            trackId: run.trackId,
-            timeoutSeconds: run.timeoutSeconds,
-            latestStartMs: Date.parse(run.eligibleStart) + run.maxQueueSeconds * 1000,
           });
     if (held && 'refused' in held) return refuse(attempt, 'metered_quota_exceeded');
     await insertNodeRun(

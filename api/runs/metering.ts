@@ -53,9 +53,12 @@ export function meteringRefusal(error: unknown): never {
   throw error;
 }
 
-/** A run's seconds held, or the key's day refused them (`used` of `limit` already spent). */
-export type Reservation =
-  { reservationId: string } | { refused: { limit: number; used: number; resetsAt: string | null } };
+/** The key's day refused the seconds (`used` of `limit` already spent). */
+export interface Refusal {
+  refused: { limit: number; used: number; resetsAt: string | null };
+}
+/** A run's seconds held, or refused. */
+export type Reservation = { reservationId: string } | Refusal;
 
 /** The usage line of GET /api/v1/usage (its policy `metered_run_seconds`). */
 export interface MeteredUsage {
@@ -89,8 +92,8 @@ export function runsMeteringOf(config: MeteringConfig | null): RunsMetering | nu
 
 /**
  * A metered run's seconds (its clamped timeout) held before the run is stored, keyed by the run;
- * null when the key is unmetered or metering is off. The latest a run can end bounds how long
- * the quota service holds them.
+ * null when the key is unmetered or metering is off. They are held until the latest the run can
+ * end: its deadline, or its eligible start plus its queue's wait, then its timeout.
  */
 export async function holdRunSeconds(
   metering: RunsMetering | null,
@@ -99,17 +102,21 @@ export async function holdRunSeconds(
     key: MeteredKey;
     trackId: string;
     timeoutSeconds: number;
-    /** The latest instant the run may still start (its deadline, or its queue's). */
-    latestStartMs: number;
+    eligibleStart: string;
+    maxQueueSeconds: number;
+    expiresAt: string | null;
   },
 ): Promise<Reservation | null> {
   if (!run.metered || metering === null) return null;
-  const nowMs = Date.now();
+  const latestStartMs = Math.min(
+    run.expiresAt === null ? Infinity : Date.parse(run.expiresAt),
+    Date.parse(run.eligibleStart) + run.maxQueueSeconds * 1000,
+  );
   return metering.reserve({
     key: run.key,
     trackId: run.trackId,
     seconds: run.timeoutSeconds,
-    ttlSeconds: reservationTtlSeconds(run.latestStartMs + run.timeoutSeconds * 1000, nowMs),
+    ttlSeconds: reservationTtlSeconds(latestStartMs + run.timeoutSeconds * 1000, Date.now()),
   });
 }
 
@@ -188,7 +195,7 @@ export function createRunsMetering(config: MeteringConfig) {
     },
 
     /** Whether `seconds` would fit in the key's day now (a DAG's nodes at submit); holds nothing. */
-    async check(key: MeteredKey, seconds: number): Promise<Reservation | { fits: true }> {
+    async check(key: MeteredKey, seconds: number): Promise<{ fits: true } | Refusal> {
       if (seconds <= 0) return { fits: true };
       const reply = await answer('check', () =>
         quota.POST('/v1/check', {

@@ -142,13 +142,7 @@ function plannedRun(
 async function storeRun(deps: PlatformDeps, principal: KeyPrincipal, planned: PlannedRun) {
   const { run, dailyRuns } = planned;
   const metering = runsMeteringOf(deps.config.runs.metering);
-  const held = await holdRunSeconds(metering, {
-    metered: run.metered,
-    key: principal,
-    trackId: run.trackId,
-    timeoutSeconds: run.timeoutSeconds,
-    latestStartMs: latestStartMs(run),
-  }).catch(meteringRefusal);
+  const held = await holdRunSeconds(metering, { ...run, key: principal }).catch(meteringRefusal);
   if (held && 'refused' in held)
     throw runsError('metered_quota_exceeded', {
       details: {
@@ -179,13 +173,6 @@ async function storeRun(deps: PlatformDeps, principal: KeyPrincipal, planned: Pl
     throw runsError('daily_quota_exceeded', { details: { max_daily_runs: dailyRuns } });
   }
 }
-
-/** The latest a run may start: its deadline, or its eligible start plus its queue's wait. */
-const latestStartMs = (run: PlannedRun['run']): number =>
-  Math.min(
-    run.expiresAt === null ? Infinity : Date.parse(run.expiresAt),
-    Date.parse(run.eligibleStart) + run.maxQueueSeconds * 1000,
-  );
 
 /**
  * With a working-hours definition, a run becomes eligible at the first working instant at or

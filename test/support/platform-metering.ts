@@ -28,8 +28,22 @@ export async function startPlatformQuota(
   runId: string,
 ): Promise<{ api: ChildProcess; env: Record<string, string> }> {
   const port = await freePort();
-  const quotaUrl = `http://127.0.0.1:${port}`;
-  const api = await startApiProcess({
+  const api = await startQuotaProcess(port, `${runId}-platform-quota`);
+  const tenantName = `platform ${runId}`;
+  const keys = await meteringKeys(tenantName, { reader: true });
+  // PLATFORM_QUOTA_TENANT: the name the top README's metering walk-through finds the tenant by.
+  return {
+    api,
+    env: { QUOTA_URL: `http://127.0.0.1:${port}`, PLATFORM_QUOTA_TENANT: tenantName, ...keys },
+  };
+}
+
+/**
+ * A quota API in a process of its own on `port` (its jobs' schedules off, the run's webhook
+ * retry schedule), once it is ready; its output in .data/logs/<logName>.log.
+ */
+export function startQuotaProcess(port: number, logName: string): Promise<ChildProcess> {
+  return startApiProcess({
     services: ['quota'],
     env: {
       QUOTA_PORT: String(port),
@@ -37,13 +51,9 @@ export async function startPlatformQuota(
       LOG_LEVEL: 'warn',
       ...RUN_RETRY_DELAYS,
     },
-    logFile: path.join(DATA_DIR, 'logs', `${runId}-platform-quota.log`),
-    readyUrls: [`${quotaUrl}/readyz`],
+    logFile: path.join(DATA_DIR, 'logs', `${logName}.log`),
+    readyUrls: [`http://127.0.0.1:${port}/readyz`],
   });
-  const tenantName = `platform ${runId}`;
-  const keys = await meteringKeys(tenantName, { reader: true });
-  // PLATFORM_QUOTA_TENANT: the name the top README's metering walk-through finds the tenant by.
-  return { api, env: { QUOTA_URL: quotaUrl, PLATFORM_QUOTA_TENANT: tenantName, ...keys } };
 }
 
 /**

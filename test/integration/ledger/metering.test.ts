@@ -1,13 +1,11 @@
-import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { ulid } from 'ulid';
 import { sql } from '../../../db/pool';
 import { withSystem } from '../../../db/ledger/context';
-import { meteringKeys } from '../../support/platform-metering';
+import { meteringKeys, startQuotaProcess } from '../../support/platform-metering';
 import { replayUnmeteredCalls } from '../../../api/ledger/metering-replay';
-import { freePort, startApiProcess, stopProcessGroup } from '../../support/api-process';
-import { RUN_RETRY_DELAYS, eventually } from '../../support/services';
-import { DATA_DIR } from '../../support/stack-env';
+import { freePort, stopProcessGroup } from '../../support/api-process';
+import { eventually } from '../../support/services';
 import { LedgerHarness, newKey } from './support';
 
 /**
@@ -23,17 +21,7 @@ describe('the ledger metered through the quota service', () => {
   let ledgerKey: string;
 
   const startQuota = async () => {
-    quotaApi = await startApiProcess({
-      services: ['quota'],
-      env: {
-        QUOTA_PORT: String(port),
-        QUOTA_JOB_SCHEDULES: 'false',
-        LOG_LEVEL: 'warn',
-        ...RUN_RETRY_DELAYS,
-      },
-      logFile: path.join(DATA_DIR, 'logs', `ledger-metering-quota-${process.pid}.log`),
-      readyUrls: [`http://127.0.0.1:${port}/readyz`],
-    });
+    quotaApi = await startQuotaProcess(port, `ledger-metering-quota-${process.pid}`);
   };
   const stopQuota = async () => {
     if (quotaApi) await stopProcessGroup(quotaApi);
