@@ -1,6 +1,6 @@
 import { loadConfig } from '../platform/config';
 import { createLogger } from '../platform/logger';
-import { bootService, type BootedService } from './platform/bootstrap';
+import { bootService, type BootedService } from './bootstrap';
 import { SERVICES, isServiceName, type ServiceName } from './services';
 import { watchEventLoop } from '../platform/event-loop';
 

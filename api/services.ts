@@ -1,4 +1,4 @@
-import type { ServiceFactory } from './platform/service';
+import type { ServiceFactory } from './service';
 import { createLedgerApi } from './ledger/app';
 import { createRunsApi } from './runs/app';
 import { createQuotaApi } from './quota/app';

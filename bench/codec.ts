@@ -48,7 +48,7 @@ import {
   payloadDataConverter,
   type PayloadKey,
 } from '../platform/payload-codec';
-import { issueKey } from '../api/ledger/credentials';
+import { issueKey } from '../services/ledger/credentials';
 import { createDatabasePool, sql, type DatabasePool } from '../db/pool';
 import { migrateAll } from '../db/migrate';
 import { withSystem } from '../db/ledger/context';

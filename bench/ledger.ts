@@ -32,7 +32,7 @@ import {
   rebuildAsyncBalances,
   rollupAsyncBalances,
 } from '../db/ledger/accounts';
-import { issueKey } from '../api/ledger/credentials';
+import { issueKey } from '../services/ledger/credentials';
 import { loadStackEnv } from '../test/support/stack-env';
 import { testNamespace } from '../test/support/test-namespace';
 import { scrapeMetrics } from '../test/support/metrics-scrape';
@@ -75,7 +75,7 @@ interface Figures extends LoadFigures {
 
 const WINDOW_MS = 250;
 
-/** The posting batchers' histograms (api/ledger/metrics.ts), both paths summed. */
+/** The posting batchers' histograms (services/ledger/metrics.ts), both paths summed. */
 interface BatchTotals {
   calls: number;
   postings: number;

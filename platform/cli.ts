@@ -21,7 +21,7 @@ import { DomainError } from './errors';
  *    error is one readable line on stderr (`<cli>: <message>`; a usage error adds the usage).
  * 4. A cli.ts calls its main only when run directly (`if (require.main === module) runMain(cli)`),
  *    so its compiled form is an entry point as it is: in the built image, where tsx is pruned,
- *    `node dist/api/<service>/cli.js <command> ...`.
+ *    `node dist/cli/<service>.js <command> ...`.
  */
 
 type OptionsConfig = NonNullable<ParseArgsConfig['options']>;

@@ -372,7 +372,7 @@ export interface Config {
   dockerSocket: string;
   registryAddress: string;
   bindHost: string;
-  /** TRUSTED_PROXIES: whose X-Forwarded-For names the client (api/platform/http/client-address.ts). */
+  /** TRUSTED_PROXIES: whose X-Forwarded-For names the client (api/http/client-address.ts). */
   trustedProxies: string[];
   ports: { ledger: number; runs: number; quota: number };
   workerMetricsPort: number;
@@ -429,7 +429,7 @@ export interface MeteringConfig {
   apiKey: string;
 }
 
-/** Where run logs go in an object store (api/runs/log-objects.ts). */
+/** Where run logs go in an object store (services/runs/log-objects.ts). */
 export interface LogObjectsConfig {
   endpoint: string;
   bucket: string;

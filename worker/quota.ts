@@ -2,7 +2,7 @@ import type { WorkerOptions } from '@temporalio/worker';
 import { taskQueues } from '../platform/temporal';
 import { createQuotaBootstrapActivities } from '../activities/quota/bootstrap';
 import { createQuotaJobActivities } from '../activities/quota/jobs';
-import { createDeliveryActivities } from '../activities/platform/delivery';
+import { createDeliveryActivities } from '../activities/shared/delivery';
 import { createAlertMailActivities } from '../activities/quota/alert-mail';
 import type { WorkerDeps } from './workers';
 

@@ -6,9 +6,9 @@ import {
   createSelfCheckDockerActivities,
 } from '../activities/runs/self-check';
 import { createRunActivities } from '../activities/runs/run';
-import { runsMeteringOf } from '../api/runs/metering';
+import { runsMeteringOf } from '../services/runs/metering';
 import { createDagActivities } from '../activities/runs/dag';
-import { createDeliveryActivities } from '../activities/platform/delivery';
+import { createDeliveryActivities } from '../activities/shared/delivery';
 import { createRunDockerActivities } from '../activities/runs/run-docker';
 import { createRetentionActivities } from '../activities/runs/retention';
 import { createReconcileActivities } from '../activities/runs/reconcile';
@@ -22,7 +22,7 @@ import {
   announceDockerHost,
   withdrawDockerHost,
 } from '../db/runs/docker-hosts';
-import { createLogObjects } from '../api/runs/log-objects';
+import { createLogObjects } from '../services/runs/log-objects';
 import { removeContainersOfEndedRuns } from '../activities/runs/ended-containers';
 
 /** The any-host worker's activity slots: the containers one host may follow at once. */

@@ -1,5 +1,5 @@
 // Every workflow type the platform runs, bundled once for all workers.
-export * from './platform';
+export * from './shared';
 export * from './runs';
 export * from './ledger';
 export * from './quota';

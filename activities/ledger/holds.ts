@@ -2,9 +2,9 @@ import { ApplicationFailure, log } from '@temporalio/activity';
 import type { DatabasePool } from '../../db/pool';
 import { readDueHolds, type DueHold } from '../../db/ledger/transactions';
 import { withSystem } from '../../db/ledger/context';
-import { settlePendingTransaction } from '../../api/ledger/transactions';
-import { LEDGER_ERRORS } from '../../api/ledger/errors';
-import { callService } from '../platform/domain-failures';
+import { settlePendingTransaction } from '../../services/ledger/transactions';
+import { LEDGER_ERRORS } from '../../services/ledger/errors';
+import { callService } from '../shared/domain-failures';
 
 /** Due holds read per query of a sweep, oldest first. */
 export const SWEEP_BATCH_MAX = 500;

@@ -1,10 +1,10 @@
 import { sql, type DatabasePool } from '../../db/pool';
 import { setBootstrapState } from '../../db/quota/tenants';
-import { grantScopes } from '../../api/quota/authz';
+import { grantScopes } from '../../services/quota/authz';
 
 /**
  * The tenant's initial grants: every active key of the tenant gets the tuples of its scopes in the
- * access-control store (api/quota/authz.ts). Idempotent: a tuple already there is left, so a
+ * access-control store (services/quota/authz.ts). Idempotent: a tuple already there is left, so a
  * retried or re-run bootstrap resumes where the last one stopped.
  */
 export function createQuotaBootstrapActivities(deps: { pool: DatabasePool }) {

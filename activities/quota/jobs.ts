@@ -10,9 +10,9 @@ import {
   IDEMPOTENCY_WINDOW_HOURS,
   JOB_RUN_RETENTION_DAYS,
   type JobName,
-} from '../../api/quota/job-catalogue';
-import { expireDueReservations } from '../../api/quota/consumption/reservations';
-import { flushLedgerStream } from '../../api/quota/consumption/ledger-flush';
+} from '../../services/quota/job-catalogue';
+import { expireDueReservations } from '../../services/quota/consumption/reservations';
+import { flushLedgerStream } from '../../services/quota/consumption/ledger-flush';
 import type { Redis } from '../../db/redis';
 
 type JobDeps = { pool: DatabasePool; redis: Redis; taskQueuePrefix: string };

@@ -11,7 +11,7 @@ import {
   type LoadedDag,
   type NodeChange,
 } from '../../db/runs/dag-changes';
-import { nextWorkingInstant, parseWorkingHours } from '../../api/runs/working-hours';
+import { nextWorkingInstant, parseWorkingHours } from '../../services/runs/working-hours';
 import type { RunWorkflowInput } from '../../workflows/runs/definitions';
 import {
   INPUTS_MAX_BYTES,
@@ -21,9 +21,9 @@ import {
 import { inputVariable } from '../../workflows/runs/dag-rules';
 import { decryptWorkflowSecret } from '../../platform/secrets';
 import { workflowSecrets } from '../../db/runs/workflows';
-import { substituteSecrets } from '../../api/runs/templates/substitution';
-import type { LogObjects, RunRef } from '../../api/runs/log-objects';
-import { holdRunSeconds, type RunsMetering } from '../../api/runs/metering';
+import { substituteSecrets } from '../../services/runs/templates/substitution';
+import type { LogObjects, RunRef } from '../../services/runs/log-objects';
+import { holdRunSeconds, type RunsMetering } from '../../services/runs/metering';
 
 /** One attempt of a container node, as the DAG workflow asks for it. */
 export interface NodeAttempt {

@@ -1,7 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { sql, type DatabasePool } from '../../db/pool';
 import { transitionRun, type Transition } from '../../db/runs/runs';
-import { taskQueues } from '../../workflows/platform/task-queues';
+import { taskQueues } from '../../workflows/shared/task-queues';
 import type { RunWorkflowInput } from '../../workflows/runs/definitions';
 import type { ContainerOutcome, LaunchedContainer } from './run-docker';
 

@@ -9,8 +9,8 @@ import {
   logCacheKey,
   logFilePath,
   type LogStream,
-} from '../../api/runs/log-store';
-import { CHUNK_LINES, type LogObjects, type RunRef } from '../../api/runs/log-objects';
+} from '../../services/runs/log-store';
+import { CHUNK_LINES, type LogObjects, type RunRef } from '../../services/runs/log-objects';
 
 /** result_summary: the last 1 KB of stdout. */
 export const RESULT_SUMMARY_BYTES = 1024;
@@ -170,7 +170,7 @@ class FileSink implements LogSink {
 }
 
 /**
- * Chunks of CHUNK_LINES lines in an object store (api/runs/log-objects.ts): a full chunk is
+ * Chunks of CHUNK_LINES lines in an object store (services/runs/log-objects.ts): a full chunk is
  * uploaded at once, the one being filled every CHUNK_UPLOAD_EVERY_MS while it grows, each
  * upload after the one before it (a chunk's later version never overtaken by an earlier one).
  */

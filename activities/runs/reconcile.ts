@@ -8,7 +8,7 @@ import {
 } from '../../db/runs/docker-hosts';
 import { activeRunsPage, eventStored, type ActiveRunRow } from '../../db/runs/reconcile';
 import { transitionRun, type RunState, type TransitionOutcome } from '../../db/runs/runs';
-import { taskQueues, type TaskQueues } from '../../workflows/platform/task-queues';
+import { taskQueues, type TaskQueues } from '../../workflows/shared/task-queues';
 import { runWorkflowId } from '../../workflows/runs/definitions';
 import {
   RECONCILE_REASONS,

@@ -7,8 +7,8 @@ import {
   RUNS_REDIS_PREFIX,
   logCacheKeys,
   logFilePath,
-} from '../../api/runs/log-store';
-import type { LogObjects } from '../../api/runs/log-objects';
+} from '../../services/runs/log-store';
+import type { LogObjects } from '../../services/runs/log-objects';
 import { purgeContainerOutcomes } from '../../db/runs/container-outcomes';
 import { purgeGoneDockerHosts } from '../../db/runs/docker-hosts';
 

@@ -9,7 +9,7 @@ import { OWNER_LABEL, findOwnedContainer, pullImageOrFail } from '../docker/cont
 import { sampleOf, type DockerStats } from '../docker/stats';
 import { LogCapture } from './log-capture';
 import { settleRunEnd, type RunEnd } from './run';
-import type { RunsMetering } from '../../api/runs/metering';
+import type { RunsMetering } from '../../services/runs/metering';
 import {
   findRunStanding,
   transitionRun,
@@ -22,7 +22,7 @@ import {
   runContainerOwner,
   type RunWorkflowInput,
 } from '../../workflows/runs/definitions';
-import type { LogObjects } from '../../api/runs/log-objects';
+import type { LogObjects } from '../../services/runs/log-objects';
 
 export const TENANT_LABEL = 'platform.runs.tenant_id';
 /** The host (WORKER_ID) that made the container: it alone removes it once its run has ended. */

@@ -8,8 +8,8 @@ import {
   isWithinWorkingHours,
   nextWorkingInstant,
   parseWorkingHours,
-} from '../../api/runs/working-hours';
-import type { RunsMetering } from '../../api/runs/metering';
+} from '../../services/runs/working-hours';
+import type { RunsMetering } from '../../services/runs/metering';
 import {
   findRunMetering,
   findRunStanding,

@@ -1,7 +1,7 @@
 import type { DatabasePool } from '../../db/pool';
 import { ulid } from '../../db/ids';
 import { recordScheduleFire, type ScheduleFireRow } from '../../db/runs/schedules';
-import { wallTimeOf } from '../../api/runs/schedules/dst';
+import { wallTimeOf } from '../../services/runs/schedules/dst';
 
 /** What recordScheduleFire did for one occurrence. */
 export type ScheduleFireResult =

@@ -4,9 +4,9 @@ import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import type { Config } from '../../platform/config';
 import { DomainError } from '../../platform/errors';
 import { taskQueues } from '../../platform/temporal';
-import { wallTimeOf } from '../../api/runs/schedules/dst';
-import { runTemplate } from '../../api/runs/templates/service';
-import { openTriggerParams } from '../../api/runs/triggers/params';
+import { wallTimeOf } from '../../services/runs/schedules/dst';
+import { runTemplate } from '../../services/runs/templates/service';
+import { openTriggerParams } from '../../services/runs/triggers/params';
 import type { DatabasePool } from '../../db/pool';
 import { findPrincipalOfKey } from '../../db/runs/tenants';
 import {

@@ -1,20 +1,20 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import client from 'prom-client';
-import { createApp } from '../platform/http/app';
+import { createApp } from '../http/app';
 import { BackendMonitor, postgresLoginCheck, type DatabaseStatus } from '../../platform/health';
-import type { ServiceInstance } from '../platform/service';
+import type { ServiceInstance } from '../service';
 import type { PlatformDeps } from '../../platform/deps';
 import { ledgerBody } from './envelope';
-import { LEDGER_ERRORS } from './errors';
+import { LEDGER_ERRORS } from '../../services/ledger/errors';
 import { ledgerRouter, type LedgerRouteDeps } from './routes';
 import { mountProbeRoutes } from './routes/probes';
-import { HoldDispatcher } from './holds';
+import { HoldDispatcher } from '../../services/ledger/holds';
 import { edgeBodyLimit, edgeRateLimit } from './edge';
-import { quotaCallMeter } from './metering';
-import { startUnmeteredReplay } from './metering-replay';
+import { quotaCallMeter } from '../../services/ledger/metering';
+import { startUnmeteredReplay } from '../../services/ledger/metering-replay';
 import { openApiDocument } from './openapi';
-import { postingBatchMetrics } from './metrics';
+import { postingBatchMetrics } from '../../services/ledger/metrics';
 import { drainAsyncBalances } from '../../db/ledger/accounts';
 import { enableAutoPipelining } from '../../db/redis';
 

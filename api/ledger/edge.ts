@@ -1,11 +1,11 @@
 import { Readable } from 'node:stream';
-import { ledgerError } from './errors';
+import { ledgerError } from '../../services/ledger/errors';
 import getRawBody from 'raw-body';
 import type { Context, Middleware, Next } from 'koa';
 import { redisScript, type Redis } from '../../db/redis';
 import type { Logger } from '../../platform/logger';
-import { PayloadTooLargeError } from '../platform/http/json-body';
-import { clientAddress } from '../platform/http/client-address';
+import { PayloadTooLargeError } from '../http/json-body';
+import { clientAddress } from '../http/client-address';
 import { countingBatcher } from '../../platform/batching';
 
 /** Paths the edge never limits (probes). */

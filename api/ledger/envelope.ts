@@ -1,7 +1,7 @@
 import { RequestValidationError, type DomainError } from '../../platform/errors';
-import { LEDGER_ERRORS } from './errors';
-import type { ErrorEnvelope } from '../platform/http/app';
-import { errorResponse } from '../platform/http/error-response';
+import { LEDGER_ERRORS } from '../../services/ledger/errors';
+import type { ErrorEnvelope } from '../http/app';
+import { errorResponse } from '../http/error-response';
 
 /** Codes the ledger's clients see as INVALID_REQUEST (the spec's code for an unreadable body). */
 export const SHOWN_AS_INVALID_REQUEST = new Set(['MALFORMED_JSON', 'UNSUPPORTED_MEDIA_TYPE']);

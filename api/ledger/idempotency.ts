@@ -1,9 +1,10 @@
 import canonicalize from 'canonicalize';
-import { LEDGER_ERRORS, ledgerError } from './errors';
+import { LEDGER_ERRORS, ledgerError } from '../../services/ledger/errors';
 import type { Context, Next } from 'koa';
 import type { DatabasePool } from '../../db/pool';
 import { withTenant, type Tx } from '../../db/ledger/context';
 import {
+  IDEMPOTENCY_LOCK_MS,
   claimIdempotencyKey,
   completeIdempotencyKey,
   releaseIdempotencyKey,
@@ -16,13 +17,11 @@ import {
   RequestValidationError,
   type DomainError,
 } from '../../platform/errors';
-import { MISSING_BODY } from '../platform/http/validate';
-import { sha256, type Principal } from './credentials';
+import { MISSING_BODY } from '../http/validate';
+import { sha256, type Principal } from '../../services/ledger/credentials';
 import { ledgerEnvelope } from './envelope';
-import { LIMITS } from './validation';
+import { LIMITS } from '../../services/ledger/validation';
 
-/** How long a claimed key blocks a concurrent duplicate before a retry may take it over. */
-export const IDEMPOTENCY_LOCK_MS = 30_000;
 export const IDEMPOTENCY_RETRY_AFTER_SECONDS = 1;
 
 export interface IdempotencyState {
@@ -35,7 +34,7 @@ export interface IdempotencyState {
 
 /**
  * A refusal is remembered (a replay gets it again) unless the catalogue calls it retryable (5xx,
- * 429, and any refusal with a Retry-After: api/ledger/errors.ts), or the request came without a
+ * 429, and any refusal with a Retry-After: services/ledger/errors.ts), or the request came without a
  * body: that send went wrong, and the same key must still work once it has one.
  */
 function isFinal(error: DomainError): boolean {

@@ -1,11 +1,11 @@
 import Joi from 'joi';
 import { LEDGER_ROLES } from '../../db/ledger/tenants';
-import { ENTRY_STATES } from './accounts';
-import { ASSET_KINDS } from './asset-types';
-import { LEDGER_ERRORS } from './errors';
+import { ENTRY_STATES } from '../../services/ledger/accounts';
+import { ASSET_KINDS } from '../../services/ledger/asset-types';
+import { LEDGER_ERRORS } from '../../services/ledger/errors';
 import { SHOWN_AS_INVALID_REQUEST } from './envelope';
-import { SUB_TENANT_KEY_ROLES } from './sub-tenants';
-import { LIMITS } from './validation';
+import { SUB_TENANT_KEY_ROLES } from '../../services/ledger/sub-tenants';
+import { LIMITS } from '../../services/ledger/validation';
 
 /**
  * The ledger's response models (and its error envelope) as joi schemas named for the OpenAPI

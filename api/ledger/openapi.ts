@@ -3,11 +3,11 @@
  * bodies are generated from the operations (routes/<area>.ts, collected in routes/index.ts), the
  * joi schemas its routes validate with, and so are its response models (the joi models of
  * models.ts the operations answer with). Decisions where the spec says "not shown" are written
- * into the descriptions (and api/ledger/README.md).
+ * into the descriptions (and services/ledger/README.md).
  */
-import { openApiPaths, type JsonSchema } from '../platform/http/contract';
+import { openApiPaths, type JsonSchema } from '../http/contract';
 import { LEDGER_OPERATIONS } from './routes';
-import { LIMITS } from './validation';
+import { LIMITS } from '../../services/ledger/validation';
 
 const idempotencyHeader = {
   name: 'Idempotency-Key',

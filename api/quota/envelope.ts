@@ -1,5 +1,5 @@
 import { RequestValidationError, type DomainError } from '../../platform/errors';
-import type { ErrorEnvelope } from '../platform/http/app';
+import type { ErrorEnvelope } from '../http/app';
 
 /** FastAPI's ValidationError item. */
 export interface ValidationErrorItem {

@@ -1,7 +1,7 @@
 import type { ErrorDefinition } from '../../platform/errors';
-import { QUOTA_ERRORS } from './errors';
+import { QUOTA_ERRORS } from '../../services/quota/errors';
 import { mcpGuide } from './mcp';
-import { OPERATOR_SCOPES, TENANT_SCOPES } from './scopes';
+import { OPERATOR_SCOPES, TENANT_SCOPES } from '../../services/quota/scopes';
 
 const lines = (entries: [string, string][]) => entries.map(([k, v]) => `- ${k}: ${v}`).join('\n');
 

@@ -5,7 +5,7 @@ import {
   type OperationToolSpec,
   type RequestListener,
   type ToolAnnotations,
-} from '../platform/mcp';
+} from '../mcp';
 import { ALERT_OPERATIONS } from './routes/alerts';
 import { CATALOGUE_OPERATIONS } from './routes/catalogue';
 import { CONSUMPTION_OPERATIONS } from './routes/consumption';

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { DELIVERY_STATUSES } from '../../db/quota/webhooks';
-import { TENANT_SCOPE_NAMES } from './scopes';
+import { TENANT_SCOPE_NAMES } from '../../services/quota/scopes';
 
 /**
  * The response models of the quota service as joi schemas named for the OpenAPI document's

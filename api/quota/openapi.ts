@@ -1,6 +1,6 @@
-import { openApiPaths, type JsonSchema } from '../platform/http/contract';
+import { openApiPaths, type JsonSchema } from '../http/contract';
 import { QUOTA_OPERATIONS } from './routes';
-import { OPERATOR_SCOPES, TENANT_SCOPES } from './scopes';
+import { OPERATOR_SCOPES, TENANT_SCOPES } from '../../services/quota/scopes';
 import { CODEC_SESSION_COOKIE } from './routes/temporal-codec';
 
 /**
@@ -30,7 +30,7 @@ function buildDocument(): JsonSchema {
       error_envelope:
         '422: {detail: [{loc, msg, type}]} (FastAPI\'s ValidationError; a body that is not JSON too, type json_invalid). Any other refusal: {detail: "<code>"}, a code listed in each response\'s description.',
       access_control:
-        "Grants are relation tuples (tenant:<id>#<scope>@key:<key row id>) in an embedded store behind api/quota/authz.ts. A new tenant's first key is granted by the workflow quota-bootstrap/<tenant id> (resumable, idempotent; re-run by POST /v1/tenants/{id}/bootstrap-authz); keys minted later are granted in the transaction that mints them.",
+        "Grants are relation tuples (tenant:<id>#<scope>@key:<key row id>) in an embedded store behind services/quota/authz.ts. A new tenant's first key is granted by the workflow quota-bootstrap/<tenant id> (resumable, idempotent; re-run by POST /v1/tenants/{id}/bootstrap-authz); keys minted later are granted in the transaction that mints them.",
       audit:
         "Every admin change (tenants, keys, catalogue, assignments, overrides) writes an audit entry in its own transaction: actor (the acting key's actor), action, entity, before and after, seq increasing. The table refuses UPDATE, DELETE and TRUNCATE in the database itself.",
     },

@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa';
 import { validate as isUuid, version as uuidVersion } from 'uuid';
-import { runsError } from './errors';
+import { runsError } from '../../services/runs/errors';
 import type { DatabasePool } from '../../db/pool';
 import { redisScript, type Redis } from '../../db/redis';
 import { findPrincipal, type KeyPrincipal } from '../../db/runs/tenants';

@@ -1,4 +1,4 @@
-import type { ErrorEnvelope } from '../platform/http/app';
+import type { ErrorEnvelope } from '../http/app';
 
 /**
  * The runs service's envelope: `{detail: "<code or message>"}`. Business errors carry their

@@ -8,11 +8,11 @@ import {
 } from '../../workflows/runs/dag-rules';
 import { CONTROL_FROM_STATES } from '../../workflows/runs/definitions';
 import type { ErrorDefinition } from '../../platform/errors';
-import { RUNS_ERRORS } from './errors';
+import { RUNS_ERRORS } from '../../services/runs/errors';
 import { mcpGuide, permissionsOf } from './mcp';
 import { SERVICE_OPERATIONS } from './openapi';
 import type { RunsOperation } from './routes';
-import { NODE_EVENTS, RUN_EVENTS, WORKFLOW_EVENTS } from './webhooks/catalogue';
+import { NODE_EVENTS, RUN_EVENTS, WORKFLOW_EVENTS } from '../../services/runs/webhooks/catalogue';
 
 const list = (values: readonly string[]) => values.join(', ');
 const split = (all: readonly string[], terminal: readonly string[]) =>

@@ -6,7 +6,7 @@ import {
   type OperationTool,
   type RequestListener,
   type ToolAnnotations,
-} from '../platform/mcp';
+} from '../mcp';
 import { RUNS_OPERATIONS, type RunsOperation } from './routes';
 
 /** Reads: nothing changes, however often. */

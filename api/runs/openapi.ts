@@ -1,7 +1,7 @@
 import { PERMISSIONS } from '../../db/runs/permissions';
-import { openApiPaths, type JsonSchema } from '../platform/http/contract';
+import { openApiPaths, type JsonSchema } from '../http/contract';
 import { RUNS_OPERATIONS } from './routes';
-import { TEMPLATE_DECISIONS } from './templates/decisions';
+import { TEMPLATE_DECISIONS } from './decisions/templates';
 import {
   TIMER_HORIZON_DAYS,
   TIMERS_LIST_LIMIT_DEFAULT,
@@ -12,10 +12,10 @@ import {
   LABEL_VALUE_MAX_LENGTH,
   LABELS_MAX,
   PAYLOAD_MAX_BYTES,
-} from './payloads';
+} from '../../services/runs/payloads';
 import { RECOVER_LIMIT_MAX } from './routes/webhooks';
-import { TRIGGER_DECISIONS } from './triggers/decisions';
-import { SCHEDULE_DECISIONS } from './schedules/decisions';
+import { TRIGGER_DECISIONS } from './decisions/triggers';
+import { SCHEDULE_DECISIONS } from './decisions/schedules';
 
 /** Every operation of the service, in the document's order (routes/index.ts). */
 export const SERVICE_OPERATIONS = Object.values(RUNS_OPERATIONS);

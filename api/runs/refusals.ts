@@ -1,7 +1,7 @@
 import type { Context, Next } from 'koa';
 import { isDomainError, type DomainError } from '../../platform/errors';
-import { errorResponse } from '../platform/http/error-response';
-import { RUNS_ERRORS } from './errors';
+import { errorResponse } from '../http/error-response';
+import { RUNS_ERRORS } from '../../services/runs/errors';
 import type { Logger } from '../../platform/logger';
 import type { DatabasePool } from '../../db/pool';
 import { insertAudit } from '../../db/runs/audit';

@@ -1,5 +1,5 @@
 import { ulid } from 'ulid';
-import { runAdmin } from '../../api/runs/cli';
+import { runAdmin } from '../../cli/runs';
 import type { DatabasePool } from '../../db/pool';
 
 /** A new runs tenant of the bench's own (`bench-<ulid>`) and a key of it holding `permissions`. */

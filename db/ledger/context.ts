@@ -8,7 +8,7 @@ import { DomainError, type DomainErrorInit } from '../../platform/errors';
 
 /**
  * The ledger's codes for the database's own refusals: domain outcomes, no HTTP here (the ledger's
- * catalogue, api/ledger/errors.ts, holds that each is one of its codes).
+ * catalogue, services/ledger/errors.ts, holds that each is one of its codes).
  */
 export type DatabaseRefusalCode =
   | 'POSTING_FROZEN'

@@ -1,6 +1,9 @@
 import { sql, type DatabasePool } from '../pool';
 import { mapDatabaseError, withTenant, type Tx } from './context';
 
+/** How long a claimed key blocks a concurrent duplicate before a retry may take it over. */
+export const IDEMPOTENCY_LOCK_MS = 30_000;
+
 export interface IdempotencyScope {
   tenantId: string;
   endpoint: string;

@@ -16,7 +16,7 @@ export interface AlertEventRow {
   triggered_at: string;
 }
 
-/** A crossing to record, as decided (api/quota/alerts/crossings.ts). */
+/** A crossing to record, as decided (services/quota/alerts/crossings.ts). */
 export interface NewAlertEvent {
   id: string;
   ruleId: string;

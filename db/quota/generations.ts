@@ -6,7 +6,7 @@ import type { Queryable } from './queryable';
 /**
  * The generations of a tenant's catalogue and of a subject's assignment (migration quota/0007):
  * bumped by triggers in every transaction that changes them, compared by each decision with the
- * ones its process's memory was read at (api/quota/catalogue-cache.ts). Decimal strings; '0' when
+ * ones its process's memory was read at (services/quota/catalogue-cache.ts). Decimal strings; '0' when
  * nothing was ever written.
  */
 export interface Generations {

@@ -67,7 +67,7 @@ export async function settleReservation(
   change: {
     status: 'committed' | 'released' | 'expired';
     eventId: string;
-    /** JSON text (exact integers): api/platform/http/exact-json.ts. */
+    /** JSON text (exact integers): platform/exact-json.ts. */
     adjustmentsJson?: string;
   },
 ): Promise<ReservationRow> {

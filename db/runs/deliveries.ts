@@ -8,7 +8,7 @@ import { sql, type DatabasePool } from '../pool';
  */
 type Tx = Parameters<Parameters<DatabasePool['transaction']>[0]>[0];
 
-/** What a run event's envelope says of its run (api/runs/webhooks/envelopes.ts). */
+/** What a run event's envelope says of its run (services/runs/webhooks/envelopes.ts). */
 export interface RunSnapshot {
   track_id: string;
   name: string | null;
@@ -247,7 +247,7 @@ export interface AttemptTarget {
 /**
  * How long a new, released or recovered delivery is its API process's to attempt first (its
  * lease, dispatch_until), renewed while it waits in that process's queue
- * (api/runs/webhooks/dispatcher.ts); a pending row whose lease ran out is adopted by another
+ * (services/runs/webhooks/dispatcher.ts); a pending row whose lease ran out is adopted by another
  * process's dispatcher (adoptLapsedDeliveries), so two never both take one. Their clock is the
  * database's.
  */
@@ -320,7 +320,7 @@ export async function beginAttempt(
 
 /**
  * The first attempt of a delivery its API process holds the lease of
- * (api/runs/webhooks/dispatcher.ts), with no workflow: pending, never started as a workflow, its
+ * (services/runs/webhooks/dispatcher.ts), with no workflow: pending, never started as a workflow, its
  * lease running, and no earlier first attempt of its endpoint outstanding. 'wait': there is one
  * (per-endpoint order); null: the delivery is not this dispatcher's to attempt any more.
  */

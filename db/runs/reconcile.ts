@@ -18,7 +18,7 @@ export interface ActiveRunRow {
 /**
  * One page of active runs whose workflow start is confirmed (workflow_input cleared), in
  * track_id order after `afterTrackId`. Rows still carrying their workflow input belong to the
- * start sweeper (api/runs/workflow-starter.ts), which starts or confirms them; the reconciler
+ * start sweeper (services/runs/workflow-starter.ts), which starts or confirms them; the reconciler
  * never judges them, so it never races a start. Served by the partial index runs_active_track.
  */
 export async function activeRunsPage(

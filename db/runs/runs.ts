@@ -88,9 +88,9 @@ export interface NewRun {
   timeoutSeconds: number;
   clamped: boolean;
   metered: boolean;
-  /** A metered run's seconds held by the quota service (api/runs/metering.ts); else null. */
+  /** A metered run's seconds held by the quota service (services/runs/metering.ts); else null. */
   quotaReservationId: string | null;
-  /** Kept until the run's workflow is confirmed started (see api/runs/workflow-starter.ts). */
+  /** Kept until the run's workflow is confirmed started (see services/runs/workflow-starter.ts). */
   workflowInput: unknown;
   workflowTaskQueue: string;
   /** Its inline webhook, stored in the run's statement; none: absent or null. */

@@ -10,7 +10,7 @@ import { inlineWebhookInsert, type InlineWebhookRow } from './webhooks';
 
 type Queryable = Pick<DatabasePool, 'query' | 'one' | 'maybeOne' | 'any' | 'oneFirst'>;
 
-/** The notice a schedule's fire publishes (api/runs/webhooks/catalogue.ts). */
+/** The notice a schedule's fire publishes (services/runs/webhooks/catalogue.ts). */
 export const SCHEDULE_FIRED_EVENT = 'schedule.fired';
 
 /** The outcomes of a fire ledger row (the table's CHECK). */

@@ -24,7 +24,7 @@ export interface TemplateRow {
 export interface TemplateVersionRow {
   template_id: string;
   version: number;
-  /** The parameter declarations as accepted (api/runs/templates/params.ts). */
+  /** The parameter declarations as accepted (services/runs/templates/params.ts). */
   params: unknown[];
   /** The definition as accepted: a workflow submit body with `${{ name }}` placeholders. */
   definition: Record<string, unknown>;

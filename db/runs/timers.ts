@@ -14,7 +14,7 @@ type Queryable = Pick<DatabasePool, 'query' | 'one' | 'maybeOne' | 'any' | 'oneF
 export const TIMER_STATES = ['pending', 'fired', 'cancelled'] as const;
 export type TimerState = (typeof TIMER_STATES)[number];
 
-/** The notice a fired timer publishes (api/runs/webhooks/catalogue.ts). */
+/** The notice a fired timer publishes (services/runs/webhooks/catalogue.ts). */
 export const TIMER_FIRED_EVENT = 'timer.fired';
 
 export interface TimerRow {

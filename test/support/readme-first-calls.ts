@@ -16,7 +16,7 @@ export interface FirstCalls {
 
 /** The sh block after the service README's one marker, and the text block after it. */
 export function firstCalls(service: Service): FirstCalls {
-  return markedCalls(path.join('api', service, 'README.md'), MARKER);
+  return markedCalls(path.join('services', service, 'README.md'), MARKER);
 }
 
 /** The top README's metering walk-through (its "One platform" section). */

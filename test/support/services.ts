@@ -1,6 +1,6 @@
 import { loadConfig, type Config } from '../../platform/config';
 import { createLogger } from '../../platform/logger';
-import { bootService, type BootedService } from '../../api/platform/bootstrap';
+import { bootService, type BootedService } from '../../api/bootstrap';
 import { SERVICES, type ServiceName } from '../../api/services';
 
 export interface TestService extends BootedService {

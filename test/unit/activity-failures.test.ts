@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { callService, toActivityFailure } from '../../activities/platform/domain-failures';
-import { LEDGER_ERRORS, ledgerError } from '../../api/ledger/errors';
+import { callService, toActivityFailure } from '../../activities/shared/domain-failures';
+import { LEDGER_ERRORS, ledgerError } from '../../services/ledger/errors';
 import { DomainError } from '../../platform/errors';
 
 /** An activity's answer to a service's refusal: final ones end it, retryable ones retry it. */

@@ -1,13 +1,8 @@
 import Router from '@koa/router';
 import Joi from 'joi';
-import {
-  koaPath,
-  mount,
-  openApiPaths,
-  type OperationContract,
-} from '../../api/platform/http/contract';
-import { jsonSchemaOf } from '../../api/platform/http/json-schema';
-import { boundedText } from '../../api/platform/http/text';
+import { koaPath, mount, openApiPaths, type OperationContract } from '../../api/http/contract';
+import { jsonSchemaOf } from '../../api/http/json-schema';
+import { boundedText } from '../../platform/text';
 import { undocumentedRoutes } from '../support/documented-routes';
 
 describe('jsonSchemaOf: a joi schema as the JSON Schema a client validates with', () => {

@@ -1,11 +1,11 @@
 import { isRetryable, type ErrorCatalogue } from '../../platform/errors';
-import { LEDGER_ERRORS, ledgerError } from '../../api/ledger/errors';
+import { LEDGER_ERRORS, ledgerError } from '../../services/ledger/errors';
 import { SHOWN_AS_INVALID_REQUEST } from '../../api/ledger/envelope';
 import { LLMS_TXT } from '../../api/ledger/llms';
 import { openApiDocument as ledgerDocument } from '../../api/ledger/openapi';
-import { RUNS_ERRORS, runsError } from '../../api/runs/errors';
+import { RUNS_ERRORS, runsError } from '../../services/runs/errors';
 import { openApiDocument as runsDocument } from '../../api/runs/openapi';
-import { QUOTA_ERRORS, quotaError } from '../../api/quota/errors';
+import { QUOTA_ERRORS, quotaError } from '../../services/quota/errors';
 
 interface Response {
   description?: string;

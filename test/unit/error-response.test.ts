@@ -1,6 +1,6 @@
-import { errorResponse } from '../../api/platform/http/error-response';
+import { errorResponse } from '../../api/http/error-response';
 import { DomainError, MethodNotAllowedError, platformError } from '../../platform/errors';
-import { RUNS_ERRORS, runsError } from '../../api/runs/errors';
+import { RUNS_ERRORS, runsError } from '../../services/runs/errors';
 
 /** The one place a domain error becomes HTTP: the catalogue's status and the headers it implies. */
 describe('errorResponse', () => {

@@ -1,4 +1,4 @@
-import { jsonNestingDepth } from '../../api/platform/http/json-body';
+import { jsonNestingDepth } from '../../api/http/json-body';
 
 describe('jsonNestingDepth', () => {
   it('counts objects and arrays as levels', () => {

@@ -1,9 +1,9 @@
 import type { Context } from 'koa';
-import { isPrivateAddress, privateNetworkOnly } from '../../api/platform/http/private-network';
-import { errorResponse } from '../../api/platform/http/error-response';
+import { isPrivateAddress, privateNetworkOnly } from '../../api/http/private-network';
+import { errorResponse } from '../../api/http/error-response';
 import type { DomainError } from '../../platform/errors';
-import { LEDGER_ERRORS } from '../../api/ledger/errors';
-import { RUNS_ERRORS } from '../../api/runs/errors';
+import { LEDGER_ERRORS } from '../../services/ledger/errors';
+import { RUNS_ERRORS } from '../../services/runs/errors';
 
 describe('isPrivateAddress', () => {
   it.each([

@@ -1,5 +1,5 @@
 import Ajv2020 from 'ajv/dist/2020';
-import { jsonSchemaOf } from '../../api/platform/http/json-schema';
+import { jsonSchemaOf } from '../../api/http/json-schema';
 import { POLICY_CREATE } from '../../api/quota/routes/policy-schemas';
 
 /**

@@ -1,6 +1,6 @@
 import { condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { LedgerHoldActivities, SweepResult } from '../../activities/ledger/holds';
-import { postgresProfile } from '../platform/activity-profiles';
+import { postgresProfile } from '../shared/activity-profiles';
 import { holdSettledSignal, type HoldInput } from './hold-definitions';
 
 export type HoldOutcome = 'settled' | 'expired' | 'already_final';

@@ -5,10 +5,10 @@ import {
   shortId,
   summary,
   type ExecutionSummary,
-} from '../platform/summaries';
+} from '../shared/summaries';
 
 /**
- * The ledger's executions as a person sees them in the Web UI (workflows/platform/summaries.ts
+ * The ledger's executions as a person sees them in the Web UI (workflows/shared/summaries.ts
  * says what is never shown). Pure.
  */
 

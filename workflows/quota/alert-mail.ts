@@ -17,7 +17,7 @@
  * RECORDED HISTORIES: test/histories/quota/alert-mail-*.json (before delivery-state).
  */
 import { patched, proxyActivities, sleep, upsertSearchAttributes } from '@temporalio/workflow';
-import { DELIVERY_STATE } from '../platform/search-attributes';
+import { DELIVERY_STATE } from '../shared/search-attributes';
 import type { AlertMailActivities } from '../../activities/quota/alert-mail';
 import type { AlertMailWorkflowInput, MailVerdict } from './alert-mail-definitions';
 

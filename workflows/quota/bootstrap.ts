@@ -1,6 +1,6 @@
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { QuotaBootstrapActivities } from '../../activities/quota/bootstrap';
-import { postgresProfile } from '../platform/activity-profiles';
+import { postgresProfile } from '../shared/activity-profiles';
 
 /** Tries before the bootstrap is recorded as failed (an operator re-runs it: bootstrap-authz). */
 export const BOOTSTRAP_ATTEMPTS = 5;

@@ -1,14 +1,14 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { QuotaJobActivities } from '../../activities/quota/jobs';
-import type { JobName } from '../../api/quota/job-catalogue';
-import { postgresProfile } from '../platform/activity-profiles';
+import type { JobName } from '../../services/quota/job-catalogue';
+import { postgresProfile } from '../shared/activity-profiles';
 
 const jobs = proxyActivities<QuotaJobActivities>({
   ...postgresProfile,
   startToCloseTimeout: '5 minutes',
 });
 
-/** One run of a quota background job (api/quota/job-catalogue.ts), from its schedule or on demand. */
+/** One run of a quota background job (services/quota/job-catalogue.ts), from its schedule or on demand. */
 export async function quotaJobWorkflow(input: { job: JobName; trigger: 'schedule' | 'manual' }) {
   return jobs.runQuotaJob(input);
 }

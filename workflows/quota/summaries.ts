@@ -4,10 +4,10 @@ import {
   platformSummary,
   summary,
   type ExecutionSummary,
-} from '../platform/summaries';
+} from '../shared/summaries';
 
 /**
- * The quota service's executions as a person sees them in the Web UI (workflows/platform/
+ * The quota service's executions as a person sees them in the Web UI (workflows/shared/
  * summaries.ts says what is never shown). Pure.
  */
 

@@ -7,8 +7,8 @@ import {
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
 import type { DagActivities, LaunchedAttempt, NodeAttemptWrite } from '../../activities/runs/dag';
-import { localPostgresProfile } from '../platform/activity-profiles';
-import { DAG_STATE } from '../platform/search-attributes';
+import { localPostgresProfile } from '../shared/activity-profiles';
+import { DAG_STATE } from '../shared/search-attributes';
 import type { DagWorkflowInput } from './dag-definitions';
 import {
   TERMINAL_WORKFLOW_STATES,

@@ -1,5 +1,5 @@
 import { ParentClosePolicy, condition, startChild } from '@temporalio/workflow';
-import { RUN_STATE, executionSearchAttributes } from '../platform/search-attributes';
+import { RUN_STATE, executionSearchAttributes } from '../shared/search-attributes';
 import { runSummary } from './summaries';
 import { cancelRunSignal, runWorkflowId } from './definitions';
 import type { DagExecution, DagNode } from './dag-execution';

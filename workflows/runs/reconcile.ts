@@ -11,7 +11,7 @@ import type {
   StaleRun,
 } from '../../activities/runs/reconcile';
 import type { RunDockerActivities } from '../../activities/runs/run-docker';
-import { dockerCallProfile, postgresProfile } from '../platform/activity-profiles';
+import { dockerCallProfile, postgresProfile } from '../shared/activity-profiles';
 import { hostLostSignal, runWorkflowId } from './definitions';
 import { workflowUlid } from './ids';
 import type { ReconcileReason } from './reconcile-definitions';

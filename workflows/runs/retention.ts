@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { RetentionActivities } from '../../activities/runs/retention';
-import { postgresProfile } from '../platform/activity-profiles';
+import { postgresProfile } from '../shared/activity-profiles';
 
 /** Runs deleted per activity call; the workflow loops until a batch comes back short. */
 export const RETENTION_BATCH_SIZE = 500;

@@ -7,9 +7,9 @@ import {
 } from '@temporalio/workflow';
 import type { RunActivities } from '../../activities/runs/run';
 import type { ContainerOutcome, RunDockerActivities } from '../../activities/runs/run-docker';
-import { dockerCallProfile, localPostgresProfile } from '../platform/activity-profiles';
-import { dockerHostQueue } from '../platform/task-queues';
-import { RUN_STATE } from '../platform/search-attributes';
+import { dockerCallProfile, localPostgresProfile } from '../shared/activity-profiles';
+import { dockerHostQueue } from '../shared/task-queues';
+import { RUN_STATE } from '../shared/search-attributes';
 import {
   CONTROL_FROM_STATES,
   isTerminal,

@@ -1,6 +1,6 @@
 import { condition, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { HostClaimActivities, RunFollowedToEnd } from '../../activities/runs/host';
-import { NON_RETRYABLE } from '../platform/activity-profiles';
+import { NON_RETRYABLE } from '../shared/activity-profiles';
 import type { RunExecution } from './run-execution';
 import { enforceRunTimeout, untilNoPauseOrResumeInFlight } from './run-follow';
 import {

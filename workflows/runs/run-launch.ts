@@ -6,7 +6,7 @@ import {
 } from '@temporalio/workflow';
 import type { ClaimedLaunch, HostClaimActivities } from '../../activities/runs/host';
 import type { RunDockerActivities } from '../../activities/runs/run-docker';
-import { dockerCallProfile } from '../platform/activity-profiles';
+import { dockerCallProfile } from '../shared/activity-profiles';
 import type { Transition } from './definitions';
 import {
   failureMessage,

@@ -1,7 +1,7 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { ScheduleActivities, ScheduleFireResult } from '../../activities/runs/schedules';
-import { localPostgresProfile } from '../platform/activity-profiles';
+import { localPostgresProfile } from '../shared/activity-profiles';
 import type { ScheduleFireWorkflowInput } from './schedule-fire-definitions';
 
 /** Set by Temporal on every execution a schedule starts: the occurrence it stands for. */

@@ -6,11 +6,7 @@ import type {
   SelfCheckInput,
   SelfCheckContainerResult,
 } from '../../activities/runs/self-check';
-import {
-  claimHostProfile,
-  dockerCallProfile,
-  postgresProfile,
-} from '../platform/activity-profiles';
+import { claimHostProfile, dockerCallProfile, postgresProfile } from '../shared/activity-profiles';
 
 export interface SelfCheckOutcome extends SelfCheckContainerResult {
   workerId: string;

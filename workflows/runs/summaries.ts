@@ -6,10 +6,10 @@ import {
   shortId,
   summary,
   type ExecutionSummary,
-} from '../platform/summaries';
+} from '../shared/summaries';
 
 /**
- * The runs service's executions as a person sees them in the Web UI (workflows/platform/
+ * The runs service's executions as a person sees them in the Web UI (workflows/shared/
  * summaries.ts says what is never shown). Pure: the API's starters and the DAG and trigger
  * workflows (child starts) call them.
  */

@@ -5,7 +5,7 @@ import {
   sleep,
 } from '@temporalio/workflow';
 import type { TimerActivities, TimerFireResult } from '../../activities/runs/timers';
-import { localPostgresProfile } from '../platform/activity-profiles';
+import { localPostgresProfile } from '../shared/activity-profiles';
 import type { TimerWorkflowInput } from './timer-definitions';
 
 /** fireTimer's outcome, or `cancelled` when the execution was cancelled while it slept. */

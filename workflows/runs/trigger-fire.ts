@@ -7,8 +7,8 @@ import {
   startChild,
 } from '@temporalio/workflow';
 import type { TriggerActivities, TriggerFireResult } from '../../activities/runs/triggers';
-import { localPostgresProfile, postgresProfile } from '../platform/activity-profiles';
-import { DAG_STATE, executionSearchAttributes } from '../platform/search-attributes';
+import { localPostgresProfile, postgresProfile } from '../shared/activity-profiles';
+import { DAG_STATE, executionSearchAttributes } from '../shared/search-attributes';
 import { dagSummary } from './summaries';
 import { dagWorkflow } from './dag';
 import { dagWorkflowId } from './dag-definitions';

@@ -8,10 +8,18 @@ import {
   patchAccount,
   type AccountInput,
   type AccountPatch,
-} from '../accounts';
+} from '../../../services/ledger/accounts';
 import { Account, AccountList } from '../models';
-import { bodySchema, floor, idParams, metadata, PAGE_QUERY, text, uuidString } from '../schemas';
-import { LIMITS, type Page } from '../validation';
+import {
+  bodySchema,
+  floor,
+  idParams,
+  metadata,
+  PAGE_QUERY,
+  text,
+  uuidString,
+} from '../../../services/ledger/schemas';
+import { LIMITS, type Page } from '../../../services/ledger/validation';
 import {
   malformedIdNotFound,
   mountOperation,

@@ -8,10 +8,10 @@ import {
   IMMUTABLE_ASSET_FIELDS,
   patchAssetType,
   type AssetTypeInput,
-} from '../asset-types';
+} from '../../../services/ledger/asset-types';
 import { AssetType, AssetTypeList } from '../models';
-import { bodySchema, idParams, text } from '../schemas';
-import { invalid, LIMITS } from '../validation';
+import { bodySchema, idParams, text } from '../../../services/ledger/schemas';
+import { invalid, LIMITS } from '../../../services/ledger/validation';
 import {
   malformedIdNotFound,
   mountOperation,

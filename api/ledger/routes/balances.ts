@@ -6,10 +6,10 @@ import {
   getBalanceAsOf,
   getEntries,
   type BalanceAsOfQuery,
-} from '../accounts';
+} from '../../../services/ledger/accounts';
 import { Balance, BalanceAsOf, EntryList } from '../models';
-import { instantWithOffset, PAGE_KEYS, querySchema } from '../schemas';
-import { invalid, type Page } from '../validation';
+import { instantWithOffset, PAGE_KEYS, querySchema } from '../../../services/ledger/schemas';
+import { invalid, type Page } from '../../../services/ledger/validation';
 import { accountParams } from './accounts';
 import {
   mountOperation,

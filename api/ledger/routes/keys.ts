@@ -1,14 +1,20 @@
 import type Router from '@koa/router';
 import Joi from 'joi';
 import { Key, KeyIssued, KeyList } from '../models';
-import { bodySchema, PAGE_QUERY, pathId, text, unknownFields } from '../schemas';
+import {
+  bodySchema,
+  PAGE_QUERY,
+  pathId,
+  text,
+  unknownFields,
+} from '../../../services/ledger/schemas';
 import {
   createSubTenantKey,
   getSubTenantKeys,
   revokeSubTenantKey,
   SUB_TENANT_KEY_ROLES,
-} from '../sub-tenants';
-import { invalid, LIMITS, type Page } from '../validation';
+} from '../../../services/ledger/sub-tenants';
+import { invalid, LIMITS, type Page } from '../../../services/ledger/validation';
 import {
   mountOperation,
   operation,

@@ -10,15 +10,21 @@ import {
   type HttpMethod,
   type OperationContract,
   type ResponseContract,
-} from '../../platform/http/contract';
-import type { RequestSchemas, ValidatedState } from '../../platform/http/validate';
-import { authenticate, authenticateAndClaim, requireRole, type Principal } from '../credentials';
-import { ledgerError, type LedgerErrorCode } from '../errors';
-import { IDEMPOTENCY_LOCK_MS, requestHashOf, runIdempotent, usableKeyOf } from '../idempotency';
-import type { CallMeter, MeteredCall } from '../metering';
+} from '../../http/contract';
+import type { RequestSchemas, ValidatedState } from '../../http/validate';
+import {
+  authenticate,
+  authenticateAndClaim,
+  requireRole,
+  type Principal,
+} from '../../../services/ledger/credentials';
+import { ledgerError, type LedgerErrorCode } from '../../../services/ledger/errors';
+import { IDEMPOTENCY_LOCK_MS } from '../../../db/ledger/idempotency';
+import { requestHashOf, runIdempotent, usableKeyOf } from '../idempotency';
+import type { CallMeter, MeteredCall } from '../../../services/ledger/metering';
 import { ErrorBody } from '../models';
-import type { CreatedTransaction, SettledTransaction } from '../transactions';
-import { isUuid } from '../validation';
+import type { CreatedTransaction, SettledTransaction } from '../../../services/ledger/transactions';
+import { isUuid } from '../../../services/ledger/validation';
 
 /**
  * The ledger's common route parts: the operation declaration every area's contracts use (its
@@ -154,8 +160,8 @@ const authorizationOf = (ctx: Context) => ctx.get('Authorization') || undefined;
 // ---------------------------------------------------------------- guards
 
 /** The monthly meter's verdict on an authenticated call (429 QUOTA_EXCEEDED past the quota). */
-async function meterCall(deps: LedgerRouteDeps, principal: Principal, ctx: Context): Promise<void> {
-  if (deps.meter) await deps.meter(principal, ctx);
+async function meterCall(deps: LedgerRouteDeps, principal: Principal): Promise<void> {
+  if (deps.meter) await deps.meter(principal);
 }
 
 /**
@@ -170,7 +176,7 @@ async function meterCallOnce(
 ): Promise<void> {
   if (!deps.meter) return;
   try {
-    await ((ctx.state.metering as Promise<MeteredCall> | undefined) ?? deps.meter(principal, ctx));
+    await ((ctx.state.metering as Promise<MeteredCall> | undefined) ?? deps.meter(principal));
   } catch (error) {
     await giveBack();
     throw error;
@@ -182,7 +188,7 @@ export function authorized(deps: LedgerRouteDeps, role: LedgerRole): Middleware 
   return async function authorize(ctx: Context, next: Next) {
     const principal = await authenticate(deps.pool, authorizationOf(ctx));
     ctx.state.principal = principal;
-    await meterCall(deps, principal, ctx);
+    await meterCall(deps, principal);
     requireRole(principal, role);
     await next();
   };

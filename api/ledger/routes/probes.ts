@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type client from 'prom-client';
-import { mount, type JsonSchema } from '../../platform/http/contract';
-import { privateNetworkOnly } from '../../platform/http/private-network';
+import { mount, type JsonSchema } from '../../http/contract';
+import { privateNetworkOnly } from '../../http/private-network';
 import { LLMS_TXT } from '../llms';
 import { Health, Unhealthy } from '../models';
 import { errorResponse, json, operation } from './operation';

@@ -2,9 +2,20 @@ import type Router from '@koa/router';
 import Joi from 'joi';
 import type { Context, Next } from 'koa';
 import { SubTenant, SubTenantList } from '../models';
-import { bodySchema, idParams, PAGE_QUERY, text, unknownFields } from '../schemas';
-import { assertRootPartner, createSubTenant, getSubTenants, patchSubTenant } from '../sub-tenants';
-import { invalid, LIMITS, type Page } from '../validation';
+import {
+  bodySchema,
+  idParams,
+  PAGE_QUERY,
+  text,
+  unknownFields,
+} from '../../../services/ledger/schemas';
+import {
+  assertRootPartner,
+  createSubTenant,
+  getSubTenants,
+  patchSubTenant,
+} from '../../../services/ledger/sub-tenants';
+import { invalid, LIMITS, type Page } from '../../../services/ledger/validation';
 import {
   mountOperation,
   operation,

@@ -2,15 +2,20 @@ import type Router from '@koa/router';
 import Joi from 'joi';
 import type { Context, Middleware, Next } from 'koa';
 import { parseInstantWithOffset } from '../../../platform/instant';
-import type { Principal } from '../credentials';
-import type { LedgerErrorCode } from '../errors';
-import { requestHashOf, usableKeyOf, type IdempotencyState } from '../idempotency';
+import type { Principal } from '../../../services/ledger/credentials';
+import type { LedgerErrorCode } from '../../../services/ledger/errors';
+import {
+  requestHashOf,
+  settleFailedClaim,
+  usableKeyOf,
+  type IdempotencyState,
+} from '../idempotency';
 import { Transaction, TransactionCreated, TransactionSettled } from '../models';
 import {
   oneStatementPosting,
   postInOneStatement,
   type OneStatementPosting,
-} from '../posting-statement';
+} from '../../../services/ledger/posting-statement';
 import {
   bodySchema,
   idParams,
@@ -20,7 +25,7 @@ import {
   text,
   type Refusal,
   uuidString,
-} from '../schemas';
+} from '../../../services/ledger/schemas';
 import {
   createParsedTransaction,
   getTransaction,
@@ -29,8 +34,8 @@ import {
   settleTransaction,
   type CreatedTransaction,
   type ValidatedTransaction,
-} from '../transactions';
-import { invalid, isUuid, LIMITS } from '../validation';
+} from '../../../services/ledger/transactions';
+import { invalid, isUuid, LIMITS } from '../../../services/ledger/validation';
 import {
   mountOperation,
   operation,
@@ -294,7 +299,7 @@ async function postedInOneStatement(
   const { principal } = posting;
   ctx.state.principal = principal;
   // Read by the general path's guard (authorizedOnce): a request is metered once.
-  const metering = deps.meter?.(principal, ctx);
+  const metering = deps.meter?.(principal);
   ctx.state.metering = metering;
   const outcome = await postInOneStatement(deps.pool, posting, {
     metering,
@@ -304,6 +309,10 @@ async function postedInOneStatement(
   if ('created' in outcome) {
     answerCreated(deps, ctx, principal, outcome.created);
     return true;
+  }
+  if ('refused' in outcome) {
+    await settleFailedClaim(deps.pool, outcome.idempotencyScope, outcome.refused);
+    throw outcome.refused;
   }
   // Not an authenticated call after all: the general path answers it, metering it if it is.
   if (outcome.handedBack === 'credential') ctx.state.metering = undefined;

@@ -1,19 +1,19 @@
 import type Router from '@koa/router';
 import Joi from 'joi';
-import { boundedText } from '../../platform/http/text';
+import { boundedText } from '../../../platform/text';
 import {
   isWebhookUrl,
   WEBHOOK_URL_MAX_LENGTH,
   WEBHOOK_URL_PATTERN,
 } from '../../../platform/webhooks/url';
-import { listTenantAlertEvents } from '../alerts/events';
+import { listTenantAlertEvents } from '../../../services/quota/alerts/events';
 import {
   createAlertRule,
   getAlertRule,
   listTenantAlertRules,
   patchAlertRule,
   removeAlertRule,
-} from '../alerts/rules';
+} from '../../../services/quota/alerts/rules';
 import {
   AlertEventOut,
   AlertRuleOut,
@@ -22,7 +22,7 @@ import {
   WebhookEndpointOut,
   WebhookTestResult,
 } from '../models';
-import { body, description, id, listLimit, name, subject } from '../schemas';
+import { body, description, id, listLimit, name, subject } from '../../../services/quota/schemas';
 import {
   createEndpoint,
   getEndpoint,
@@ -32,7 +32,7 @@ import {
   QUOTA_EVENT_TYPES,
   removeEndpoint,
   testEndpoint,
-} from '../webhooks';
+} from '../../../services/quota/webhooks';
 import {
   mountOperation,
   operation,

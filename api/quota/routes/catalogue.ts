@@ -17,10 +17,10 @@ import {
   patchPolicy,
   patchResource,
   putPlanPolicies,
-} from '../catalogue';
+} from '../../../services/quota/catalogue';
 import { PlanOut, PolicyOut, ResourceOut } from '../models';
-import { boundedText } from '../../platform/http/text';
-import { body, description, id, name } from '../schemas';
+import { boundedText } from '../../../platform/text';
+import { body, description, id, name } from '../../../services/quota/schemas';
 import {
   mountOperation,
   operation,
@@ -30,7 +30,7 @@ import {
   type QuotaRouteDeps,
 } from './operation';
 import { POLICY_CREATE, POLICY_PATCH } from './policy-schemas';
-import type { QuotaErrorCode } from '../errors';
+import type { QuotaErrorCode } from '../../../services/quota/errors';
 
 /** A unit's name, for people: no control characters. */
 const unit = () =>

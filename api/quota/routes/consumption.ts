@@ -1,6 +1,11 @@
 import type Router from '@koa/router';
 import Joi from 'joi';
-import { check, consume, refund, type ConsumeBody } from '../consumption/consume';
+import {
+  check,
+  consume,
+  refund,
+  type ConsumeBody,
+} from '../../../services/quota/consumption/consume';
 import {
   CheckResponse,
   CommitResponse,
@@ -17,9 +22,9 @@ import {
   reserve,
   type CommitBody,
   type ReserveBody,
-} from '../consumption/reservations';
-import { body, id, idempotencyKey, LIMITS, subject } from '../schemas';
-import { boundedText } from '../../platform/http/text';
+} from '../../../services/quota/consumption/reservations';
+import { body, id, idempotencyKey, LIMITS, subject } from '../../../services/quota/schemas';
+import { boundedText } from '../../../platform/text';
 import {
   callerOf,
   mountOperation,

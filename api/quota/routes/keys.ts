@@ -1,9 +1,15 @@
 import type Router from '@koa/router';
 import Joi from 'joi';
-import { listTenantKeys, mintKey, patchKey, revokeKey, rotateKey } from '../keys';
+import {
+  listTenantKeys,
+  mintKey,
+  patchKey,
+  revokeKey,
+  rotateKey,
+} from '../../../services/quota/keys';
 import { ApiKeyMinted, ApiKeyOut } from '../models';
-import { TENANT_SCOPE_NAMES } from '../scopes';
-import { actor, body, id, keyName, prefix } from '../schemas';
+import { TENANT_SCOPE_NAMES } from '../../../services/quota/scopes';
+import { actor, body, id, keyName, prefix } from '../../../services/quota/schemas';
 import {
   mountOperation,
   operation,

@@ -3,19 +3,19 @@ import Joi from 'joi';
 import type { Context, Middleware, Next } from 'koa';
 import type { DatabasePool } from '../../../db/pool';
 import type { Redis } from '../../../db/redis';
-import { mount, type OperationContract, type ResponseContract } from '../../platform/http/contract';
-import type { ValidatedState } from '../../platform/http/validate';
+import { mount, type OperationContract, type ResponseContract } from '../../http/contract';
+import type { ValidatedState } from '../../http/validate';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../../../platform/config';
 import type { Logger } from '../../../platform/logger';
-import { authenticate, type Principal } from '../credentials';
+import { authenticate, type Principal } from '../../../services/quota/credentials';
 import type { ErrorDefinition } from '../../../platform/errors';
-import { QUOTA_ERRORS, quotaError, type QuotaErrorCode } from '../errors';
-import type { LastUseRecorder } from '../last-use';
-import { isOperatorScope, type Scope } from '../scopes';
-import type { BootstrapStarter } from '../tenants';
-import type { CatalogueCache } from '../catalogue-cache';
-import type { Caller } from '../consumption/consume';
+import { QUOTA_ERRORS, quotaError, type QuotaErrorCode } from '../../../services/quota/errors';
+import type { LastUseRecorder } from '../../../services/quota/last-use';
+import { isOperatorScope, type Scope } from '../../../services/quota/scopes';
+import type { BootstrapStarter } from '../../../services/quota/tenants';
+import type { CatalogueCache } from '../../../services/quota/catalogue-cache';
+import type { Caller } from '../../../services/quota/consumption/consume';
 
 export interface QuotaRouteDeps {
   config: Config;

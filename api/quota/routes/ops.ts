@@ -1,10 +1,10 @@
 import type Router from '@koa/router';
 import Joi from 'joi';
-import { quotaError } from '../errors';
-import { isJobName, JOB_NAMES, JOBS } from '../job-catalogue';
-import { jobsHealth, listJobs, runJobNow } from '../jobs';
+import { quotaError } from '../../../services/quota/errors';
+import { isJobName, JOB_NAMES, JOBS } from '../../../services/quota/job-catalogue';
+import { jobsHealth, listJobs, runJobNow } from '../../../services/quota/jobs';
 import { JobList, JobReport, JobsHealth } from '../models';
-import { LIMITS, listLimit } from '../schemas';
+import { LIMITS, listLimit } from '../../../services/quota/schemas';
 import { mountOperation, operation, validated, type QuotaRouteDeps } from './operation';
 
 const JOB_TABLE = JOB_NAMES.map((job) => `\`${job}\`: ${JOBS[job].description}`).join(' ');

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { body, id, name } from '../schemas';
+import { body, id, name } from '../../../services/quota/schemas';
 
 /**
  * PolicyCreate and PolicyPatch. Which fields each kind takes (the spec leaves it to us):

@@ -3,12 +3,8 @@ import Joi from 'joi';
 import { sql } from '../../../db/pool';
 import { checkAll, redisCheck, withinTimeout } from '../../../platform/health';
 import { isBackendUnreachable } from '../../../db/unreachable';
-import { flushLagSeconds } from '../consumption/ledger-flush';
-import {
-  JSON_RPC_ERROR,
-  MCP_REQUEST_BODY,
-  mcpTransportResponses,
-} from '../../platform/mcp/contract';
+import { flushLagSeconds } from '../../../services/quota/consumption/ledger-flush';
+import { JSON_RPC_ERROR, MCP_REQUEST_BODY, mcpTransportResponses } from '../../mcp/contract';
 import { HTTP_VALIDATION_ERROR, mountOperation, operation, type QuotaRouteDeps } from './operation';
 
 const CODE_ERROR = {

@@ -1,9 +1,21 @@
 import type Router from '@koa/router';
 import Joi from 'joi';
 import { AuditPage, LedgerPage, SummaryRow } from '../models';
-import { readAudit, readLedger, SUMMARY_ROWS_MAX, summarizeUsage } from '../reporting';
-import { actor, cursor, instant, LIMITS, listLimit, subject } from '../schemas';
-import { boundedText } from '../../platform/http/text';
+import {
+  readAudit,
+  readLedger,
+  SUMMARY_ROWS_MAX,
+  summarizeUsage,
+} from '../../../services/quota/reporting';
+import {
+  actor,
+  cursor,
+  instant,
+  LIMITS,
+  listLimit,
+  subject,
+} from '../../../services/quota/schemas';
+import { boundedText } from '../../../platform/text';
 import {
   mountOperation,
   operation,

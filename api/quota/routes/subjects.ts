@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import Joi from 'joi';
 import { AssignmentOut, EntitlementsOut, OverrideOut, SubjectUsageOut } from '../models';
-import { subjectEntitlements, subjectUsage } from '../consumption/usage';
+import { subjectEntitlements, subjectUsage } from '../../../services/quota/consumption/usage';
 import {
   assignPlan,
   getAssignment,
@@ -9,8 +9,8 @@ import {
   putOverrides,
   unassign,
   type OverrideItem,
-} from '../subjects';
-import { body, id, subject, LIMITS } from '../schemas';
+} from '../../../services/quota/subjects';
+import { body, id, subject, LIMITS } from '../../../services/quota/schemas';
 import {
   mountOperation,
   operation,

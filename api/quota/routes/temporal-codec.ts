@@ -10,9 +10,9 @@ import {
   codecCors,
   codecPayloads,
   type CodecPayloadsBody,
-} from '../../platform/codec-endpoint';
+} from '../../http/codec-endpoint';
 import { payloadCodec } from '../../../platform/payload-codec';
-import { bodyRefusal } from '../errors';
+import { bodyRefusal } from '../../../services/quota/errors';
 import type { Logger } from '../../../platform/logger';
 import {
   mountOperation,
@@ -23,7 +23,7 @@ import {
 } from './operation';
 
 /**
- * The platform's Temporal codec endpoint (api/platform/codec-endpoint.ts), served here because
+ * The platform's Temporal codec endpoint (api/http/codec-endpoint.ts), served here because
  * operator keys live here: the Web UI and the temporal CLI decode every service's payloads with
  * an operator key holding `payloads:codec`. Browsers cannot send `Authorization` from the UI, so
  * an operator opens a session once (the key in an HttpOnly cookie of these paths only).

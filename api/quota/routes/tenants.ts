@@ -1,9 +1,15 @@
 import type Router from '@koa/router';
 import Joi from 'joi';
-import { changeTenant, createTenant, getTenant, listAllTenants, rerunBootstrap } from '../tenants';
-import { tenantOf } from '../keys';
+import {
+  changeTenant,
+  createTenant,
+  getTenant,
+  listAllTenants,
+  rerunBootstrap,
+} from '../../../services/quota/tenants';
+import { tenantOf } from '../../../services/quota/keys';
 import { TenantCreated, TenantOut } from '../models';
-import { actor, body, id, name } from '../schemas';
+import { actor, body, id, name } from '../../../services/quota/schemas';
 import {
   mountOperation,
   operation,

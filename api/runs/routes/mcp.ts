@@ -1,11 +1,7 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { mount } from '../../platform/http/contract';
-import {
-  JSON_RPC_ERROR,
-  MCP_REQUEST_BODY,
-  mcpTransportResponses,
-} from '../../platform/mcp/contract';
+import { mount } from '../../http/contract';
+import { JSON_RPC_ERROR, MCP_REQUEST_BODY, mcpTransportResponses } from '../../mcp/contract';
 import { onlyQuery, refusal, REFUSALS, runsOperation, type RunsOperation } from './operation';
 
 /** The error envelope as JSON Schema, for a response that is one of it and another shape. */

@@ -1,19 +1,19 @@
 import type Router from '@koa/router';
 import Joi from 'joi';
 import type { Context, Middleware, Next } from 'koa';
-import { mount, type OperationContract, type ResponseContract } from '../../platform/http/contract';
-import type { ValidatedState } from '../../platform/http/validate';
+import { mount, type OperationContract, type ResponseContract } from '../../http/contract';
+import type { ValidatedState } from '../../http/validate';
 import type { PlatformDeps } from '../../../platform/deps';
 import type { Permission } from '../../../db/runs/permissions';
 import { authenticate, requirePermission, tenantRateLimit } from '../auth';
-import type { DagStarter } from '../dags/starter';
-import { runsError } from '../errors';
-import { ErrorBody } from '../models';
+import type { DagStarter } from '../../../services/runs/dags/starter';
+import { runsError } from '../../../services/runs/errors';
+import { ErrorBody } from '../../../services/runs/models';
 import { auditRefusals } from '../refusals';
-import { ulidParam } from '../schemas';
-import type { TimerStarter } from '../timers/starter';
-import type { DeliveryStarter } from '../webhooks/starter';
-import type { WorkflowStarter } from '../workflow-starter';
+import { ulidParam } from '../../../services/runs/schemas';
+import type { TimerStarter } from '../../../services/runs/timers/starter';
+import type { DeliveryStarter } from '../../../services/runs/webhooks/starter';
+import type { WorkflowStarter } from '../../../services/runs/workflow-starter';
 
 /**
  * The runs service's common route parts: the operation declaration every area's contracts use (its

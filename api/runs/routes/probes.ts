@@ -9,10 +9,10 @@ import {
   withinTimeout,
   type BackendCheck,
 } from '../../../platform/health';
-import { mount } from '../../platform/http/contract';
-import { privateNetworkOnly } from '../../platform/http/private-network';
-import { Health } from '../models';
-import { workersStatus } from '../workers';
+import { mount } from '../../http/contract';
+import { privateNetworkOnly } from '../../http/private-network';
+import { Health } from '../../../services/runs/models';
+import { workersStatus } from '../../../services/runs/workers';
 import { ok, refusal, REFUSALS, runsOperation, type RunsOperation } from './operation';
 
 /** The probes and the documents: anyone may call them (the metrics: private networks only). */

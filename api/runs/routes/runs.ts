@@ -3,13 +3,25 @@ import Joi from 'joi';
 import type { Context } from 'koa';
 import type { PlatformDeps } from '../../../platform/deps';
 import { RUN_STATES, type RunState } from '../../../db/runs/runs';
-import { boundedText } from '../../platform/http/text';
+import { boundedText } from '../../../platform/text';
 import { principalOf } from '../auth';
-import { controlRun, deleteRun } from '../control';
-import type { LogStream } from '../log-store';
-import { LOGS_LIMIT_DEFAULT, LOGS_LIMIT_MAX, readRunLogs } from '../logs';
-import { LogPage, RunList, RunResult, RunStatus, SubmitResponse, Utilization } from '../models';
-import { getRunResult, getRunStatus, getUtilization, listTenantRuns } from '../reads';
+import { controlRun, deleteRun } from '../../../services/runs/control';
+import type { LogStream } from '../../../services/runs/log-store';
+import { LOGS_LIMIT_DEFAULT, LOGS_LIMIT_MAX, readRunLogs } from '../../../services/runs/logs';
+import {
+  LogPage,
+  RunList,
+  RunResult,
+  RunStatus,
+  SubmitResponse,
+  Utilization,
+} from '../../../services/runs/models';
+import {
+  getRunResult,
+  getRunStatus,
+  getUtilization,
+  listTenantRuns,
+} from '../../../services/runs/reads';
 import {
   imageReference,
   offset,
@@ -26,9 +38,9 @@ import {
   stateFilter,
   TAG_MAX_LENGTH,
   utcInstant,
-} from '../schemas';
-import { submitRun, type SubmitRequest as RunSubmit } from '../submit';
-import { InlineWebhook, type InlineWebhookBody } from '../webhooks/inline';
+} from '../../../services/runs/schemas';
+import { submitRun, type SubmitRequest as RunSubmit } from '../../../services/runs/submit';
+import { InlineWebhook, type InlineWebhookBody } from '../../../services/runs/webhooks/inline';
 import {
   done,
   mountOperation,

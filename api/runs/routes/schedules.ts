@@ -12,16 +12,16 @@ import {
   SCHEDULE_CATCHUP_WINDOW,
   type ScheduleCreateBody,
   type SchedulePatchBody,
-} from '../schedules/schedules';
+} from '../../../services/runs/schedules/schedules';
 import { labelPairsOf, mountOperation, validated } from './operation';
 import Joi from 'joi';
-import { runsError } from '../errors';
-import { offset, pageLimit, ulidParam } from '../schemas';
+import { runsError } from '../../../services/runs/errors';
+import { offset, pageLimit, ulidParam } from '../../../services/runs/schemas';
 import { areaOperations, done, ok, type RunsOperation } from './operation';
-import { labelFilter, labelMap, opaquePayload } from '../payloads';
-import { InlineWebhook } from '../webhooks/inline';
-import { CRON_MAX_LENGTH } from '../schedules/cron';
-import { Schedule, ScheduleFireList, ScheduleList } from '../schedules/models';
+import { labelFilter, labelMap, opaquePayload } from '../../../services/runs/payloads';
+import { InlineWebhook } from '../../../services/runs/webhooks/inline';
+import { CRON_MAX_LENGTH } from '../../../services/runs/schedules/cron';
+import { Schedule, ScheduleFireList, ScheduleList } from '../../../services/runs/schedules/models';
 
 /** A list asks Temporal for each schedule's next_fire_at: its page is kept small. */
 export const SCHEDULES_LIST_LIMIT_DEFAULT = 50;

@@ -2,15 +2,15 @@ import type Router from '@koa/router';
 import Joi from 'joi';
 import type { PlatformDeps } from '../../../platform/deps';
 import { selfCheckWorkflowId } from '../../../workflows/runs/self-check-definitions';
-import { mount } from '../../platform/http/contract';
-import { privateNetworkOnly } from '../../platform/http/private-network';
-import { SelfCheck } from '../models';
-import { SELF_CHECK_TIMEOUT_SECONDS_MAX } from '../schemas';
+import { mount } from '../../http/contract';
+import { privateNetworkOnly } from '../../http/private-network';
+import { SelfCheck } from '../../../services/runs/models';
+import { SELF_CHECK_TIMEOUT_SECONDS_MAX } from '../../../services/runs/schemas';
 import {
   getSelfCheck,
   startSelfCheck,
   type SelfCheckRequest as SelfCheckStart,
-} from '../self-checks';
+} from '../../../services/runs/self-checks';
 import { ok, runsOperation, validated, type RunsOperation } from './operation';
 
 const SelfCheckRequest = Joi.object({

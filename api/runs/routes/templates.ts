@@ -12,17 +12,21 @@ import {
   type TemplateCreate,
   type TemplatePatch,
   type TemplateRunBody,
-} from '../templates/service';
+} from '../../../services/runs/templates/service';
 import { mountOperation, validated, type Starters } from './operation';
 import Joi from 'joi';
-import { boundedText } from '../../platform/http/text';
-import { runsError } from '../errors';
-import { offset, pageLimit, runName, runTags, utcInstant } from '../schemas';
+import { boundedText } from '../../../platform/text';
+import { runsError } from '../../../services/runs/errors';
+import { offset, pageLimit, runName, runTags, utcInstant } from '../../../services/runs/schemas';
 import { ok, done, runsOperation, type RunsOperation } from './operation';
-import { INT_MAX } from '../tenant';
-import { InlineWebhook } from '../webhooks/inline';
-import { TEMPLATE_DEFINITION_MAX_BYTES } from '../templates/definition';
-import { Template, TemplateList, TemplateRunAccepted } from '../templates/models';
+import { INT_MAX } from '../../../services/runs/tenant';
+import { InlineWebhook } from '../../../services/runs/webhooks/inline';
+import { TEMPLATE_DEFINITION_MAX_BYTES } from '../../../services/runs/templates/definition';
+import {
+  Template,
+  TemplateList,
+  TemplateRunAccepted,
+} from '../../../services/runs/templates/models';
 import {
   PARAM_DESCRIPTION_MAX_LENGTH,
   PARAM_ENUM_VALUE_MAX_LENGTH,
@@ -33,8 +37,11 @@ import {
   TEMPLATE_PARAMS_MAX,
   compilePattern,
   type TemplateParam,
-} from '../templates/params';
-import { TEMPLATE_NAME_PATTERN, TEMPLATE_VERSIONS_MAX } from '../templates/service';
+} from '../../../services/runs/templates/params';
+import {
+  TEMPLATE_NAME_PATTERN,
+  TEMPLATE_VERSIONS_MAX,
+} from '../../../services/runs/templates/service';
 
 export const TEMPLATE_DESCRIPTION_MAX_LENGTH = 1024;
 export const TEMPLATES_LIST_LIMIT_DEFAULT = 50;

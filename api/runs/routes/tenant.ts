@@ -2,9 +2,20 @@ import type Router from '@koa/router';
 import Joi from 'joi';
 import type { PlatformDeps } from '../../../platform/deps';
 import { principalOf } from '../auth';
-import { AuditList, TenantQuotas, Usage } from '../models';
-import { AUDIT_LIMIT_DEFAULT, AUDIT_LIMIT_MAX, offset, pageLimit } from '../schemas';
-import { getQuotas, getUsage, listAuditRecords, putQuotas, QUOTA_BODY } from '../tenant';
+import { AuditList, TenantQuotas, Usage } from '../../../services/runs/models';
+import {
+  AUDIT_LIMIT_DEFAULT,
+  AUDIT_LIMIT_MAX,
+  offset,
+  pageLimit,
+} from '../../../services/runs/schemas';
+import {
+  getQuotas,
+  getUsage,
+  listAuditRecords,
+  putQuotas,
+  QUOTA_BODY,
+} from '../../../services/runs/tenant';
 import { mountOperation, ok, runsOperation, validated, type RunsOperation } from './operation';
 
 /** The tenant's own: its quotas, the key's usage, the audit log. */

@@ -9,17 +9,23 @@ import {
   getTimer,
   listTenantTimers,
   type TimerCreateBody,
-} from '../timers/timers';
+} from '../../../services/runs/timers/timers';
 import { labelPairsOf, mountOperation, validated, type Starters } from './operation';
 import Joi from 'joi';
 import { TIMER_STATES } from '../../../db/runs/timers';
 import { isUtcInstant, parseInstantWithOffset } from '../../../platform/instant';
-import { runsError } from '../errors';
-import { offset, pageLimit, stateFilter, ulidParam, utcInstant } from '../schemas';
+import { runsError } from '../../../services/runs/errors';
+import {
+  offset,
+  pageLimit,
+  stateFilter,
+  ulidParam,
+  utcInstant,
+} from '../../../services/runs/schemas';
 import { areaOperations, done, ok, type RunsOperation } from './operation';
-import { labelFilter, labelMap, opaquePayload } from '../payloads';
-import { InlineWebhook } from '../webhooks/inline';
-import { Timer, TimerList } from '../timers/models';
+import { labelFilter, labelMap, opaquePayload } from '../../../services/runs/payloads';
+import { InlineWebhook } from '../../../services/runs/webhooks/inline';
+import { Timer, TimerList } from '../../../services/runs/timers/models';
 
 /** How far ahead fire_at may be: ten years of days, leap days included. */
 export const TIMER_HORIZON_DAYS = 3653;

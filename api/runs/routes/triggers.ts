@@ -11,16 +11,16 @@ import {
   patchTrigger,
   type TriggerCreateBody,
   type TriggerPatchBody,
-} from '../triggers/triggers';
+} from '../../../services/runs/triggers/triggers';
 import { mountOperation, validated } from './operation';
 import Joi from 'joi';
-import { runsError } from '../errors';
-import { offset, pageLimit, ulidParam } from '../schemas';
+import { runsError } from '../../../services/runs/errors';
+import { offset, pageLimit, ulidParam } from '../../../services/runs/schemas';
 import { areaOperations, done, ok, type RunsOperation } from './operation';
-import { SCHEDULE_CATCHUP_WINDOW } from '../schedules/schedules';
+import { SCHEDULE_CATCHUP_WINDOW } from '../../../services/runs/schedules/schedules';
 import { cron, timezone } from './schedules';
 import { paramValues, refParams, TEMPLATE_NOT_FOUND, templateVersion } from './templates';
-import { Trigger, TriggerFireList, TriggerList } from '../triggers/models';
+import { Trigger, TriggerFireList, TriggerList } from '../../../services/runs/triggers/models';
 
 /** A list asks Temporal for each trigger's next_fire_at: its page is kept small. */
 export const TRIGGERS_LIST_LIMIT_DEFAULT = 50;

@@ -11,7 +11,7 @@ import {
   listWorkflowDeliveries,
   recoverEndpoint,
   redeliver,
-} from '../webhooks/deliveries';
+} from '../../../services/runs/webhooks/deliveries';
 import {
   createEndpoint,
   deleteEndpoint,
@@ -21,14 +21,20 @@ import {
   rotateSecret,
   sendTestDelivery,
   type EndpointPatch,
-} from '../webhooks/endpoints';
+} from '../../../services/runs/webhooks/endpoints';
 import { mountOperation, trackIdOf, validated, workflowIdOf, type Starters } from './operation';
 import Joi from 'joi';
 import { DELIVERY_STATES } from '../../../db/runs/webhooks';
-import { boundedText } from '../../platform/http/text';
-import { jsonSchemaOf } from '../../platform/http/json-schema';
-import { runsError } from '../errors';
-import { offset, pageLimit, stateFilter, ulidParam, utcInstant } from '../schemas';
+import { boundedText } from '../../../platform/text';
+import { jsonSchemaOf } from '../../http/json-schema';
+import { runsError } from '../../../services/runs/errors';
+import {
+  offset,
+  pageLimit,
+  stateFilter,
+  ulidParam,
+  utcInstant,
+} from '../../../services/runs/schemas';
 import { ok, done, runsOperation, type RunsOperation } from './operation';
 import {
   NODE_EVENTS,
@@ -36,8 +42,8 @@ import {
   RUN_EVENTS,
   TEST_EVENT,
   WORKFLOW_EVENTS,
-} from '../webhooks/catalogue';
-import { suppliedSecret, webhookEvents, webhookUrl } from '../webhooks/inline';
+} from '../../../services/runs/webhooks/catalogue';
+import { suppliedSecret, webhookEvents, webhookUrl } from '../../../services/runs/webhooks/inline';
 import {
   CreatedWebhookEndpoint,
   RotatedWebhookSecret,
@@ -49,7 +55,7 @@ import {
   WebhookRecoverAccepted,
   WebhookRedeliveryAccepted,
   WebhookTestAccepted,
-} from '../webhooks/models';
+} from '../../../services/runs/webhooks/models';
 
 export const WEBHOOK_DESCRIPTION_MAX_LENGTH = 1024;
 export const ENDPOINTS_LIST_LIMIT_DEFAULT = 100;

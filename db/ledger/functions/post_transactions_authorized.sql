@@ -2,7 +2,7 @@
 -- Idempotency-Keys, in one statement and one commit (the posting route's common case).
 --
 -- The API calls this only for requests whose key it has authenticated before: it knows the
--- key's tenant, role and secret hash, which never change (api/ledger/credentials.ts remembers
+-- key's tenant, role and secret hash, which never change (services/ledger/credentials.ts remembers
 -- them). What can change is checked here, under the same snapshot as the posting: per request,
 -- the key exists in this tenant with this role and secret hash, is neither revoked nor expired,
 -- and its tenant (and parent) is active: authenticate_and_claim's test of a credential. Then the

@@ -1,4 +1,4 @@
--- Group commit of strict consumes (api/quota/consumption/in-one-statement.ts): the requests that
+-- Group commit of strict consumes (services/quota/consumption/in-one-statement.ts): the requests that
 -- arrived together, each decided as decide_strict_quotas decides it alone, in one statement and
 -- one transaction. First the idempotency keys of the batch are claimed, then every lock of the
 -- batch is taken, each in one order for every batch and every lone decision (keys by tenant and

@@ -1,7 +1,7 @@
 -- A consume governed by strict quota policies only, decided within decide_strict_quota_batch,
 -- which holds every (tenant, subject, policy) lock of the request already: the catalogue
 -- generations the request was judged by are checked; each policy's window usage is read; all
--- admitting, the counters move and the ledger entries are written. The arithmetic is decideQuota's (api/quota/consumption/quota-arithmetic.ts),
+-- admitting, the counters move and the ledger entries are written. The arithmetic is decideQuota's (services/quota/consumption/quota-arithmetic.ts),
 -- in numeric. An admission that would cross an alert threshold (`thresholds`: the usages at which
 -- a watching rule is crossed) writes nothing and answers `crossing`: the caller decides it on the
 -- path that records crossings. p_policies: [{policy_id, window_key, window_keys, expires_at,

@@ -1,5 +1,5 @@
 -- A strict token bucket's row, with the (tenant, subject, policy) serialized until the transaction
--- ends (api/quota/consumption/strict-verdicts.ts): quota.lock_subject_policy, then the row as it is after it (no row:
+-- ends (services/quota/consumption/strict-verdicts.ts): quota.lock_subject_policy, then the row as it is after it (no row:
 -- a full bucket), in one round trip. Exact: tokens and updated_ms as text.
 CREATE OR REPLACE FUNCTION quota.lock_bucket(p_tenant_id text, p_subject text, p_policy_id text)
  RETURNS TABLE (tokens text, updated_ms text)

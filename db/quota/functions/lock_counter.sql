@@ -1,5 +1,5 @@
 -- A strict quota policy's usage in a window, with the (tenant, subject, policy) serialized until
--- the transaction ends (api/quota/consumption/strict-verdicts.ts): quota.lock_subject_policy, the current window's
+-- the transaction ends (services/quota/consumption/strict-verdicts.ts): quota.lock_subject_policy, the current window's
 -- counter row made at 0 if missing, and the sum over the window's rows (a rolling window's
 -- buckets), in one round trip. Each statement reads after the lock (plpgsql takes a new snapshot
 -- per statement), so a writer that held it is seen. Returns the sum as text (exact).

@@ -1,4 +1,4 @@
--- What strict checks read (api/quota/consumption/in-one-statement.ts): for each request, whether
+-- What strict checks read (services/quota/consumption/in-one-statement.ts): for each request, whether
 -- the catalogue generations it was judged by are current and, if so, each policy's usage in its
 -- window (no lock, no write: a check consumes nothing), for many requests in one statement.
 -- p_requests: [{tenant_id, subject, catalogue_generation, subject_generation, policies:

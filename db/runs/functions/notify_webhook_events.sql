@@ -1,5 +1,5 @@
 -- Statement-level, after inserts into run_events, workflow_events and webhook_notices (each
--- trigger names its rows `inserted`): wakes the publishers (api/runs/webhooks/publisher.ts), one
+-- trigger names its rows `inserted`): wakes the publishers (services/runs/webhooks/publisher.ts), one
 -- notification per tenant of the rows that has a live webhook (an endpoint or an inline one),
 -- its payload the tenant id; other tenants' events wait for the publishers' poll. Identical
 -- notifications of one transaction are folded into one.

@@ -1,5 +1,5 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-call -- JSON replies in tests */
-import { LEDGER_ERRORS } from '../../../api/ledger/errors';
+import { LEDGER_ERRORS } from '../../../services/ledger/errors';
 import { sql } from '../../../db/pool';
 import { withTenant } from '../../../db/ledger/context';
 import { LedgerHarness, transfer, type TenantClients } from './support';

@@ -3,8 +3,8 @@ import { loadConfig } from '../../../platform/config';
 import { createDatabasePool, sql, type DatabasePool } from '../../../db/pool';
 import { withSystem } from '../../../db/ledger/context';
 import { drainAsyncBalances, rollupAsyncBalances } from '../../../db/ledger/accounts';
-import { createTransaction, settleTransaction } from '../../../api/ledger/transactions';
-import { runCommand } from '../../../api/ledger/cli';
+import { createTransaction, settleTransaction } from '../../../services/ledger/transactions';
+import { runCommand } from '../../../cli/ledger';
 import { eventually } from '../../support/services';
 import {
   asyncDrift,

@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import path from 'node:path';
 import { sql } from '../../../db/pool';
 import { withSystem } from '../../../db/ledger/context';
-import { runCommand } from '../../../api/ledger/cli';
+import { runCommand } from '../../../cli/ledger';
 import { call, client, LedgerHarness, type TenantClients } from './support';
 
 const run = promisify(execFile);

@@ -9,7 +9,7 @@ import {
   type CredentialClaimRequest,
   type LedgerRole,
 } from '../../../db/ledger/tenants';
-import { parseToken, sha256 } from '../../../api/ledger/credentials';
+import { parseToken, sha256 } from '../../../services/ledger/credentials';
 import {
   LedgerHarness,
   newKey,

@@ -1,8 +1,8 @@
 import { v7 as uuidv7 } from 'uuid';
 import { loadConfig } from '../../../platform/config';
 import { DomainError } from '../../../platform/errors';
-import { errorResponse } from '../../../api/platform/http/error-response';
-import { LEDGER_ERRORS } from '../../../api/ledger/errors';
+import { errorResponse } from '../../../api/http/error-response';
+import { LEDGER_ERRORS } from '../../../services/ledger/errors';
 import { ledgerEnvelope } from '../../../api/ledger/envelope';
 import { createDatabasePool, sql, sqlState, type DatabasePool } from '../../../db/pool';
 import { withSystem, withTenant, type Tx } from '../../../db/ledger/context';

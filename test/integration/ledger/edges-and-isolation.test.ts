@@ -2,7 +2,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import { withSystem } from '../../../db/ledger/context';
 import { insertTenant } from '../../../db/ledger/tenants';
-import { issueKey } from '../../../api/ledger/credentials';
+import { issueKey } from '../../../services/ledger/credentials';
 import {
   client,
   LedgerHarness,

@@ -4,8 +4,8 @@ import { createDatabasePool, sql } from '../../../db/pool';
 import { withSystem, withTenant } from '../../../db/ledger/context';
 import { ledgerEnvelope } from '../../../api/ledger/envelope';
 import type { DomainError } from '../../../platform/errors';
-import { errorResponse } from '../../../api/platform/http/error-response';
-import { LEDGER_ERRORS } from '../../../api/ledger/errors';
+import { errorResponse } from '../../../api/http/error-response';
+import { LEDGER_ERRORS } from '../../../services/ledger/errors';
 import { LedgerHarness, newKey, transfer, type TenantClients } from './support';
 
 jest.setTimeout(60_000);

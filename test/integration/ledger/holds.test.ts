@@ -6,13 +6,13 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { loadConfig } from '../../../platform/config';
 import { sql } from '../../../db/pool';
 import { withSystem } from '../../../db/ledger/context';
-import { createTransaction } from '../../../api/ledger/transactions';
+import { createTransaction } from '../../../services/ledger/transactions';
 import { readDueHolds, type DueHold } from '../../../db/ledger/transactions';
 import { holdSweepScheduleId, holdWorkflowId } from '../../../workflows/ledger/hold-definitions';
 import { eventually } from '../../support/services';
 import { LedgerHarness, type TenantClients } from './support';
 import { createTemporalClient } from '../../../platform/temporal';
-import { HoldDispatcher } from '../../../api/ledger/holds';
+import { HoldDispatcher } from '../../../services/ledger/holds';
 import { createLogger } from '../../../platform/logger';
 import { createDatabasePool } from '../../../db/pool';
 

@@ -4,7 +4,7 @@ import type { Context } from 'koa';
 import { sql } from '../../../db/pool';
 import { withSystem, withTenant } from '../../../db/ledger/context';
 import { requestHashOf } from '../../../api/ledger/idempotency';
-import { POSTING_ENDPOINT } from '../../../api/ledger/transactions';
+import { POSTING_ENDPOINT } from '../../../services/ledger/transactions';
 import { call, client, LedgerHarness, newKey, postingCounts, type TenantClients } from './support';
 
 jest.setTimeout(60_000);

@@ -3,7 +3,7 @@ import { ulid } from 'ulid';
 import { sql } from '../../../db/pool';
 import { withSystem } from '../../../db/ledger/context';
 import { meteringKeys, startQuotaProcess } from '../../support/platform-metering';
-import { replayUnmeteredCalls } from '../../../api/ledger/metering-replay';
+import { replayUnmeteredCalls } from '../../../services/ledger/metering-replay';
 import { freePort, stopProcessGroup } from '../../support/api-process';
 import { eventually } from '../../support/services';
 import { LedgerHarness, newKey } from './support';

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { v7 as uuidv7 } from 'uuid';
-import { runCommand } from '../../../api/ledger/cli';
+import { runCommand } from '../../../cli/ledger';
 import { withSystem } from '../../../db/ledger/context';
 import { insertTenant } from '../../../db/ledger/tenants';
 import { sql } from '../../../db/pool';

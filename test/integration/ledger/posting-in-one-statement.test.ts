@@ -2,8 +2,8 @@
 import { sql } from '../../../db/pool';
 import { withSystem, withTenant } from '../../../db/ledger/context';
 import { postTransactionsAuthorized } from '../../../db/ledger/transactions';
-import { sha256 } from '../../../api/ledger/credentials';
-import { POSTING_ENDPOINT } from '../../../api/ledger/transactions';
+import { sha256 } from '../../../services/ledger/credentials';
+import { POSTING_ENDPOINT } from '../../../services/ledger/transactions';
 import {
   client,
   LedgerHarness,

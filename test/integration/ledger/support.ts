@@ -7,7 +7,7 @@ import { LOCK_TIMEOUT_MS, withSystem } from '../../../db/ledger/context';
 import type { PostingCall } from '../../../db/ledger/transactions';
 import { insertTenant, type LedgerRole } from '../../../db/ledger/tenants';
 import { drainAsyncBalances } from '../../../db/ledger/accounts';
-import { issueKey } from '../../../api/ledger/credentials';
+import { issueKey } from '../../../services/ledger/credentials';
 import { startTestService, type TestService } from '../../support/services';
 import { scrapeMetrics } from '../../support/metrics-scrape';
 

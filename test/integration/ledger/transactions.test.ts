@@ -1,5 +1,5 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-argument -- JSON replies in tests */
-import { LEDGER_ERRORS } from '../../../api/ledger/errors';
+import { LEDGER_ERRORS } from '../../../services/ledger/errors';
 import { v7 as uuidv7 } from 'uuid';
 import { sql } from '../../../db/pool';
 import { withSystem, withTenant } from '../../../db/ledger/context';

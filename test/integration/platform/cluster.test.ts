@@ -212,7 +212,7 @@ describe('the platform on a cluster of hosts (scripts/cluster)', () => {
   });
 
   it.each(['ledger', 'quota'] as const)(
-    "runs api/%s/README.md's first calls against the second host, on the Redis Cluster",
+    "runs services/%s/README.md's first calls against the second host, on the Redis Cluster",
     async (service) => {
       const { script, prints } = firstCalls(service);
       const ran = await runBash(script, {

@@ -8,7 +8,7 @@ import {
   HOLD_EXPIRES_AT,
   RUN_STATE,
   TENANT_ID,
-} from '../../../workflows/platform/search-attributes';
+} from '../../../workflows/shared/search-attributes';
 import { eventually } from '../../support/services';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from '../runs/support';
 import { ALL_WORKFLOW_PERMISSIONS, dagClient, shNode, edge } from '../runs/dag-support';

@@ -9,7 +9,7 @@ import { createTemporalClient } from '../../../platform/temporal';
 import { sql } from '../../../db/pool';
 import { scheduleTemporalId } from '../../../workflows/runs/schedule-fire-definitions';
 import { ALL_WORKFLOW_PERMISSIONS } from '../runs/dag-support';
-import { flushLedgerStream } from '../../../api/quota/consumption/ledger-flush';
+import { flushLedgerStream } from '../../../services/quota/consumption/ledger-flush';
 import { startQuota, type QuotaHarness } from '../quota/support';
 
 /**

@@ -5,12 +5,12 @@ import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { ulid } from 'ulid';
-import { runAdmin } from '../../../api/quota/cli';
+import { runAdmin } from '../../../cli/quota';
 import {
   CODEC_BODY_LIMIT_BYTES,
   CODEC_MAX_METADATA,
   CODEC_MAX_PAYLOADS,
-} from '../../../api/platform/codec-endpoint';
+} from '../../../api/http/codec-endpoint';
 import { EncryptionCodec, ENCRYPTED_ENCODING } from '../../../platform/payload-codec';
 import { CODEC_PATH, CODEC_SESSION_COOKIE } from '../../../api/quota/routes/temporal-codec';
 import { runWorkflowId } from '../../../workflows/runs/definitions';

@@ -3,7 +3,7 @@ import { createDatabasePool, sql, type DatabasePool } from '../../../db/pool';
 import { loadConfig } from '../../../platform/config';
 import { createLogger } from '../../../platform/logger';
 import { listenForNotifications } from '../../../platform/pg-notifications';
-import { runAdmin } from '../../../api/runs/cli';
+import { runAdmin } from '../../../cli/runs';
 import { eventually } from '../../support/services';
 
 /**

@@ -60,7 +60,7 @@ describe("the READMEs' first calls", () => {
   });
 
   it.each(SERVICES)(
-    'api/%s/README.md: the block runs and prints what the README says',
+    'services/%s/README.md: the block runs and prints what the README says',
     async (service) => {
       const { script, prints } = firstCalls(service);
       const urlVariable = `${service.toUpperCase()}_URL`;

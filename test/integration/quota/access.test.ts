@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access -- JSON replies in tests */
 import { QUOTA_OPERATIONS } from '../../../api/quota/routes';
-import { isOperatorScope, TENANT_SCOPE_NAMES } from '../../../api/quota/scopes';
+import { isOperatorScope, TENANT_SCOPE_NAMES } from '../../../services/quota/scopes';
 import { startQuota, type QuotaHarness } from './support';
 
 /**

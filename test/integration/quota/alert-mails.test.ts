@@ -2,7 +2,7 @@
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { createAlertMailActivities } from '../../../activities/quota/alert-mail';
-import { flushLedgerStream } from '../../../api/quota/consumption/ledger-flush';
+import { flushLedgerStream } from '../../../services/quota/consumption/ledger-flush';
 import { ulid } from '../../../db/ids';
 import { insertAlertMails, mailsOfEvent } from '../../../db/quota/alert-mails';
 import { sql } from '../../../db/pool';

@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return -- JSON replies in tests */
 import { sql } from '../../../db/pool';
-import { flushLedgerStream } from '../../../api/quota/consumption/ledger-flush';
+import { flushLedgerStream } from '../../../services/quota/consumption/ledger-flush';
 import { ALERT_LIMITS } from '../../../api/quota/routes/alerts';
 import { startHttpsReceiver, type Receiver } from '../../support/https-receiver';
 import { eventually } from '../../support/services';

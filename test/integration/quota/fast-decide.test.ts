@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { decideQuota } from '../../../api/quota/consumption/quota-arithmetic';
-import { MICRO, takeTokens } from '../../../api/quota/consumption/token-bucket';
+import { decideQuota } from '../../../services/quota/consumption/quota-arithmetic';
+import { MICRO, takeTokens } from '../../../services/quota/consumption/token-bucket';
 import { BUCKET_EXPIRY_MAX_MS, decideFastStates } from '../../../db/quota/fast-decide';
 import { closeRedis, connectedRedis, type Redis } from '../../../db/redis';
 import { config } from './support';

@@ -1,5 +1,5 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument -- JSON replies in tests */
-import { flushLedgerStream } from '../../../api/quota/consumption/ledger-flush';
+import { flushLedgerStream } from '../../../services/quota/consumption/ledger-flush';
 import { sql } from '../../../db/pool';
 import { appendLedger } from '../../../db/quota/consumption';
 import { ALL_PARTITIONS, ledgerStreamKey, subjectPartition } from '../../../db/quota/partitions';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { sql } from '../../../db/pool';
 import { createTemporalClient } from '../../../platform/temporal';
-import { JOB_NAMES, jobScheduleId, jobWorkflowId } from '../../../api/quota/job-catalogue';
+import { JOB_NAMES, jobScheduleId, jobWorkflowId } from '../../../services/quota/job-catalogue';
 import { taskQueues } from '../../../platform/temporal';
 import { config, startQuota, type QuotaHarness } from './support';
 

@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument -- JSON replies in tests */
 import { sql } from '../../../db/pool';
-import { flushLedgerStream } from '../../../api/quota/consumption/ledger-flush';
+import { flushLedgerStream } from '../../../services/quota/consumption/ledger-flush';
 import { subjectPartition } from '../../../db/quota/partitions';
 import { closeRedis, createRedis, type Redis } from '../../../db/redis';
 import { ThrowawayRedisCluster } from '../../support/throwaway-backends';

@@ -2,7 +2,7 @@
 import { loadConfig } from '../../../platform/config';
 import { createDatabasePool, type DatabasePool } from '../../../db/pool';
 import { closeRedis, createRedis, type Redis } from '../../../db/redis';
-import { runAdmin } from '../../../api/quota/cli';
+import { runAdmin } from '../../../cli/quota';
 import {
   RUN_RETRY_DELAYS,
   eventually,

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { sql } from '../../../db/pool';
 import { createTemporalClient } from '../../../platform/temporal';
-import { TENANT_SCOPE_NAMES } from '../../../api/quota/scopes';
+import { TENANT_SCOPE_NAMES } from '../../../services/quota/scopes';
 import { bootstrapWorkflowId } from '../../../workflows/quota/bootstrap-definitions';
 import { eventually } from '../../support/services';
 import { config, startQuota, type QuotaHarness } from './support';

@@ -3,14 +3,14 @@ import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import fc from 'fast-check';
 import { sql } from '../../../db/pool';
-import { flushLedgerStream } from '../../../api/quota/consumption/ledger-flush';
+import { flushLedgerStream } from '../../../services/quota/consumption/ledger-flush';
 import { catalogueGenerationKey, subjectPartition } from '../../../db/quota/partitions';
 import { freePort, startApiProcess, stopProcessGroup } from '../../support/api-process';
 import { DATA_DIR } from '../../support/stack-env';
 import { client, startQuota, subjectOnPlan, type QuotaClient, type QuotaHarness } from './support';
 
 // Two API processes serving one tenant: each judges requests by the catalogue in its own memory
-// (api/quota/catalogue-cache.ts), both count in the same stores. A change made through one binds
+// (services/quota/catalogue-cache.ts), both count in the same stores. A change made through one binds
 // the very next decision in the other, and together they never admit past a limit.
 describe.each(['strict', 'fast'] as const)('quota: two API processes (%s decisions)', (mode) => {
   let h: QuotaHarness;

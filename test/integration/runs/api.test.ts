@@ -5,7 +5,7 @@ import { ulid } from 'ulid';
 import { v4 as uuidv4 } from 'uuid';
 import { sql } from '../../../db/pool';
 import { eventually } from '../../support/services';
-import { runAdmin } from '../../../api/runs/cli';
+import { runAdmin } from '../../../cli/runs';
 import {
   IMAGE,
   client,

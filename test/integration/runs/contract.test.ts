@@ -2,7 +2,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { ulid } from 'ulid';
 import { lintOpenApi } from '../../support/openapi-lint';
-import { runAdmin } from '../../../api/runs/cli';
+import { runAdmin } from '../../../cli/runs';
 import { openApiDocument } from '../../../api/runs/openapi';
 import { runsRoutes } from '../../../api/runs/app';
 import { undocumentedRoutes } from '../../support/documented-routes';

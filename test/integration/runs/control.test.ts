@@ -4,11 +4,11 @@ import { createDocker } from '../../../platform/docker';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
 import { sql } from '../../../db/pool';
 import { createRedis } from '../../../db/redis';
-import { logCacheKeys } from '../../../api/runs/log-store';
+import { logCacheKeys } from '../../../services/runs/log-store';
 import { eventually } from '../../support/services';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
 import { createTemporalClient } from '../../../platform/temporal';
-import { CONTROL_ANSWER_TIMEOUT_MS } from '../../../api/runs/control';
+import { CONTROL_ANSWER_TIMEOUT_MS } from '../../../services/runs/control';
 
 type Api = ReturnType<typeof client>;
 type Samples = {

@@ -4,7 +4,7 @@ import { OWNER_LABEL } from '../../../activities/docker/containers';
 import { WORKER_READY_TIMEOUT_MS, ownWorker } from './own-worker';
 import { eventually } from '../../support/services';
 import { ulid } from 'ulid';
-import { runAdmin } from '../../../api/runs/cli';
+import { runAdmin } from '../../../cli/runs';
 import { IMAGE, client, config, newTenant, quotaRecords, type Harness } from './support';
 
 describe('a worker killed while its run is running', () => {

@@ -5,7 +5,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { createTemporalClient } from '../../../platform/temporal';
 import { eventually } from '../../support/services';
 import { ulid } from 'ulid';
-import { runAdmin } from '../../../api/runs/cli';
+import { runAdmin } from '../../../cli/runs';
 import { config, newTenant, quotaRecords, startHarness, type Harness } from './support';
 import {
   ALL_WORKFLOW_PERMISSIONS,

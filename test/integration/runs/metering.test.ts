@@ -1,6 +1,6 @@
 import { ulid } from 'ulid';
-import { runAdmin } from '../../../api/runs/cli';
-import { runsMeteringOf } from '../../../api/runs/metering';
+import { runAdmin } from '../../../cli/runs';
+import { runsMeteringOf } from '../../../services/runs/metering';
 import { settleRunSeconds } from '../../../activities/runs/run';
 import { sql } from '../../../db/pool';
 import { freePort } from '../../support/api-process';

@@ -7,14 +7,14 @@ import { msToTs, tsToMs } from '@temporalio/common/lib/time';
 import { createTemporalClient } from '../../../platform/temporal';
 import { openApiDocument } from '../../../api/runs/openapi';
 import { sql } from '../../../db/pool';
-import { SERVICE, TENANT_ID } from '../../../workflows/platform/search-attributes';
+import { SERVICE, TENANT_ID } from '../../../workflows/shared/search-attributes';
 import {
   scheduleFireWorkflowIdBase,
   scheduleTemporalId,
 } from '../../../workflows/runs/schedule-fire-definitions';
 import { createScheduleActivities } from '../../../activities/runs/schedules';
-import { taskQueues } from '../../../workflows/platform/task-queues';
-import { wallTimeOf } from '../../../api/runs/schedules/dst';
+import { taskQueues } from '../../../workflows/shared/task-queues';
+import { wallTimeOf } from '../../../services/runs/schedules/dst';
 import { eventually } from '../../support/services';
 import {
   startHttpsReceiver,
@@ -148,7 +148,7 @@ describe('runs API: schedules', () => {
     return (reply.startTime ?? []).map((t) => new Date(tsToMs(t)).toISOString());
   };
 
-  describe('daylight saving: the rule of api/runs/README.md, against the real scheduler', () => {
+  describe('daylight saving: the rule of services/runs/README.md, against the real scheduler', () => {
     // [zone, cron, from, to, the exact occurrences (UTC): the instants Temporal's scheduler
     // matches, but one per wall time (a repeated wall time's second instant records nothing)]
     const CASES: [string, string, string, string, string[]][] = [

@@ -1,5 +1,5 @@
 import { sql, type DatabasePool } from '../../../db/pool';
-import { getRunStatus } from '../../../api/runs/reads';
+import { getRunStatus } from '../../../services/runs/reads';
 import type { PlatformDeps } from '../../../platform/deps';
 import { IMAGE, client, newTenant, startHarness, type Harness } from './support';
 

@@ -1,13 +1,13 @@
 import { ulid } from 'ulid';
 import { loadConfig } from '../../../platform/config';
 import { createDatabasePool, type DatabasePool } from '../../../db/pool';
-import { runAdmin } from '../../../api/runs/cli';
+import { runAdmin } from '../../../cli/runs';
 import { eventually, startTestService, type TestService } from '../../support/services';
 import { createDocker } from '../../../platform/docker';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
 import type { Client } from '@temporalio/client';
-import { taskQueues } from '../../../workflows/platform/task-queues';
-import { executionSearchAttributes } from '../../../workflows/platform/search-attributes';
+import { taskQueues } from '../../../workflows/shared/task-queues';
+import { executionSearchAttributes } from '../../../workflows/shared/search-attributes';
 import type { ReconcileInput, runsReconcileWorkflow } from '../../../workflows/runs/reconcile';
 
 export const config = loadConfig();

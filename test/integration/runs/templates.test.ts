@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { sql } from '../../../db/pool';
-import { runAdmin } from '../../../api/runs/cli';
+import { runAdmin } from '../../../cli/runs';
 import { openApiDocument } from '../../../api/runs/openapi';
-import { TEMPLATE_VERSIONS_MAX } from '../../../api/runs/templates/service';
+import { TEMPLATE_VERSIONS_MAX } from '../../../services/runs/templates/service';
 import { createTemporalClient } from '../../../platform/temporal';
 import { decryptWorkflowSecret } from '../../../platform/secrets';
 import { dagWorkflowId } from '../../../workflows/runs/dag-definitions';

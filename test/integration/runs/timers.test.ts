@@ -5,12 +5,12 @@ import { ulid } from 'ulid';
 import type { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { createTemporalClient } from '../../../platform/temporal';
-import { runAdmin } from '../../../api/runs/cli';
+import { runAdmin } from '../../../cli/runs';
 import { openApiDocument } from '../../../api/runs/openapi';
-import { LABELS_MAX, PAYLOAD_MAX_BYTES } from '../../../api/runs/payloads';
+import { LABELS_MAX, PAYLOAD_MAX_BYTES } from '../../../services/runs/payloads';
 import { TIMER_HORIZON_DAYS } from '../../../api/runs/routes/timers';
 import { sql } from '../../../db/pool';
-import { SERVICE, TENANT_ID } from '../../../workflows/platform/search-attributes';
+import { SERVICE, TENANT_ID } from '../../../workflows/shared/search-attributes';
 import { timerWorkflowId } from '../../../workflows/runs/timer-definitions';
 import { eventually } from '../../support/services';
 import {

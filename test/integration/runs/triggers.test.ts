@@ -11,9 +11,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { createTemporalClient } from '../../../platform/temporal';
 import { openApiDocument } from '../../../api/runs/openapi';
-import { runAdmin } from '../../../api/runs/cli';
+import { runAdmin } from '../../../cli/runs';
 import { sql } from '../../../db/pool';
-import { SERVICE, TENANT_ID } from '../../../workflows/platform/search-attributes';
+import { SERVICE, TENANT_ID } from '../../../workflows/shared/search-attributes';
 import { dagWorkflowId } from '../../../workflows/runs/dag-definitions';
 import {
   TRIGGER_FIRE_WORKFLOW_TYPE,

@@ -9,11 +9,11 @@ import {
   type NewWorkflow,
   type WorkflowState,
 } from '../../../db/runs/workflows';
-import { runAdmin } from '../../../api/runs/cli';
-import { CONTROL_CATCH_UP_MS } from '../../../api/runs/control';
+import { runAdmin } from '../../../cli/runs';
+import { CONTROL_CATCH_UP_MS } from '../../../services/runs/control';
 import { openApiDocument } from '../../../api/runs/openapi';
 import { createTemporalClient, taskQueues } from '../../../platform/temporal';
-import { DAG_STATE, TENANT_ID } from '../../../workflows/platform/search-attributes';
+import { DAG_STATE, TENANT_ID } from '../../../workflows/shared/search-attributes';
 import { dagWorkflowId } from '../../../workflows/runs/dag-definitions';
 import type { NodeState } from '../../../workflows/runs/dag-rules';
 import { eventually } from '../../support/services';

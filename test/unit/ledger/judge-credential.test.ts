@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Credential } from '../../../db/ledger/tenants';
-import { judgeCredential, sha256 } from '../../../api/ledger/credentials';
-import { LEDGER_ERRORS, type LedgerErrorCode } from '../../../api/ledger/errors';
+import { judgeCredential, sha256 } from '../../../services/ledger/credentials';
+import { LEDGER_ERRORS, type LedgerErrorCode } from '../../../services/ledger/errors';
 
 const SECRET = 's'.repeat(43);
 

@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-unsafe-argument -- JSON replies in tests */
-import { decimalToMinor, floorToMinor, minorToDecimal } from '../../../api/ledger/money';
+import { decimalToMinor, floorToMinor, minorToDecimal } from '../../../services/ledger/money';
 import { parseInstantWithOffset } from '../../../platform/instant';
-import { availableBalance } from '../../../api/ledger/posting';
+import { availableBalance } from '../../../services/ledger/posting';
 
 describe('money as integer minor units', () => {
   it('when a decimal string is at or under the scale, then it becomes exact minor units', () => {

@@ -4,7 +4,7 @@ import {
   parsedTransactionOf,
   parseTransaction,
   type ValidatedTransaction,
-} from '../../../api/ledger/transactions';
+} from '../../../services/ledger/transactions';
 
 /**
  * The posting route reads a body two ways: the one-statement path by hand (parseTransaction, no

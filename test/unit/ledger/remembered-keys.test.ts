@@ -5,7 +5,7 @@ import {
   REMEMBERED_KEYS_MAX,
   sha256,
   tokenOf,
-} from '../../../api/ledger/credentials';
+} from '../../../services/ledger/credentials';
 
 /** A key that authenticates (judgeCredential remembers it); its bearer header. */
 function authenticated(): string {

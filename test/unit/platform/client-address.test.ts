@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { clientAddressResolver } from '../../../api/platform/http/client-address';
+import { clientAddressResolver } from '../../../api/http/client-address';
 import { loadConfig } from '../../../platform/config';
 
 /** A request from `peer` carrying `forwarded` as its X-Forwarded-For (absent when undefined). */

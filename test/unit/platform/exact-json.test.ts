@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { stringify } from 'lossless-json';
-import { parseExact, stringifyExact } from '../../../api/platform/http/exact-json';
+import { parseExact, stringifyExact } from '../../../platform/exact-json';
 
 describe('stringifyExact', () => {
   it('writes a value without bigints as lossless-json does', () => {

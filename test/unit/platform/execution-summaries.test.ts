@@ -6,7 +6,7 @@ import {
   oneLine,
   SUMMARY_MAX_CHARS,
   type ExecutionSummary,
-} from '../../../workflows/platform/summaries';
+} from '../../../workflows/shared/summaries';
 import {
   commandShown,
   dagSummary,

@@ -1,10 +1,10 @@
 import { PERMISSIONS } from '../../../db/runs/permissions';
-import { toolInputOf } from '../../../api/platform/mcp';
-import { JSON_RPC_ERROR, mcpTransportResponses } from '../../../api/platform/mcp/contract';
+import { toolInputOf } from '../../../api/mcp';
+import { JSON_RPC_ERROR, mcpTransportResponses } from '../../../api/mcp/contract';
 import { errorLines, LLMS_TXT, permissionLines } from '../../../api/runs/llms';
 import { mcpGuide, permissionsOf, RUNS_MCP_TOOLS, toolNameOf } from '../../../api/runs/mcp';
 import { RUNS_OPERATIONS } from '../../../api/runs/routes';
-import { RUNS_ERRORS } from '../../../api/runs/errors';
+import { RUNS_ERRORS } from '../../../services/runs/errors';
 import { openApiDocument } from '../../../api/runs/openapi';
 
 /** The spec's parity set, the template tools and webhook recovery, as the issues list them. */

@@ -6,8 +6,8 @@ import Joi from 'joi';
 import type { Context } from 'koa';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { createApp } from '../../../api/platform/http/app';
-import { mount, type OperationContract } from '../../../api/platform/http/contract';
+import { createApp } from '../../../api/http/app';
+import { mount, type OperationContract } from '../../../api/http/contract';
 import { createLogger } from '../../../platform/logger';
 import { PLATFORM_ERRORS, RequestValidationError } from '../../../platform/errors';
 import {
@@ -18,7 +18,7 @@ import {
   toolResultOf,
   ToolArgumentError,
   type OperationTool,
-} from '../../../api/platform/mcp';
+} from '../../../api/mcp';
 
 const item = Joi.object({ resource: Joi.string().required(), amount: Joi.number().integer() }).id(
   'Item',

@@ -1,7 +1,11 @@
 import type { AlertRuleRow } from '../../../db/quota/alert-rules';
 import fc from 'fast-check';
-import { crossingUsages, crossingsOf, subjectMatches } from '../../../api/quota/alerts/crossings';
-import type { PolicyVerdict } from '../../../api/quota/consumption/verdicts';
+import {
+  crossingUsages,
+  crossingsOf,
+  subjectMatches,
+} from '../../../services/quota/alerts/crossings';
+import type { PolicyVerdict } from '../../../services/quota/consumption/verdicts';
 
 const rule = (extra: Partial<AlertRuleRow> = {}): AlertRuleRow => ({
   id: 'alr_1',

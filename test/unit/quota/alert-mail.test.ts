@@ -1,5 +1,5 @@
 import type { AlertEventRow } from '../../../db/quota/alert-events';
-import { alertMail } from '../../../api/quota/alerts/mail';
+import { alertMail } from '../../../services/quota/alerts/mail';
 
 const event: AlertEventRow = {
   id: 'ale_1',

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import Joi from 'joi';
-import { compileJsonSchemaCheck } from '../../../api/platform/http/json-schema-check';
+import { compileJsonSchemaCheck } from '../../../api/http/json-schema-check';
 import { QUOTA_OPERATIONS } from '../../../api/quota/routes';
-import { LIMITS } from '../../../api/quota/schemas';
+import { LIMITS } from '../../../services/quota/schemas';
 
 /**
  * The consumption routes take a body their documented JSON Schema accepts without joi

@@ -1,5 +1,9 @@
 import fc from 'fast-check';
-import { MICRO, takeTokens, type BucketState } from '../../../api/quota/consumption/token-bucket';
+import {
+  MICRO,
+  takeTokens,
+  type BucketState,
+} from '../../../services/quota/consumption/token-bucket';
 
 const block = (capacity: bigint, ratePerSec: number) => ({
   capacity,

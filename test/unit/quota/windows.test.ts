@@ -1,6 +1,10 @@
 import fc from 'fast-check';
 import { DateTime } from 'luxon';
-import { rollingShape, windowAt, type WindowUnit } from '../../../api/quota/consumption/windows';
+import {
+  rollingShape,
+  windowAt,
+  type WindowUnit,
+} from '../../../services/quota/consumption/windows';
 
 const at = (iso: string, zone = 'UTC') => DateTime.fromISO(iso, { zone }).toMillis();
 const iso = (ms: number | null, zone = 'UTC') =>

@@ -1,4 +1,4 @@
-import { meteredSubject, reservationTtlSeconds } from '../../../api/runs/metering';
+import { meteredSubject, reservationTtlSeconds } from '../../../services/runs/metering';
 
 describe("a metered run's reservation", () => {
   const now = Date.parse('2026-11-28T00:00:00Z');

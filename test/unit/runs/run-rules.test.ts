@@ -1,6 +1,6 @@
 import { decodeTime } from 'ulid';
-import { imageAllowed, parseImageReference } from '../../../api/runs/image-reference';
-import { clampLimits, effectiveLimits, type EffectiveLimits } from '../../../api/runs/limits';
+import { imageAllowed, parseImageReference } from '../../../services/runs/image-reference';
+import { clampLimits, effectiveLimits, type EffectiveLimits } from '../../../services/runs/limits';
 import { cpuPercentOf, memoryMbOf, sampleOf } from '../../../activities/docker/stats';
 import { workflowUlid } from '../../../workflows/runs/ids';
 import type { TenantQuotasRow } from '../../../db/runs/quotas';

@@ -1,10 +1,10 @@
-import { cronMatcher } from '../../../api/runs/schedules/cron';
+import { cronMatcher } from '../../../services/runs/schedules/cron';
 import {
   dstCalendars,
   DST_HORIZON_YEARS,
   wallTimeOf,
   zoneTransitions,
-} from '../../../api/runs/schedules/dst';
+} from '../../../services/runs/schedules/dst';
 
 const at = (iso: string) => Date.parse(iso);
 

@@ -3,7 +3,7 @@ import {
   TEMPLATE_RUN_DEFINITION_MAX_BYTES,
   assertDefinition,
   runDefinition,
-} from '../../../api/runs/templates/definition';
+} from '../../../services/runs/templates/definition';
 
 const IMAGE = '127.0.0.1:5000/busybox:latest';
 const params = [

@@ -8,7 +8,7 @@ import {
   resolveParams,
   satisfiesRule,
   type TemplateParam,
-} from '../../../api/runs/templates/params';
+} from '../../../services/runs/templates/params';
 
 const param = (fields: Partial<TemplateParam> & { name: string }): TemplateParam => ({
   type: 'string',

@@ -9,7 +9,7 @@ import {
   secretsUsed,
   substitute,
   substituteSecrets,
-} from '../../../api/runs/templates/substitution';
+} from '../../../services/runs/templates/substitution';
 
 const params = [
   { name: 'image', secret: false },

@@ -1,11 +1,11 @@
 import { DomainError } from '../../../platform/errors';
-import { SUBSCRIBABLE } from '../../../api/runs/webhooks/catalogue';
-import { changesOf, testEnvelope } from '../../../api/runs/webhooks/endpoints';
+import { SUBSCRIBABLE } from '../../../services/runs/webhooks/catalogue';
+import { changesOf, testEnvelope } from '../../../services/runs/webhooks/endpoints';
 import {
   InlineWebhook,
   assertSubscription,
   inlineWebhookRow,
-} from '../../../api/runs/webhooks/inline';
+} from '../../../services/runs/webhooks/inline';
 import { WEBHOOK_URL_PATTERN, isWebhookUrl } from '../../../platform/webhooks/url';
 import { TESTABLE_EVENTS, TestRequest } from '../../../api/runs/routes/webhooks';
 

@@ -1,8 +1,8 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { refusalOf } from '../../../api/runs/dags/control';
-import { acceptedNodes, type NodeRequest } from '../../../api/runs/dags/submit';
-import type { EffectiveLimits } from '../../../api/runs/limits';
+import { refusalOf } from '../../../services/runs/dags/control';
+import { acceptedNodes, type NodeRequest } from '../../../services/runs/dags/submit';
+import type { EffectiveLimits } from '../../../services/runs/limits';
 
 const LIMITS: EffectiveLimits = {
   memory_limit_mb: 512,

@@ -9,7 +9,7 @@ import {
   type MinuteInterval,
   type Weekday,
   type WorkingHours,
-} from '../../../api/runs/working-hours';
+} from '../../../services/runs/working-hours';
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;

@@ -8,7 +8,7 @@ import {
   parseWorkingHours,
   workingIntervalEnd,
   type WorkingHours,
-} from '../../../api/runs/working-hours';
+} from '../../../services/runs/working-hours';
 
 const at = (iso: string): Date => new Date(iso);
 const next = (h: WorkingHours, iso: string): string | null =>

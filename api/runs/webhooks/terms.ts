@@ -1,6 +1,0 @@
-import type { Config } from '../../../platform/config';
-
-/** What every delivery workflow of this deployment is started with (its retry schedule). */
-export const webhookTerms = (config: Config) => ({
-  retryDelaysSeconds: config.webhooks.retryDelaysSeconds,
-});

@@ -1,0 +1,137 @@
+import type { PlatformDeps } from '../../../platform/deps';
+import { createOutboxDispatcher, type OutboxSource } from '../../../platform/outbox';
+import { taskQueues } from '../../../platform/temporal';
+import { sql } from '../../../db/pool';
+import {
+  executionSearchAttributes,
+  WEBHOOK_ENDPOINT,
+} from '../../../workflows/shared/search-attributes';
+import {
+  deliveryWorkflowId,
+  type DeliveryWorkflowInput,
+} from '../../../workflows/shared/delivery-definitions';
+import { deliverySummary } from '../../../workflows/shared/summaries';
+import { webhookTerms } from '../../../platform/webhooks/terms';
+import { createDeliveryDispatcher } from './dispatcher';
+
+/** The runs queue of this deployment: its delivery rows are started there (and only those). */
+export const runsQueue = (deps: Pick<PlatformDeps, 'config'>): string =>
+  taskQueues(deps.config.taskQueuePrefix).runs;
+
+/** A delivery left retrying is swept this long after: its process may still be handing it over. */
+const DELIVERY_SWEEP_GRACE_SECONDS = 2;
+
+export interface DeliveryStart {
+  deliveryId: string;
+  tenantId: string;
+  endpointId: string;
+  /** For the execution's summary; looked up when a caller did not have it at hand. */
+  eventType?: string;
+  /** A delivery whose first attempt was made without its workflow: where the workflow goes on. */
+  resumeFrom?: DeliveryWorkflowInput['resumeFrom'];
+}
+
+/**
+ * Delivery starts as an outbox: delivery/runs/<delivery_id> for a delivery that needs its
+ * workflow, workflow_started recording it. The dispatcher (dispatcher.ts) hands over those whose
+ * first attempt asks for another; the sweeper takes one left delivering by a process that died
+ * mid-attempt (once the attempt would have timed out), and one left retrying by a process that
+ * died before handing it over. A pending row is never a workflow's: a dispatcher adopts it.
+ */
+function deliveryStarts(deps: PlatformDeps): OutboxSource<DeliveryStart> {
+  const queue = runsQueue(deps);
+  const attemptSeconds = Math.ceil(deps.config.webhooks.attemptTimeoutMs / 1000);
+  return {
+    name: 'delivery starts',
+    keyOf: (row) => row.deliveryId,
+    due: async (limit, skip) =>
+      (
+        (await deps.pool.any(sql.unsafe`
+        SELECT delivery_id::text AS "deliveryId", tenant_id AS "tenantId", endpoint_id AS "endpointId",
+               event_type AS "eventType", state, attempts,
+               to_char(next_attempt_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "nextAttemptAt"
+        FROM runs.webhook_deliveries
+        WHERE NOT workflow_started AND state IN ('delivering', 'retrying')
+          AND workflow_task_queue = ${queue}
+          AND CASE state
+                WHEN 'delivering' THEN updated_at + make_interval(secs => ${attemptSeconds})
+                ELSE updated_at
+              END < now() - make_interval(secs => ${DELIVERY_SWEEP_GRACE_SECONDS})
+          AND NOT (delivery_id::text = ANY(${sql.array(skip, 'text')}))
+        ORDER BY delivery_id LIMIT ${limit}`)) as SweptDelivery[]
+      ).map(startOf),
+    workflowOf: async (row) => {
+      const input: DeliveryWorkflowInput = {
+        service: 'runs',
+        deliveryId: row.deliveryId,
+        ...webhookTerms(deps.config),
+        ...(row.resumeFrom ? { resumeFrom: row.resumeFrom } : {}),
+      };
+      return {
+        workflowType: 'deliveryWorkflow',
+        options: {
+          workflowId: deliveryWorkflowId('runs', row.deliveryId),
+          taskQueue: queue,
+          args: [input],
+          typedSearchAttributes: [
+            ...executionSearchAttributes(row.tenantId, 'runs'),
+            { key: WEBHOOK_ENDPOINT, value: row.endpointId },
+          ],
+          ...deliverySummary({
+            service: 'runs',
+            deliveryId: row.deliveryId,
+            tenantId: row.tenantId,
+            endpointId: row.endpointId,
+            eventType: row.eventType ?? (await eventTypeOf(deps, row.deliveryId)),
+          }),
+        },
+      };
+    },
+    markStarted: async (ids) => {
+      await deps.pool.query(sql.unsafe`
+        UPDATE runs.webhook_deliveries SET workflow_started = true
+        WHERE delivery_id = ANY(${sql.array(ids, 'int8')})`);
+    },
+  };
+}
+
+interface SweptDelivery extends DeliveryStart {
+  state: 'delivering' | 'retrying';
+  attempts: number;
+  nextAttemptAt: string | null;
+}
+
+/** Where a swept delivery's workflow begins: the attempt its process died in, or the next. */
+function startOf({ state, attempts, nextAttemptAt, ...start }: SweptDelivery): DeliveryStart {
+  if (state === 'delivering')
+    return { ...start, resumeFrom: { attempt: attempts, notBefore: null } };
+  return { ...start, resumeFrom: { attempt: attempts + 1, notBefore: nextAttemptAt } };
+}
+
+/** A delivery's event type (a caller that started it without it at hand). */
+async function eventTypeOf(deps: PlatformDeps, deliveryId: string): Promise<string | null> {
+  return (await deps.pool.maybeOneFirst(sql.unsafe`
+    SELECT event_type FROM runs.webhook_deliveries WHERE delivery_id = ${deliveryId}::int8`)) as
+    string | null;
+}
+
+/**
+ * A new delivery's first attempt made in this process (dispatcher.ts), and delivery workflows
+ * started off the request path (platform/outbox.ts) for those that need one.
+ */
+export function createDeliveryStarter(deps: PlatformDeps) {
+  const outbox = createOutboxDispatcher(deps, deliveryStarts(deps));
+  const firstAttempts = createDeliveryDispatcher(deps, runsQueue(deps), (row) =>
+    outbox.enqueue(row),
+  );
+  return {
+    ...outbox,
+    /** After a pending row's transaction commits: its first attempt here, at once, in order. */
+    dispatch: (row: DeliveryStart) => firstAttempts.dispatch(row),
+    stop: async () => {
+      await firstAttempts.stop();
+      await outbox.stop();
+    },
+  };
+}
+export type DeliveryStarter = ReturnType<typeof createDeliveryStarter>;

@@ -1,0 +1,62 @@
+import type { PlatformDeps } from '../../platform/deps';
+import { createOutboxDispatcher, type OutboxSource } from '../../platform/outbox';
+import { taskQueues } from '../../platform/temporal';
+import { sql } from '../../db/pool';
+import { executionSearchAttributes, RUN_STATE } from '../../workflows/shared/search-attributes';
+import { runWorkflowId, type RunWorkflowInput } from '../../workflows/runs/definitions';
+import { runSummary } from '../../workflows/runs/summaries';
+
+/** A run younger than this is still being started by the process that stored it. */
+export const WORKFLOW_SWEEP_GRACE_SECONDS = 3;
+/**
+ * Longest wait before a run whose start failed is tried again here: after a Temporal outage a
+ * run waits at most this (and a sweep) to start, not the platform's minute.
+ */
+export const RUN_START_RETRY_DELAY_MAX_MS = 10_000;
+
+/**
+ * Run starts as an outbox: submit stores the run with its workflow input and the task queue of
+ * its service (workflow_task_queue: the runs of another deployment's queues are not ours to
+ * start); the input is cleared once Temporal has the workflow (id run/<track_id>).
+ */
+function runStarts(deps: PlatformDeps): OutboxSource<RunWorkflowInput> {
+  const runsQueue = taskQueues(deps.config.taskQueuePrefix).runs;
+  return {
+    name: 'run starts',
+    keyOf: (input) => input.trackId,
+    due: async (limit, skip) =>
+      (await deps.pool.anyFirst(sql.unsafe`
+        SELECT workflow_input FROM runs.runs
+        WHERE workflow_input IS NOT NULL AND workflow_task_queue = ${runsQueue}
+          AND submitted_at < now() - make_interval(secs => ${WORKFLOW_SWEEP_GRACE_SECONDS})
+          AND NOT (track_id = ANY(${sql.array(skip, 'text')}))
+        ORDER BY submitted_at LIMIT ${limit}`)) as RunWorkflowInput[],
+    workflowOf: (input) => ({
+      workflowType: 'runWorkflow',
+      options: {
+        workflowId: runWorkflowId(input.trackId),
+        taskQueue: runsQueue,
+        args: [input],
+        typedSearchAttributes: [
+          ...executionSearchAttributes(input.tenantId, 'runs'),
+          { key: RUN_STATE, value: 'scheduled' },
+        ],
+        ...runSummary(input),
+      },
+    }),
+    markStarted: async (trackIds) => {
+      await deps.pool.query(
+        sql.unsafe`UPDATE runs.runs SET workflow_input = NULL WHERE track_id = ANY(${sql.array(trackIds, 'text')})`,
+      );
+    },
+  };
+}
+
+/** Starts run workflows off the request path (platform/outbox.ts). */
+export function createWorkflowStarter(deps: PlatformDeps) {
+  const dispatcher = createOutboxDispatcher(deps, runStarts(deps), {
+    retryDelayMaxMs: RUN_START_RETRY_DELAY_MAX_MS,
+  });
+  return { ...dispatcher, startInBackground: dispatcher.enqueue };
+}
+export type WorkflowStarter = ReturnType<typeof createWorkflowStarter>;
