@@ -18,14 +18,19 @@ import {
   checkInOneStatement,
   consumeInOneStatement,
   decidedInOneStatement,
-  recordedConsumeAnswer,
 } from './in-one-statement';
 import type { EffectivePolicyRow } from '../../../db/quota/consumption';
 import type { AlertRuleRow } from '../../../db/quota/alert-rules';
 import type { Config } from '../../../platform/config';
 import { taskQueues } from '../../../platform/temporal';
 import { spendInRedis } from './in-redis';
-import { ledgerEntries, requestHashOf } from './records';
+import {
+  answerOfRecord,
+  assertSameRequest,
+  ledgerEntries,
+  recordInPostgres,
+  requestHashOf,
+} from './records';
 import { parseExact, stringifyExact } from '../../../platform/exact-json';
 
 /**
@@ -130,8 +135,7 @@ export async function idempotent<T>(
     const claimed = { tenantId, endpoint, key };
     const recorded = await claimKey(tx, { ...claimed, requestHash });
     if (recorded) {
-      if (recorded.request_hash_hex !== requestHash.toString('hex'))
-        throw quotaError('idempotency_key_reused');
+      assertSameRequest(recorded.request_hash_hex, requestHash.toString('hex'));
       const answer = parseExact(recorded.response_text);
       return scope.replay ? scope.replay(answer) : (answer as T);
     }
@@ -251,7 +255,8 @@ async function consumeInTransaction(deps: SpendingDeps, c: Consumption) {
   const { tenantId } = view;
   const request = { tenantId, subject: body.subject, amounts };
   // A key may hold the decision a statement recorded (in-one-statement.ts): its answer made again.
-  const replay = (recorded: unknown) => recordedConsumeAnswer(recorded, request, answerOfVerdicts);
+  const replay = (recorded: unknown) =>
+    answerOfRecord(recordInPostgres(recorded), request, answerOfVerdicts);
   return idempotent(deps, { tenantId, endpoint: 'consume', view, replay }, body, async (tx) => {
     const eventId = `evt_${ulid()}`;
     const stores = { tx, redis: deps.redis };

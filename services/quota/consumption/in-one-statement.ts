@@ -12,17 +12,20 @@ import { batcherPerOwner } from '../../../platform/batching';
 import { crossingUsages } from '../alerts/crossings';
 import { CatalogueMoved, type CatalogueView } from '../catalogue-cache';
 import type { ConsumeBody } from './consume';
-import { ledgerEntries, requestHashOf } from './records';
+import {
+  answerOfRecord,
+  assertSameRequest,
+  assertVerdictsAgree,
+  ledgerEntries,
+  recordInPostgres,
+  requestHashOf,
+  verdictsFrom,
+  type AnswerOf,
+  type DecisionInputs,
+} from './records';
 import { ulid } from '../../../db/ids';
 import { parseExact } from '../../../platform/exact-json';
-import { quotaError } from '../errors';
-import {
-  currentWindow,
-  limitOf,
-  quotaVerdict,
-  type DecisionContext,
-  type PolicyVerdict,
-} from './verdicts';
+import { currentWindow, limitOf } from './verdicts';
 
 /**
  * A consume governed by strict quota policies alone, decided in one statement with the consumes
@@ -31,59 +34,15 @@ import {
  * one round trip (db/quota/functions/decide_strict_quota_batch.sql, decide_strict_quotas.sql),
  * where the general path (consume.ts: a transaction of a statement per step) takes about eight.
  * The verdicts are made here from the usage it read, with the same arithmetic; a key records that
- * usage with the decision's inputs, from which a retry's answer is made again. Null when the
+ * usage with the decision's inputs (records.ts), from which a retry's answer is made again. Null when the
  * admission would cross an alert threshold: the general path decides it and records the crossing.
  */
 export const decidedInOneStatement = (policies: EffectivePolicyRow[]) =>
   policies.length > 0 &&
   policies.every((p) => p.enforcement_mode === 'strict' && p.kind === 'quota');
 
-/** What a consume decided in one statement records under its idempotency key, besides `used`. */
-interface DecisionRecord {
-  eventId: string;
-  nowMs: number;
-  policies: EffectivePolicyRow[];
-}
-
-type AnswerOf<T> = (verdicts: PolicyVerdict[], eventId: string) => T;
-
-/**
- * Each quota policy's verdict on the amounts, from the usage before them (`used`, in order), in
- * the windows the statement read (computed here only for a replay, which read none).
- */
-function verdictsOf(
-  context: DecisionContext,
-  policies: EffectivePolicyRow[],
-  amounts: Map<string, bigint>,
-  used: string[],
-  windows = policies.map((policy) => currentWindow(policy, context.nowMs)),
-): PolicyVerdict[] {
-  return policies.map((policy, i) =>
-    quotaVerdict(
-      context,
-      policy,
-      windows[i]!,
-      BigInt(used[i]!),
-      amounts.get(policy.resource) ?? 0n,
-    ),
-  );
-}
-
-/**
- * A consume's answer as recorded under its idempotency key: the answer itself (the general path
- * records it), or made again from the decision a statement recorded.
- */
-export function recordedConsumeAnswer<T>(
-  recorded: unknown,
-  request: { tenantId: string; subject: string; amounts: Map<string, bigint> },
-  answerOf: AnswerOf<T>,
-): T {
-  const { decision, used } = recorded as { decision?: DecisionRecord; used?: string[] };
-  if (!decision || !used) return recorded as T;
-  const context = { tenantId: request.tenantId, subject: request.subject, nowMs: decision.nowMs };
-  const verdicts = verdictsOf(context, decision.policies, request.amounts, used);
-  return answerOf(verdicts, decision.eventId);
-}
+/** Each quota's usage before the request, as the statement read it (decimal strings). */
+const usedBefore = (used: string[]) => used.map((u) => ({ used: BigInt(u) }));
 
 const BATCH_SIZE_MAX = 100;
 /**
@@ -128,7 +87,7 @@ export async function consumeInOneStatement<T>(
   const eventId = `evt_${ulid()}`;
   const context = { tenantId: view.tenantId, subject: body.subject, nowMs: Date.now() };
   const key = body.idempotency_key;
-  const record: DecisionRecord = { eventId, nowMs: context.nowMs, policies };
+  const record: DecisionInputs = { eventId, nowMs: context.nowMs, policies };
   const hash = key ? requestHashOf(body).toString('hex') : '';
   const decided = policies.map((policy) => {
     const window = currentWindow(policy, context.nowMs);
@@ -165,14 +124,15 @@ export async function consumeInOneStatement<T>(
       throw new CatalogueMoved();
     case 'crossing':
       return null;
-    case 'recorded':
-      if (reply.hash !== hash) throw quotaError('idempotency_key_reused');
-      return recordedConsumeAnswer(parseExact(reply.response), { ...context, amounts }, answerOf);
+    case 'recorded': {
+      assertSameRequest(reply.hash, hash);
+      const recorded = recordInPostgres<T>(parseExact(reply.response));
+      return answerOfRecord(recorded, { ...context, amounts }, answerOf);
+    }
     case 'decided': {
       const windows = decided.map(({ window }) => window);
-      const verdicts = verdictsOf(context, policies, amounts, reply.used, windows);
-      if (verdicts.every((v) => v.allowed) !== reply.allowed)
-        throw new Error('decide_strict_quotas and the verdicts disagree');
+      const verdicts = verdictsFrom(context, policies, amounts, usedBefore(reply.used), windows);
+      assertVerdictsAgree(verdicts, reply.allowed, 'decide_strict_quotas');
       return answerOf(verdicts, eventId);
     }
   }
@@ -201,5 +161,5 @@ export async function checkInOneStatement(
     policies: policies.map((p, i) => ({ policy_id: p.id, window_keys: windows[i]!.keys })),
   });
   if (reply.status === 'moved') throw new CatalogueMoved();
-  return verdictsOf(context, policies, amounts, reply.used, windows);
+  return verdictsFrom(context, policies, amounts, usedBefore(reply.used), windows);
 }

@@ -1,11 +1,6 @@
 import { ulid } from '../../../db/ids';
 import type { EffectivePolicyRow, LedgerEntryInput } from '../../../db/quota/consumption';
-import {
-  decideFastStates,
-  recordedPreStates,
-  type FastPolicyInput,
-  type FastPreState,
-} from '../../../db/quota/fast-decide';
+import { decideFastStates, type FastPolicyInput } from '../../../db/quota/fast-decide';
 import {
   claimIdempotencyBody,
   commitFastStates,
@@ -19,26 +14,27 @@ import {
 } from '../../../db/quota/partitions';
 import type { Redis } from '../../../db/redis';
 import { isBackendUnreachable } from '../../../db/unreachable';
-import { parseExact, stringifyExact } from '../../../platform/exact-json';
-import { quotaError } from '../errors';
+import { stringifyExact } from '../../../platform/exact-json';
 import { IDEMPOTENCY_WINDOW_HOURS } from '../job-catalogue';
 import type { ConsumeBody } from './consume';
-import { ledgerEntries, requestHashOf } from './records';
+import {
+  answerOfRecord,
+  assertSameRequest,
+  assertVerdictsAgree,
+  ledgerEntries,
+  recordInRedis,
+  redisRecordPrefix,
+  requestHashOf,
+  verdictsFrom,
+  type AnswerOf,
+} from './records';
 import { fastWrites } from './in-transaction';
 import { decideFast, MOVED, untilUnmoved, windowField } from './fast-verdicts';
 import type { AlertRuleRow } from '../../../db/quota/alert-rules';
 import { alertsOf } from '../alerts/events';
 import { crossingUsages } from '../alerts/crossings';
 import { CatalogueMoved } from '../catalogue-cache';
-import type { BucketState } from './token-bucket';
-import {
-  bucketVerdict,
-  currentWindow,
-  limitOf,
-  quotaVerdict,
-  type DecisionContext,
-  type PolicyVerdict,
-} from './verdicts';
+import { currentWindow, limitOf, type DecisionContext } from './verdicts';
 
 /**
  * A consume or refund governed by fast policies only, decided and recorded in Redis alone, in one
@@ -62,7 +58,6 @@ export interface RedisSpend {
   guard: GenerationGuard;
 }
 
-type AnswerOf<T> = (verdicts: PolicyVerdict[], eventId: string) => T;
 type Idempotency = { key: string; hash: string } | undefined;
 
 const IDEMPOTENCY_TTL_SECONDS = IDEMPOTENCY_WINDOW_HOURS * 3_600;
@@ -71,48 +66,16 @@ const IDEMPOTENCY_TTL_SECONDS = IDEMPOTENCY_WINDOW_HOURS * 3_600;
 const streamed = (entries: LedgerEntryInput[]) =>
   JSON.stringify(entries.map((e) => ({ ...e, amount: e.amount.toString(), strictDeferred: true })));
 
-/** What a one-script decision records under an idempotency key, before the state it read. */
-interface DecisionRecord {
-  hash: string;
-  eventId: string;
-  nowMs: number;
-  policies: EffectivePolicyRow[];
-}
-
 /**
- * An idempotency key's recorded decision replayed, or 409 when it was recorded for another body.
- * The careful path records the answer itself; the one-script path the decision's inputs and the
- * state it read, from which the same answer is made again.
+ * An idempotency key's recorded decision replayed, or 409 when it was recorded for another body
+ * (records.ts: the careful path records the answer itself; the one-script path the decision's
+ * inputs and the state it read).
  */
-function replay<T>(record: string, spend: RedisSpend, hash: string, answerOf: AnswerOf<T>): T {
-  const [first, ...states] = record.split('\n');
-  const recorded = parseExact(first!) as { hash: string; answer?: T } & DecisionRecord;
-  if (recorded.hash !== hash) throw quotaError('idempotency_key_reused');
-  if (recorded.answer !== undefined) return recorded.answer;
-  const context = { tenantId: spend.tenantId, subject: spend.body.subject, nowMs: recorded.nowMs };
-  const kinds = recorded.policies.map((p): 'quota' | 'bucket' =>
-    p.kind === 'quota' ? 'quota' : 'bucket',
-  );
-  const pre = recordedPreStates(kinds, states);
-  return answerOf(verdictsFrom(context, recorded.policies, spend.amounts, pre), recorded.eventId);
-}
-
-/** Each policy's verdict on the request, made from the state the script decided from. */
-function verdictsFrom(
-  context: DecisionContext,
-  policies: EffectivePolicyRow[],
-  amounts: Map<string, bigint>,
-  pre: FastPreState[],
-): PolicyVerdict[] {
-  return policies.map((policy, i) => {
-    const requested = amounts.get(policy.resource) ?? 0n;
-    const state = pre[i]!;
-    if (policy.kind === 'quota') {
-      const window = currentWindow(policy, context.nowMs);
-      return quotaVerdict(context, policy, window, (state as { used: bigint }).used, requested);
-    }
-    return bucketVerdict(context, policy, state as BucketState | null, requested).verdict;
-  });
+function replay<T>(text: string, spend: RedisSpend, hashHex: string, answerOf: AnswerOf<T>): T {
+  const recorded = recordInRedis<T>(text);
+  assertSameRequest(recorded.hashHex, hashHex);
+  const request = { tenantId: spend.tenantId, subject: spend.body.subject, amounts: spend.amounts };
+  return answerOfRecord(recorded.record, request, answerOf);
 }
 
 /** A policy as the decision script takes it. */
@@ -163,12 +126,7 @@ export async function spendInRedis<T extends { event_id: string }>(
   const context = { tenantId, subject: body.subject, nowMs: Date.now() };
   const eventId = `evt_${ulid()}`;
   const requestedOf = (p: EffectivePolicyRow) => spend.amounts.get(p.resource) ?? 0n;
-  const record: DecisionRecord | undefined = idempotency && {
-    hash: idempotency.hash,
-    eventId,
-    nowMs: context.nowMs,
-    policies: spend.policies,
-  };
+  const decision = { eventId, nowMs: context.nowMs, policies: spend.policies };
   const ledger = ledgerEntries(
     { tenantId, eventId, subject: body.subject, body },
     spend.amounts,
@@ -188,7 +146,7 @@ export async function spendInRedis<T extends { event_id: string }>(
       ledger: streamed(ledger),
       idempotency: idempotency && {
         key: idempotency.key,
-        recordPrefix: JSON.stringify(record),
+        recordPrefix: redisRecordPrefix(idempotency.hash, decision),
         ttlSeconds: IDEMPOTENCY_TTL_SECONDS,
       },
     });
@@ -205,8 +163,7 @@ export async function spendInRedis<T extends { event_id: string }>(
       return untilUnmoved(() => trySpend(redis, spend, idempotency, answerOf));
     case 'decided': {
       const verdicts = verdictsFrom(context, spend.policies, spend.amounts, reply.pre);
-      if (verdicts.every((v) => v.allowed) !== reply.allowed)
-        throw new Error('the fast decision script and the verdicts disagree');
+      assertVerdictsAgree(verdicts, reply.allowed, 'the fast decision script');
       return answerOf(verdicts, eventId);
     }
   }
@@ -220,7 +177,7 @@ export async function spendInRedis<T extends { event_id: string }>(
 async function refuseAnotherBody(redis: Redis, spend: RedisSpend, key: string, hash: string) {
   const bodyKey = fastIdempotencyBodyKey(spend.tenantId, spend.endpoint, key);
   const first = await claimIdempotencyBody(redis, bodyKey, hash, IDEMPOTENCY_TTL_SECONDS);
-  if (first !== hash) throw quotaError('idempotency_key_reused');
+  assertSameRequest(first, hash);
 }
 
 /** The careful path: one read, a decision here, a commit if nothing moved (else MOVED). */
