@@ -11,17 +11,24 @@ import {
   type Cli,
   type Printed,
 } from '../platform/cli';
-import { createDatabasePool, sql, type DatabasePool } from '../db/pool';
+import { createDatabasePool, type DatabasePool } from '../db/pool';
 import { withSystem } from '../db/ledger/context';
 import {
   insertTenant,
   LEDGER_ROLES,
+  revokeAnyKey,
+  tenantExists,
   updateTenant,
   type LedgerRole,
   type TenantKind,
 } from '../db/ledger/tenants';
 import { rebuildAsyncBalances } from '../db/ledger/accounts';
-import { freezePosting, listPostingFreezes, unfreezePosting } from '../db/ledger/freezes';
+import {
+  freezePosting,
+  freezeScopeExists,
+  listPostingFreezes,
+  unfreezePosting,
+} from '../db/ledger/freezes';
 import { issueKey } from '../services/ledger/credentials';
 import { meterNewTenant } from '../services/ledger/metering';
 
@@ -237,10 +244,7 @@ async function keyCreate(pool: DatabasePool, options: Options): Promise<Printed>
   const ttlDays = integerOption(options, 'ttl-days', TTL_DAYS_MAX, null);
   const label = textOption(options, 'label', NAME_LENGTH_MAX);
   const key = await withSystem(pool, async (tx) => {
-    const exists: unknown = await tx.maybeOne(
-      sql.unsafe`SELECT 1 FROM ledger.tenants WHERE tenant_id = ${tenantId}`,
-    );
-    if (!exists) throw notFound(`tenant ${tenantId} not found`);
+    if (!(await tenantExists(tx, tenantId))) throw notFound(`tenant ${tenantId} not found`);
     return issueKey(tx, { tenantId, role, label, ttlDays });
   });
   return {
@@ -250,11 +254,7 @@ async function keyCreate(pool: DatabasePool, options: Options): Promise<Printed>
 }
 
 async function keyRevoke(pool: DatabasePool, keyId: string): Promise<Printed> {
-  const key: unknown = await withSystem(pool, (tx) =>
-    tx.maybeOne(sql.unsafe`
-      UPDATE ledger.api_keys SET revoked_at = coalesce(revoked_at, ledger.now_ms()) WHERE key_id = ${keyId}
-      RETURNING key_id, tenant_id, role, label, created_at, expires_at, revoked_at`),
-  );
+  const key = await withSystem(pool, (tx) => revokeAnyKey(tx, keyId));
   if (!key) throw notFound(`key ${keyId} not found`);
   return { json: key, text: `key ${keyId} revoked` };
 }
@@ -274,13 +274,7 @@ async function postingFreeze(
   )!;
   const reason = textOption(options, 'reason', REASON_LENGTH_MAX);
   const freeze = await withSystem(pool, async (tx) => {
-    const exists: unknown = await tx.maybeOne(sql.unsafe`
-      SELECT 1 FROM ledger.tenants t
-      WHERE t.tenant_id = ${scope.tenantId}
-        AND (${scope.assetTypeId}::uuid IS NULL OR EXISTS (
-          SELECT 1 FROM ledger.asset_types a
-          WHERE a.tenant_id = t.tenant_id AND a.asset_type_id = ${scope.assetTypeId}::uuid))`);
-    if (!exists)
+    if (!(await freezeScopeExists(tx, scope.tenantId, scope.assetTypeId)))
       throw notFound(
         `${scope.assetTypeId === null ? 'tenant' : 'asset type of that tenant'} not found`,
       );

@@ -14,10 +14,11 @@ import {
   type OptionValues,
   type Printed,
 } from '../platform/cli';
-import { createDatabasePool, sql, type DatabasePool } from '../db/pool';
+import { createDatabasePool, type DatabasePool } from '../db/pool';
 import { insertAudit } from '../db/runs/audit';
 import {
   TIER_LIMIT_FIELDS,
+  findKeyTenant,
   insertKey,
   insertTenant,
   listKeys,
@@ -29,7 +30,11 @@ import {
   type TierLimitField,
 } from '../db/runs/tenants';
 import { isPermission, PERMISSIONS, type Permission } from '../db/runs/permissions';
-import { provisionMetering, runsMeteringOf, type RunsMetering } from '../services/runs/metering';
+import {
+  createRunsMeteringIfOn,
+  provisionMetering,
+  type RunsMetering,
+} from '../services/runs/metering';
 
 /**
  * The operator CLI of the runs service (scripts/runs-admin; in the image
@@ -87,7 +92,7 @@ type Values = OptionValues;
 export async function runAdmin(
   argv: string[],
   pool: DatabasePool,
-  metering: RunsMetering | null = runsMeteringOf(loadConfig().runs.metering),
+  metering: RunsMetering | null = createRunsMeteringIfOn(loadConfig().runs.metering),
 ): Promise<Printed> {
   return runLine(parseCommandLine(argv, OPTIONS), { pool, metering });
 }
@@ -247,7 +252,7 @@ async function keySetTier(pool: DatabasePool, keyId: string, tierArg: string) {
   const tier = tierArg === 'none' ? null : tierArg;
   const metered = tier === null ? false : await tierMetered(pool, tier);
   if (metered === null) throw notFound(`no tier ${tier}`);
-  const tenantId = (await listKeyTenant(pool, keyId)) ?? '';
+  const tenantId = (await findKeyTenant(pool, keyId)) ?? '';
   if (!(await setKeyTier(pool, keyId, tier))) throw notFound(`no key ${keyId}`);
   await insertAudit(pool, {
     tenantId,
@@ -262,12 +267,6 @@ async function keySetTier(pool: DatabasePool, keyId: string, tierArg: string) {
     text: `key ${keyId} tier ${tier ?? 'none'}`,
     metered: metered ? { keyId } : null,
   };
-}
-
-async function listKeyTenant(pool: DatabasePool, keyId: string): Promise<string | null> {
-  return (await pool.maybeOneFirst(
-    sql.unsafe`SELECT tenant_id FROM runs.api_keys WHERE key_id = ${keyId}`,
-  )) as string | null;
 }
 
 function parseLimit(field: TierLimitField, raw: string): string | null {
@@ -326,7 +325,8 @@ const cli: Cli = {
       maximumPoolSize: 2,
     });
     try {
-      return await runLine(line, { pool, metering: runsMeteringOf(loadConfig().runs.metering) });
+      const metering = createRunsMeteringIfOn(loadConfig().runs.metering);
+      return await runLine(line, { pool, metering });
     } finally {
       await pool.end();
     }

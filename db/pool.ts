@@ -1,4 +1,11 @@
-import { createPool, sql, type DatabasePool } from 'slonik';
+import {
+  createPool,
+  SchemaValidationError,
+  sql,
+  type DatabasePool,
+  type Interceptor,
+} from 'slonik';
+import { z } from 'zod';
 import { typeParsers } from './type-parsers';
 
 export type { DatabasePool };
@@ -40,6 +47,24 @@ export function isLoginRefused(error: unknown): boolean {
   const state = sqlState(error);
   return state === '28P01' || state === '28000';
 }
+
+/**
+ * Checks each row of a query made with `sql.type(schema)` against its zod schema and returns what
+ * the schema parses (a z.object keeps its own keys, in its own order: list them as the SELECT
+ * does); a row that does not conform throws slonik's SchemaValidationError. The schema sees what
+ * the type parsers made (type-parsers.ts: int8 and numeric as strings, timestamps as ISO
+ * strings). A `sql.unsafe` query carries z.any(): its rows pass untouched, as without this.
+ */
+export const resultParserInterceptor: Interceptor = {
+  name: 'result-parser',
+  transformRow: (context, query, row) => {
+    const parser = context.resultParser;
+    if (!parser || parser instanceof z.ZodAny) return row;
+    const parsed = parser.safeParse(row);
+    if (!parsed.success) throw new SchemaValidationError(query, row, parsed.error.issues);
+    return parsed.data as typeof row;
+  },
+};
 
 export interface PoolOptions {
   applicationName: string;
@@ -83,6 +108,7 @@ export async function createDatabasePool(
   }
   const pool = await createPool(url.toString(), {
     typeParsers,
+    interceptors: [resultParserInterceptor],
     maximumPoolSize: options.maximumPoolSize ?? config.databasePoolSize,
     statementTimeout: config.databaseStatementTimeoutMs,
     idleInTransactionSessionTimeout: config.databaseStatementTimeoutMs * 2,

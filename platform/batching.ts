@@ -43,6 +43,9 @@ interface Partition<In, Out> {
 
 export class NaturalBatcher<In, Out> {
   private readonly partitions = new Map<string, Partition<In, Out>>();
+  /** Items submitted and not yet answered, of every partition (drain). */
+  private unanswered = 0;
+  private readonly drainWaiters: (() => void)[] = [];
 
   constructor(private readonly options: BatcherOptions<In, Out>) {
     if (options.sizeMax < 1 || options.flightsMax < 1)
@@ -57,8 +60,18 @@ export class NaturalBatcher<In, Out> {
         this.partitions.set(partition, p);
       }
       p.queue.push({ item, queuedAt: performance.now(), resolve, reject });
+      this.unanswered++;
       this.schedule(partition, p);
     });
+  }
+
+  /**
+   * Resolves when every item submitted so far (and any submitted meanwhile) has its answer: what
+   * its owner awaits when it stops, so no call is left in flight behind it.
+   */
+  drain(): Promise<void> {
+    if (this.unanswered === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drainWaiters.push(resolve));
   }
 
   private schedule(name: string, p: Partition<In, Out>): void {
@@ -96,6 +109,9 @@ export class NaturalBatcher<In, Out> {
       } catch {
         // An observer's fault never reaches the items, which have their answers.
       }
+      // run() has answered every item of the batch, whatever the batch's outcome.
+      this.unanswered -= batch.length;
+      if (this.unanswered === 0) for (const drained of this.drainWaiters.splice(0)) drained();
     }
   }
 

@@ -1,4 +1,5 @@
-import { isLoginRefused, sql, type DatabasePool } from '../db/pool';
+import { isLoginRefused, type DatabasePool } from '../db/pool';
+import { selectOne } from '../db/probes';
 import type { Redis } from '../db/redis';
 
 export type BackendStatus = 'up' | 'down';
@@ -30,8 +31,7 @@ export async function withinTimeout(
 }
 
 /** A round trip through a real transaction, so a stalled commit path counts as down. */
-const roundTrip = (pool: DatabasePool) =>
-  pool.transaction((tx) => tx.oneFirst(sql.unsafe`SELECT 1`));
+const roundTrip = (pool: DatabasePool) => pool.transaction((tx) => selectOne(tx));
 
 export const postgresCheck =
   (pool: DatabasePool, timeoutMs = BACKEND_CHECK_TIMEOUT_MS): BackendCheck =>

@@ -6,7 +6,7 @@ import {
   createSelfCheckDockerActivities,
 } from '../activities/runs/self-check';
 import { createRunActivities } from '../activities/runs/run';
-import { runsMeteringOf } from '../services/runs/metering';
+import { createRunsMeteringIfOn } from '../services/runs/metering';
 import { createDagActivities } from '../activities/runs/dag';
 import { createDeliveryActivities } from '../activities/shared/delivery';
 import { createRunDockerActivities } from '../activities/runs/run-docker';
@@ -81,7 +81,8 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
   const queues = taskQueues(config.taskQueuePrefix);
   // One set per process: both Docker queues share its pulls in flight (see PULL_FRESH_MS).
   const logObjects = config.runs.logObjects && createLogObjects(config.runs.logObjects);
-  const metering = runsMeteringOf(config.runs.metering);
+  // One client per process: every activity that reserves or settles run seconds shares it.
+  const metering = createRunsMeteringIfOn(config.runs.metering);
   const runDocker = createRunDockerActivities({
     docker: deps.docker,
     pool: deps.pool,
@@ -113,7 +114,7 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
       ...createReconcileActivities({ pool: deps.pool, metering }),
       ...createTimerActivities({ pool: deps.pool }),
       ...createScheduleActivities({ pool: deps.pool, runsQueue: queues.runs }),
-      ...createTriggerActivities({ pool: deps.pool, config }),
+      ...createTriggerActivities({ pool: deps.pool, config, metering }),
     },
   };
   if (!config.runs.dockerHost) return [workflows];

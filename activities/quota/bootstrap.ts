@@ -1,4 +1,5 @@
-import { sql, type DatabasePool } from '../../db/pool';
+import type { DatabasePool } from '../../db/pool';
+import { activeKeyScopes } from '../../db/quota/keys';
 import { setBootstrapState } from '../../db/quota/tenants';
 import { grantScopes } from '../../services/quota/authz';
 
@@ -12,13 +13,7 @@ export function createQuotaBootstrapActivities(deps: { pool: DatabasePool }) {
     async writeTenantGrants(tenantId: string): Promise<{ keys: number }> {
       return deps.pool.transaction(async (tx) => {
         await setBootstrapState(tx, tenantId, 'running');
-        const keys = (await tx.any(sql.unsafe`
-          SELECT id, tenant_id, scopes FROM quota.api_keys
-          WHERE tenant_id = ${tenantId} AND status = 'active' ORDER BY id`)) as {
-          id: string;
-          tenant_id: string;
-          scopes: string[];
-        }[];
+        const keys = await activeKeyScopes(tx, tenantId);
         for (const key of keys) await grantScopes(tx, key);
         await setBootstrapState(tx, tenantId, 'done');
         return { keys: keys.length };

@@ -10,6 +10,7 @@ import {
   type DagChanges,
   type LoadedDag,
   type NodeChange,
+  type NodeRun,
 } from '../../db/runs/dag-changes';
 import { nextWorkingInstant, parseWorkingHours } from '../../services/runs/working-hours';
 import type { RunWorkflowInput } from '../../workflows/runs/definitions';
@@ -23,7 +24,7 @@ import { decryptWorkflowSecret } from '../../platform/secrets';
 import { workflowSecrets } from '../../db/runs/workflows';
 import { substituteSecrets } from '../../services/runs/templates/substitution';
 import type { LogObjects, RunRef } from '../../services/runs/log-objects';
-import { holdRunSeconds, type RunsMetering } from '../../services/runs/metering';
+import { holdRunSeconds, type Reservation, type RunsMetering } from '../../services/runs/metering';
 
 /** One attempt of a container node, as the DAG workflow asks for it. */
 export interface NodeAttempt {
@@ -52,33 +53,20 @@ export type NodeAttemptWrite = { launch: NodeAttempt } | { end: NodeAttemptEnd }
 export type LaunchRefusal = 'inputs_too_large' | 'secrets_unavailable' | 'metered_quota_exceeded';
 export type LaunchedAttempt = { run: RunWorkflowInput } | { failed: LaunchRefusal };
 
-/**
- * The Postgres activities of the DAG workflow (run as local activities). Each write is keyed by
- * an event id the workflow made, so a retried activity writes once.
- */
-export function createDagActivities(deps: {
+/** What the DAG activities read and write through. */
+interface DagActivityDeps {
   pool: DatabasePool;
   secretsKey: Buffer | null;
   /** RUNS_LOG_S3_*: a node's stdout is in the object store, not in a file of its host. */
   logObjects: LogObjects | null;
   metering: RunsMetering | null;
-}) {
-  /** The node fails with output {error: <why>}, without a run. */
-  const refuse = async (attempt: NodeAttempt, why: LaunchRefusal): Promise<LaunchedAttempt> => {
-    await recordDagChanges(deps.pool, {
-      workflowId: attempt.workflowId,
-      tenantId: attempt.tenantId,
-      nodes: [
-        {
-          ...attempt.change,
-          to: 'failed',
-          detail: { ...attempt.change.detail, error: why },
-          fields: { output: { error: why }, exit_code: null },
-        },
-      ],
-    });
-    return { failed: why };
-  };
+}
+
+/**
+ * The Postgres activities of the DAG workflow (run as local activities). Each write is keyed by
+ * an event id the workflow made, so a retried activity writes once.
+ */
+export function createDagActivities(deps: DagActivityDeps) {
   return {
     async loadDag(input: { workflowId: string }): Promise<LoadedDag | null> {
       return loadDag(deps.pool, input.workflowId);
@@ -96,7 +84,7 @@ export function createDagActivities(deps: {
      * this worker cannot decrypt, fail the node without a run.
      */
     async launchNodeAttempt(attempt: NodeAttempt): Promise<LaunchedAttempt> {
-      return launchNodeAttempt(attempt);
+      return launchNodeAttempt(deps, attempt);
     },
 
     /**
@@ -104,7 +92,7 @@ export function createDagActivities(deps: {
      * line) recorded with the node's change.
      */
     async endNodeAttempt(input: NodeAttemptEnd): Promise<void> {
-      return endNodeAttempt(input);
+      return endNodeAttempt(deps, input);
     },
 
     /**
@@ -115,79 +103,134 @@ export function createDagActivities(deps: {
     async writeNodeAttempts(input: {
       items: NodeAttemptWrite[];
     }): Promise<(LaunchedAttempt | null)[]> {
-      const answers: (LaunchedAttempt | null)[] = [];
-      // One after another: a launch reads its upstream nodes' outputs, written by their ends.
-      for (const item of input.items) {
-        if ('launch' in item) answers.push(await launchNodeAttempt(item.launch));
-        else answers.push(await endNodeAttempt(item.end).then(() => null));
-      }
-      return answers;
+      return writeNodeAttempts(deps, input.items);
     },
   };
-
-  async function launchNodeAttempt(attempt: NodeAttempt): Promise<LaunchedAttempt> {
-    const source = await attemptSource(deps.pool, attempt.workflowId, attempt.ref);
-    const injected = injectedInputs(source);
-    if (injected === null) return refuse(attempt, 'inputs_too_large');
-    const secrets = await secretsOf(deps, attempt.workflowId);
-    if (secrets === null) return refuse(attempt, 'secrets_unavailable');
-    const run = runInput(attempt, source, injected, secrets);
-    // Keyed by the run's track id (the workflow's): a retried launch holds the same seconds.
-    const held =
-      source.keyId === null
-        ? null
-        : await holdRunSeconds(deps.metering, {
-            ...run,
-            key: { tenantId: run.tenantId, keyId: source.keyId },
-          });
-    if (held && 'refused' in held) return refuse(attempt, 'metered_quota_exceeded');
-    await insertNodeRun(
-      deps.pool,
-      {
-        trackId: run.trackId,
-        tenantId: run.tenantId,
-        keyId: source.keyId,
-        workflowId: attempt.workflowId,
-        nodeRef: attempt.ref,
-        image: run.image,
-        command: run.command,
-        env: { ...source.spec.env, ...injected },
-        name: source.name,
-        tags: source.tags,
-        eligibleStart: run.eligibleStart,
-        workingHoursApplied: run.workingHoursTjp !== null,
-        maxQueueSeconds: run.maxQueueSeconds,
-        cpuLimit: run.cpuLimit,
-        memoryLimitMb: run.memoryLimitMb,
-        timeoutSeconds: run.timeoutSeconds,
-        metered: run.metered,
-        quotaReservationId: held?.reservationId ?? null,
-      },
-      {
-        workflowId: attempt.workflowId,
-        tenantId: attempt.tenantId,
-        nodes: [{ ...attempt.change, to: 'running' }],
-      },
-    );
-    return { run };
-  }
-
-  async function endNodeAttempt(input: NodeAttemptEnd): Promise<void> {
-    const ended = await nodeRunEnd(deps.pool, input.trackId);
-    const run = { tenantId: input.changes.tenantId, trackId: input.trackId };
-    const output = ended?.stdoutFile
-      ? await outputOf(ended.stdoutFile, run, deps.logObjects)
-      : null;
-    const [node, ...rest] = input.changes.nodes!;
-    const fields = { exit_code: ended?.exitCode ?? null, output };
-    const detail = { ...node!.detail, has_output: output !== null };
-    await recordDagChanges(deps.pool, {
-      ...input.changes,
-      nodes: [{ ...node!, fields, detail }, ...rest],
-    });
-  }
 }
 export type DagActivities = ReturnType<typeof createDagActivities>;
+
+async function writeNodeAttempts(
+  deps: DagActivityDeps,
+  items: NodeAttemptWrite[],
+): Promise<(LaunchedAttempt | null)[]> {
+  const answers: (LaunchedAttempt | null)[] = [];
+  // One after another: a launch reads its upstream nodes' outputs, written by their ends.
+  for (const item of items) {
+    if ('launch' in item) answers.push(await launchNodeAttempt(deps, item.launch));
+    else answers.push(await endNodeAttempt(deps, item.end).then(() => null));
+  }
+  return answers;
+}
+
+/**
+ * Refusals come first and the seconds are held last, just before the row: a node refused for its
+ * inputs or its secrets holds no seconds.
+ */
+async function launchNodeAttempt(
+  deps: DagActivityDeps,
+  attempt: NodeAttempt,
+): Promise<LaunchedAttempt> {
+  const source = await attemptSource(deps.pool, attempt.workflowId, attempt.ref);
+  const injected = injectedInputs(source);
+  if (injected === null) return refuseNodeAttempt(deps.pool, attempt, 'inputs_too_large');
+  const secrets = await secretsOf(deps, attempt.workflowId);
+  if (secrets === null) return refuseNodeAttempt(deps.pool, attempt, 'secrets_unavailable');
+  const run = runInput(attempt, source, injected, secrets);
+  const held = await holdNodeRunSeconds(deps.metering, run, source.keyId);
+  if (held && 'refused' in held)
+    return refuseNodeAttempt(deps.pool, attempt, 'metered_quota_exceeded');
+  await insertNodeRun(
+    deps.pool,
+    nodeRunRow(attempt, source, injected, run, held?.reservationId ?? null),
+    {
+      workflowId: attempt.workflowId,
+      tenantId: attempt.tenantId,
+      nodes: [{ ...attempt.change, to: 'running' }],
+    },
+  );
+  return { run };
+}
+
+/** The node fails with output {error: <why>}, without a run. */
+async function refuseNodeAttempt(
+  pool: DatabasePool,
+  attempt: NodeAttempt,
+  why: LaunchRefusal,
+): Promise<LaunchedAttempt> {
+  await recordDagChanges(pool, {
+    workflowId: attempt.workflowId,
+    tenantId: attempt.tenantId,
+    nodes: [
+      {
+        ...attempt.change,
+        to: 'failed',
+        detail: { ...attempt.change.detail, error: why },
+        fields: { output: { error: why }, exit_code: null },
+      },
+    ],
+  });
+  return { failed: why };
+}
+
+/**
+ * The seconds of a metered key's run held before its row exists; null for a run without a key.
+ * Keyed by the run's track id (the workflow's): a retried launch holds the same seconds.
+ */
+async function holdNodeRunSeconds(
+  metering: RunsMetering | null,
+  run: RunWorkflowInput,
+  keyId: string | null,
+): Promise<Reservation | null> {
+  return keyId === null
+    ? null
+    : holdRunSeconds(metering, { ...run, key: { tenantId: run.tenantId, keyId } });
+}
+
+/**
+ * The run row of a node attempt. Its env keeps the secrets' placeholders (the spec's), so no
+ * read shows them; the run's own input carries them decrypted.
+ */
+function nodeRunRow(
+  attempt: NodeAttempt,
+  source: AttemptSource,
+  injected: Record<string, string>,
+  run: RunWorkflowInput,
+  quotaReservationId: string | null,
+): NodeRun {
+  return {
+    trackId: run.trackId,
+    tenantId: run.tenantId,
+    keyId: source.keyId,
+    workflowId: attempt.workflowId,
+    nodeRef: attempt.ref,
+    image: run.image,
+    command: run.command,
+    env: { ...source.spec.env, ...injected },
+    name: source.name,
+    tags: source.tags,
+    eligibleStart: run.eligibleStart,
+    workingHoursApplied: run.workingHoursTjp !== null,
+    maxQueueSeconds: run.maxQueueSeconds,
+    cpuLimit: run.cpuLimit,
+    memoryLimitMb: run.memoryLimitMb,
+    timeoutSeconds: run.timeoutSeconds,
+    metered: run.metered,
+    quotaReservationId,
+  };
+}
+
+async function endNodeAttempt(deps: DagActivityDeps, input: NodeAttemptEnd): Promise<void> {
+  const ended = await nodeRunEnd(deps.pool, input.trackId);
+  const run = { tenantId: input.changes.tenantId, trackId: input.trackId };
+  const output = ended?.stdoutFile ? await outputOf(ended.stdoutFile, run, deps.logObjects) : null;
+  const [node, ...rest] = input.changes.nodes!;
+  const fields = { exit_code: ended?.exitCode ?? null, output };
+  const detail = { ...node!.detail, has_output: output !== null };
+  await recordDagChanges(deps.pool, {
+    ...input.changes,
+    nodes: [{ ...node!, fields, detail }, ...rest],
+  });
+}
 
 /** The SVC_INPUT_* variables of a node, or null when their values pass INPUTS_MAX_BYTES. */
 export function injectedInputs(source: AttemptSource): Record<string, string> | null {
@@ -256,7 +299,8 @@ function runInput(
 
 /** Now, or the next working instant under the tenant's working hours (as a run's submit). */
 function eligibleStart(tjp: string | null, now: Date): { at: string; workingHours: boolean } {
-  const next = tjp === null ? null : nextWorkingInstant(parseWorkingHours(tjp), now);
+  const next =
+    tjp === null ? null : nextWorkingInstant(parseWorkingHours(tjp, { stored: true }), now);
   if (next === null) return { at: now.toISOString(), workingHours: false };
   return { at: new Date(Math.ceil(next.getTime())).toISOString(), workingHours: true };
 }

@@ -70,26 +70,28 @@ export const LAUNCH_ATTEMPTS = 10;
 export const LAUNCH_TRY_MS = 2 * 60_000;
 const HEARTBEAT_INTERVAL_MS = 2_000;
 
-/**
- * Runs on the any-host Docker queue: whichever host picks it up owns the work from then on,
- * and every later Docker activity goes to that host's own queue. That is how a container is
- * always driven by the worker on its machine (Temporal's worker-specific task queue pattern).
- */
-export function createHostClaimActivities(deps: {
+/** A launch that cannot succeed: its type and text. */
+type LaunchFailure = { type: string; message: string };
+
+/** What the host claim activities need: this host, the runs table, and its Docker steps. */
+interface HostClaimDeps {
   workerId: string;
   taskQueuePrefix: string;
   pool: DatabasePool;
   launch: LaunchOnThisHost;
   follow: FollowOnThisHost;
-}) {
-  const host = (): ClaimedHost => ({
-    workerId: deps.workerId,
-    taskQueue: taskQueues(deps.taskQueuePrefix).runsDockerHost(deps.workerId),
-  });
+}
+
+/**
+ * Runs on the any-host Docker queue: whichever host picks it up owns the work from then on,
+ * and every later Docker activity goes to that host's own queue. That is how a container is
+ * always driven by the worker on its machine (Temporal's worker-specific task queue pattern).
+ */
+export function createHostClaimActivities(deps: HostClaimDeps) {
   return {
     // eslint-disable-next-line @typescript-eslint/require-await
     async claimDockerHost(): Promise<ClaimedHost> {
-      return host();
+      return hostOf(deps.taskQueuePrefix, deps.workerId);
     },
 
     /**
@@ -100,7 +102,7 @@ export function createHostClaimActivities(deps: {
     async claimDockerHostForRun(input: {
       transition: Omit<Transition, 'fields'>;
     }): Promise<ClaimedHost> {
-      return claim(input.transition);
+      return claimRun(deps, input.transition);
     },
 
     /**
@@ -112,20 +114,7 @@ export function createHostClaimActivities(deps: {
      * that must clean up.
      */
     async claimAndLaunchRun(input: HandOff): Promise<ClaimedLaunch> {
-      const claimed = await claim(input.claim);
-      if (claimed.workerId !== deps.workerId)
-        return { host: claimed, containerId: null, failure: null };
-      try {
-        const launched = await deps.launch({ run: input.run, transition: input.launch });
-        return { host: claimed, ...launched, failure: null };
-      } catch (error) {
-        if (!(error instanceof ApplicationFailure) || !error.nonRetryable) throw error;
-        return {
-          host: claimed,
-          containerId: null,
-          failure: { type: error.type ?? 'StartFailed', message: error.message },
-        };
-      }
+      return claimAndLaunchRun(deps, input);
     },
 
     /**
@@ -138,92 +127,148 @@ export function createHostClaimActivities(deps: {
      * handedOver, and the claiming host follows it on its own queue.
      */
     async claimLaunchAndFollowRun(input: HandOff): Promise<RunFollowedToEnd> {
-      const claimed = await claim(input.claim);
-      const none: RunFollowedToEnd = {
-        host: claimed,
-        handedOver: false,
-        failure: null,
-        startedAtMs: null,
-        launchedState: null,
-        outcome: null,
-        followFailure: null,
-      };
-      if (claimed.workerId !== deps.workerId) return { ...none, handedOver: true };
-      const heartbeat = setInterval(() => Context.current().heartbeat(), HEARTBEAT_INTERVAL_MS);
-      try {
-        const launched = await launchOrFailure(input);
-        if ('failure' in launched) return { ...none, failure: launched.failure };
-        const { trackId, tenantId, memoryLimitMb } = input.run;
-        const followed = {
-          ...none,
-          startedAtMs: launched.startedAtMs ?? Date.now(),
-          launchedState: launched.state ?? 'running',
-        };
-        try {
-          const outcome = await deps.follow({
-            trackId,
-            tenantId,
-            memoryLimitMb,
-            removeOnExit: true,
-          });
-          return { ...followed, outcome };
-        } catch (error) {
-          if (!(error instanceof ApplicationFailure) || error.type !== 'ContainerLost') throw error;
-          return { ...followed, followFailure: error.message };
-        }
-      } finally {
-        clearInterval(heartbeat);
-      }
+      return claimLaunchAndFollowRun(deps, input);
     },
   };
-
-  /**
-   * The launch of claimLaunchAndFollowRun, bounded per try; a failure that no retry can mend
-   * (or the last try's) is answered, so the workflow knows the host that must clean up.
-   */
-  async function launchOrFailure(
-    input: HandOff,
-  ): Promise<LaunchedContainer | { failure: { type: string; message: string } }> {
-    let bound: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<never>((_, reject) => {
-      bound = setTimeout(
-        () => reject(new Error(`the launch did not finish within ${LAUNCH_TRY_MS} ms`)),
-        LAUNCH_TRY_MS,
-      );
-    });
-    const launching = deps.launch({ run: input.run, transition: input.launch });
-    // A try abandoned past its bound may still fail later: that failure is nobody's to answer.
-    launching.catch(() => undefined);
-    try {
-      return await Promise.race([launching, timedOut]);
-    } catch (error) {
-      const final = error instanceof ApplicationFailure && error.nonRetryable;
-      if (!final && Context.current().info.attempt < LAUNCH_ATTEMPTS) throw error;
-      const type =
-        error instanceof ApplicationFailure ? (error.type ?? 'StartFailed') : 'StartFailed';
-      return { failure: { type, message: (error as Error).message } };
-    } finally {
-      clearTimeout(bound);
-    }
-  }
-
-  /**
-   * queued → pulling with worker_id = this host; a committed earlier claim wins, be it this
-   * activity's earlier attempt or the claim of an execution an operator has since reset.
-   */
-  async function claim(transition: Omit<Transition, 'fields'>): Promise<ClaimedHost> {
-    const claimed = host();
-    const outcome = await transitionRun(deps.pool, {
-      ...transition,
-      fields: { worker_id: claimed.workerId },
-    });
-    if (outcome === 'applied') return claimed;
-    // Claimed before (maybe on another host): that host owns the run.
-    const workerId = (await deps.pool.maybeOneFirst(sql.unsafe`
-      SELECT worker_id FROM runs.runs WHERE track_id = ${transition.trackId}`)) as string | null;
-    return workerId === null || workerId === claimed.workerId
-      ? claimed
-      : { workerId, taskQueue: taskQueues(deps.taskQueuePrefix).runsDockerHost(workerId) };
-  }
 }
 export type HostClaimActivities = ReturnType<typeof createHostClaimActivities>;
+
+/** A host and the task queue of its own Docker activities. */
+function hostOf(taskQueuePrefix: string, workerId: string): ClaimedHost {
+  return { workerId, taskQueue: taskQueues(taskQueuePrefix).runsDockerHost(workerId) };
+}
+
+async function claimAndLaunchRun(deps: HostClaimDeps, input: HandOff): Promise<ClaimedLaunch> {
+  const claimed = await claimRun(deps, input.claim);
+  if (claimed.workerId !== deps.workerId)
+    return { host: claimed, containerId: null, failure: null };
+  try {
+    const launched = await deps.launch({ run: input.run, transition: input.launch });
+    return { host: claimed, ...launched, failure: null };
+  } catch (error) {
+    if (!(error instanceof ApplicationFailure) || !error.nonRetryable) throw error;
+    return { host: claimed, containerId: null, failure: launchFailureOf(error) };
+  }
+}
+
+async function claimLaunchAndFollowRun(
+  deps: HostClaimDeps,
+  input: HandOff,
+): Promise<RunFollowedToEnd> {
+  const claimed = await claimRun(deps, input.claim);
+  const none: RunFollowedToEnd = {
+    host: claimed,
+    handedOver: false,
+    failure: null,
+    startedAtMs: null,
+    launchedState: null,
+    outcome: null,
+    followFailure: null,
+  };
+  if (claimed.workerId !== deps.workerId) return { ...none, handedOver: true };
+  return whileHeartbeating(() => launchAndFollowToEnd(deps, input, none));
+}
+
+/**
+ * Heartbeats while `work` runs: a launch and follow can take as long as the run, and the
+ * heartbeat timeout is how Temporal notices that this host died under it.
+ */
+async function whileHeartbeating<T>(work: () => Promise<T>): Promise<T> {
+  const heartbeat = setInterval(() => Context.current().heartbeat(), HEARTBEAT_INTERVAL_MS);
+  try {
+    return await work();
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
+
+/** The launch on this host, then the container followed to its end; `none` is what is known yet. */
+async function launchAndFollowToEnd(
+  deps: HostClaimDeps,
+  input: HandOff,
+  none: RunFollowedToEnd,
+): Promise<RunFollowedToEnd> {
+  const launched = await launchOrFailure(deps, input);
+  if ('failure' in launched) return { ...none, failure: launched.failure };
+  const { trackId, tenantId, memoryLimitMb } = input.run;
+  const followed = {
+    ...none,
+    startedAtMs: launched.startedAtMs ?? Date.now(),
+    launchedState: launched.state ?? 'running',
+  };
+  try {
+    const outcome = await deps.follow({ trackId, tenantId, memoryLimitMb, removeOnExit: true });
+    return { ...followed, outcome };
+  } catch (error) {
+    // Answered, not thrown: the answer keeps what the launch recorded (its start, its state).
+    if (!(error instanceof ApplicationFailure) || error.type !== 'ContainerLost') throw error;
+    return { ...followed, followFailure: error.message };
+  }
+}
+
+/**
+ * The launch of claimLaunchAndFollowRun, bounded per try; a failure that no retry can mend
+ * (or the last try's) is answered, so the workflow knows the host that must clean up.
+ */
+async function launchOrFailure(
+  deps: HostClaimDeps,
+  input: HandOff,
+): Promise<LaunchedContainer | { failure: LaunchFailure }> {
+  try {
+    return await launchWithinTryBound(deps, input);
+  } catch (error) {
+    const final = error instanceof ApplicationFailure && error.nonRetryable;
+    if (!final && Context.current().info.attempt < LAUNCH_ATTEMPTS) throw error;
+    return { failure: launchFailureOf(error) };
+  }
+}
+
+/** One launch try, failed past LAUNCH_TRY_MS: a Docker call that hangs is abandoned. */
+async function launchWithinTryBound(
+  deps: HostClaimDeps,
+  input: HandOff,
+): Promise<LaunchedContainer> {
+  let bound: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    bound = setTimeout(
+      () => reject(new Error(`the launch did not finish within ${LAUNCH_TRY_MS} ms`)),
+      LAUNCH_TRY_MS,
+    );
+  });
+  const launching = deps.launch({ run: input.run, transition: input.launch });
+  // A try abandoned past its bound may still fail later: that failure is nobody's to answer.
+  launching.catch(() => undefined);
+  try {
+    return await Promise.race([launching, timedOut]);
+  } finally {
+    clearTimeout(bound);
+  }
+}
+
+/** A launch failure as the workflow is told it: its type (StartFailed when untyped) and text. */
+function launchFailureOf(error: unknown): LaunchFailure {
+  const type = error instanceof ApplicationFailure ? (error.type ?? 'StartFailed') : 'StartFailed';
+  return { type, message: (error as Error).message };
+}
+
+/**
+ * queued → pulling with worker_id = this host; a committed earlier claim wins, be it this
+ * activity's earlier attempt or the claim of an execution an operator has since reset.
+ */
+async function claimRun(
+  deps: HostClaimDeps,
+  transition: Omit<Transition, 'fields'>,
+): Promise<ClaimedHost> {
+  const claimed = hostOf(deps.taskQueuePrefix, deps.workerId);
+  const outcome = await transitionRun(deps.pool, {
+    ...transition,
+    fields: { worker_id: claimed.workerId },
+  });
+  if (outcome === 'applied') return claimed;
+  // Claimed before (maybe on another host): that host owns the run.
+  const workerId = (await deps.pool.maybeOneFirst(sql.unsafe`
+    SELECT worker_id FROM runs.runs WHERE track_id = ${transition.trackId}`)) as string | null;
+  return workerId === null || workerId === claimed.workerId
+    ? claimed
+    : hostOf(deps.taskQueuePrefix, workerId);
+}

@@ -11,6 +11,7 @@ import {
   type LogStream,
 } from '../../services/runs/log-store';
 import { CHUNK_LINES, type LogObjects, type RunRef } from '../../services/runs/log-objects';
+import { LineIndexBuilder, logIndexPath } from '../../services/runs/log-file';
 
 /** result_summary: the last 1 KB of stdout. */
 export const RESULT_SUMMARY_BYTES = 1024;
@@ -124,10 +125,15 @@ export class LogCapture {
   }
 }
 
-/** One file per stream on this host (RUNS_LOG_DIR): stdout and stderr byte for byte. */
+/**
+ * One file per stream on this host (RUNS_LOG_DIR): stdout and stderr byte for byte. Beside each,
+ * its line index (`<file>.idx`, services/runs/log-file.ts), so the API reads a page of a long log
+ * without reading the whole file; each entry is appended after the log bytes it points past.
+ */
 class FileSink implements LogSink {
   readonly files: Record<LogStream, string>;
   private readonly fds: Record<LogStream, number>;
+  private readonly indexes: Record<LogStream, { fd: number; builder: LineIndexBuilder }>;
 
   constructor(logDir: string, run: RunRef) {
     const file = (stream: LogStream) => logFilePath(logDir, run.tenantId, run.trackId, stream);
@@ -138,14 +144,30 @@ class FileSink implements LogSink {
       stderr: fs.openSync(this.files.stderr, 'w'),
       both: fs.openSync(this.files.both, 'w'),
     };
+    // After the logs: while an earlier attempt's index outlives its truncated log, every entry
+    // of it points past the log's end, which the reader refuses.
+    const index = (stream: LogStream) => {
+      const builder = new LineIndexBuilder();
+      const fd = fs.openSync(logIndexPath(this.files[stream]), 'w');
+      fs.writeSync(fd, builder.header());
+      return { fd, builder };
+    };
+    this.indexes = { stdout: index('stdout'), stderr: index('stderr'), both: index('both') };
+  }
+
+  private append(stream: LogStream, bytes: Buffer): void {
+    fs.writeSync(this.fds[stream], bytes);
+    const index = this.indexes[stream];
+    const entries = index.builder.advance(bytes);
+    if (entries) fs.writeSync(index.fd, entries);
   }
 
   raw(stream: 'stdout' | 'stderr', chunk: Buffer): void {
-    fs.writeSync(this.fds[stream], chunk);
+    this.append(stream, chunk);
   }
 
   lines(stream: LogStream, lines: string[]): void {
-    if (stream === 'both') fs.writeSync(this.fds.both, lines.map((l) => `${l}\n`).join(''));
+    if (stream === 'both') this.append('both', Buffer.from(lines.map((l) => `${l}\n`).join('')));
   }
 
   reset(): Promise<void> {
@@ -153,13 +175,17 @@ class FileSink implements LogSink {
     return Promise.resolve();
   }
 
+  private allFds(): number[] {
+    return [...Object.values(this.fds), ...Object.values(this.indexes).map((i) => i.fd)];
+  }
+
   close(): Promise<void> {
-    for (const fd of Object.values(this.fds)) fs.closeSync(fd);
+    for (const fd of this.allFds()) fs.closeSync(fd);
     return Promise.resolve();
   }
 
   abandon(): void {
-    for (const fd of Object.values(this.fds)) {
+    for (const fd of this.allFds()) {
       try {
         fs.closeSync(fd);
       } catch {

@@ -1,6 +1,5 @@
 import fs from 'node:fs/promises';
 import type { DatabasePool } from '../../db/pool';
-import { sql } from '../../db/pool';
 import type { Redis } from '../../db/redis';
 import {
   LOG_STREAMS,
@@ -9,8 +8,10 @@ import {
   logFilePath,
 } from '../../services/runs/log-store';
 import type { LogObjects } from '../../services/runs/log-objects';
+import { logIndexPath } from '../../services/runs/log-file';
 import { purgeContainerOutcomes } from '../../db/runs/container-outcomes';
 import { purgeGoneDockerHosts } from '../../db/runs/docker-hosts';
+import { deleteRuns, expiredRuns } from '../../db/runs/runs';
 
 export function createRetentionActivities(deps: {
   pool: DatabasePool;
@@ -31,22 +32,13 @@ export function createRetentionActivities(deps: {
     async purgeExpiredRuns(input: { batchSize: number }): Promise<number> {
       await purgeContainerOutcomes(deps.pool, input.batchSize);
       await purgeGoneDockerHosts(deps.pool);
-      const rows = (await deps.pool.any(sql.unsafe`
-        SELECT r.track_id, r.tenant_id FROM runs.runs r
-        JOIN runs.tenant_quotas q ON q.tenant_id = r.tenant_id
-        WHERE r.finished_at IS NOT NULL
-          AND r.finished_at < now() - make_interval(days => q.retention_days)
-        ORDER BY r.finished_at LIMIT ${input.batchSize}`)) as unknown as {
-        track_id: string;
-        tenant_id: string;
-      }[];
+      const rows = await expiredRuns(deps.pool, input.batchSize);
       for (const row of rows) await deleteRunLogs(deps, row);
       if (rows.length > 0)
-        await deps.pool.query(sql.unsafe`
-          DELETE FROM runs.runs WHERE track_id = ANY(${sql.array(
-            rows.map((r) => r.track_id),
-            'text',
-          )})`);
+        await deleteRuns(
+          deps.pool,
+          rows.map((r) => r.track_id),
+        );
       return rows.length;
     },
   };
@@ -60,9 +52,10 @@ async function deleteRunLogs(
     await deps.logObjects.deleteRun({ tenantId: row.tenant_id, trackId: row.track_id });
   else
     await Promise.all(
-      LOG_STREAMS.map((s) =>
-        fs.rm(logFilePath(deps.logDir, row.tenant_id, row.track_id, s), { force: true }),
-      ),
+      LOG_STREAMS.flatMap((s) => {
+        const file = logFilePath(deps.logDir, row.tenant_id, row.track_id, s);
+        return [file, logIndexPath(file)].map((f) => fs.rm(f, { force: true }));
+      }),
     );
   await deps.redis
     .del(...logCacheKeys(row.track_id).map((k) => RUNS_REDIS_PREFIX + k))

@@ -1,6 +1,4 @@
-import { ulid } from '../../db/ids';
 import type { DatabasePool } from '../../db/pool';
-import { sql } from '../../db/pool';
 import { Context, log } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { runWorkflowId, slotFreedSignal } from '../../workflows/runs/definitions';
@@ -21,6 +19,7 @@ import {
   type Transition,
   type TransitionOutcome,
 } from '../../db/runs/runs';
+import { refundLegacyCharge } from '../../db/runs/usage-ledger';
 
 /**
  * The Postgres activities of the run workflow. `transitionRunState` is the ONE way a run's
@@ -196,14 +195,6 @@ export async function settleRunSeconds(
     log.warn("the run's reservation had expired and its day refused its seconds", input);
 }
 
-/** A charge of runs.usage_ledger refunded its unused seconds, once (unique on track_id, kind). */
-async function refundLegacyCharge(pool: DatabasePool, trackId: string, usedSeconds: number) {
-  await pool.query(sql.unsafe`
-    INSERT INTO runs.usage_ledger (entry_id, tenant_id, key_id, track_id, kind, seconds)
-    SELECT ${ulid()}, tenant_id, key_id, track_id, 'refund', GREATEST(0, seconds - ${usedSeconds})
-    FROM runs.usage_ledger WHERE track_id = ${trackId} AND kind = 'charge'
-    ON CONFLICT (track_id, kind) DO NOTHING`);
-}
 /** What a waiting run's slot take answers (see tryTakeSlot), or when its working hours begin. */
 export type SlotAnswer =
   TransitionOutcome | 'no_slot' | 'no_worker' | { outsideWorkingHoursUntil: string };
@@ -216,7 +207,7 @@ function nextWorkingStart(definition: string | null, now: Date): string | null {
   if (definition === null) return null;
   let hours;
   try {
-    hours = parseWorkingHours(definition);
+    hours = parseWorkingHours(definition, { stored: true });
   } catch {
     return null;
   }

@@ -6,6 +6,7 @@ import { DomainError } from '../../platform/errors';
 import { taskQueues } from '../../platform/temporal';
 import { wallTimeOf } from '../../services/runs/schedules/dst';
 import { runTemplate } from '../../services/runs/templates/service';
+import type { MeteringDeps } from '../../services/runs/metering';
 import { openTriggerParams } from '../../services/runs/triggers/params';
 import type { DatabasePool } from '../../db/pool';
 import { findPrincipalOfKey } from '../../db/runs/tenants';
@@ -32,7 +33,7 @@ export type TriggerFireResult =
   | { outcome: 'failed'; fire: TriggerFireRow; reason: TriggerDisabledReason }
   | { outcome: 'trigger_deleted' };
 
-type Deps = { pool: DatabasePool; config: Config };
+type Deps = { pool: DatabasePool; config: Config } & MeteringDeps;
 type Launch =
   | { workflowId: string; start: DagWorkflowInput | null }
   | { reason: TriggerDisabledReason; detail: string };

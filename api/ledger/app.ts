@@ -15,6 +15,7 @@ import { quotaCallMeter } from '../../services/ledger/metering';
 import { startUnmeteredReplay } from '../../services/ledger/metering-replay';
 import { openApiDocument } from './openapi';
 import { postingBatchMetrics } from '../../services/ledger/metrics';
+import { createLedgerBatchers, type LedgerBatchers } from '../../services/ledger/batchers';
 import { drainAsyncBalances } from '../../db/ledger/accounts';
 import { enableAutoPipelining } from '../../db/redis';
 
@@ -88,15 +89,20 @@ function ledgerEdge(deps: PlatformDeps): Middleware[] {
   ];
 }
 
-/** What the routes call out to: the monthly meter, holds' expiry workflows, the posting count. */
+/**
+ * What the routes call out to: the app's batchers, the monthly meter, holds' expiry workflows,
+ * the posting count.
+ */
 function ledgerRouteDeps(
   deps: PlatformDeps,
+  batchers: LedgerBatchers,
   holds: HoldDispatcher,
   postings: ReturnType<typeof postingsCounter>,
   callMeter: ReturnType<typeof quotaCallMeter> | null,
 ): LedgerRouteDeps {
   return {
     pool: deps.pool,
+    batchers,
     meter: callMeter?.meter ?? null,
     holdPlaced: (principal, created) =>
       holds.dispatch({
@@ -135,6 +141,7 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
   let rollup: NodeJS.Timeout | undefined;
   let replay: NodeJS.Timeout | undefined;
   const holds = new HoldDispatcher(deps);
+  const batchers = createLedgerBatchers(deps.pool);
   // Every request makes a small Redis call (the edge limit): concurrent ones share writes.
   enableAutoPipelining(deps.redis);
   const probes = new Router();
@@ -161,7 +168,7 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
     errors: LEDGER_ERRORS,
     body: { limitBytes: LEDGER_BODY_LIMIT_BYTES, maxDepth: LEDGER_JSON_DEPTH_MAX },
     edge: ledgerEdge(deps),
-    routers: [probes, ledgerRouter(ledgerRouteDeps(deps, holds, postings, callMeter))],
+    routers: [probes, ledgerRouter(ledgerRouteDeps(deps, batchers, holds, postings, callMeter))],
     quietPaths: ['/healthz', '/metrics'],
   });
   metrics.registerMetric(postings);
@@ -184,6 +191,8 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
     stop: async () => {
       clearInterval(rollup);
       clearInterval(replay);
+      // Postings and key lookups still in flight finish on the pool before it is closed.
+      await batchers.drain();
       await callMeter?.stop();
       monitor.stop();
       await holds.stop();

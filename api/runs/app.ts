@@ -6,7 +6,7 @@ import type { ServiceInstance } from '../service';
 import type { PlatformDeps } from '../../platform/deps';
 import { runsEnvelope } from './envelope';
 import { RUNS_ERRORS } from '../../services/runs/errors';
-import { runsRouter, type Starters } from './routes';
+import { runsRouter, type RunsDeps, type Starters } from './routes';
 import { mountProbeRoutes } from './routes/probes';
 import { mountSelfCheckRoutes } from './routes/self-checks';
 import { ensureRetentionSchedule } from '../../services/runs/retention';
@@ -19,6 +19,7 @@ import { createDagStarter } from '../../services/runs/dags/starter';
 import { createDeliveryStarter } from '../../services/runs/webhooks/starter';
 import { createEventPublisher } from '../../services/runs/webhooks/publisher';
 import { createTimerStarter } from '../../services/runs/timers/starter';
+import { createRunsMeteringIfOn } from '../../services/runs/metering';
 
 export const RUNS_BODY_LIMIT_BYTES = 1024 * 1024;
 export const RUNS_JSON_DEPTH_MAX = 64;
@@ -28,7 +29,7 @@ export const RUNS_JSON_DEPTH_MAX = 64;
  * API and its MCP endpoint. `app` is the app the MCP tools call (their REST routes, in-process).
  */
 export function runsRoutes(
-  deps: PlatformDeps,
+  deps: RunsDeps,
   starters: Starters,
   metrics?: () => client.Registry,
   app?: () => Koa,
@@ -53,7 +54,12 @@ export function logMeteringOff(deps: Pick<PlatformDeps, 'config' | 'logger'>): v
     );
 }
 
-export function createRunsApi(deps: PlatformDeps): ServiceInstance {
+export function createRunsApi(platform: PlatformDeps): ServiceInstance {
+  // The process's one metering client, for every route that meters (built with the app).
+  const deps: RunsDeps = {
+    ...platform,
+    metering: createRunsMeteringIfOn(platform.config.runs.metering),
+  };
   const starters: Starters = {
     runs: createWorkflowStarter(deps),
     dags: createDagStarter(deps),

@@ -1,11 +1,14 @@
+import { z } from 'zod';
 import { sql, type DatabasePool } from '../pool';
 import type { Tx } from './context';
 
 export type AssetKind = 'fiat' | 'credit' | 'inventory';
 export type AssetStatus = 'active' | 'superseded';
-export type Side = 'debit' | 'credit';
+export const SIDES = ['debit', 'credit'] as const;
+export type Side = (typeof SIDES)[number];
 export type AccountStatus = 'active' | 'frozen' | 'closed';
-export type Tracking = 'sync' | 'async';
+export const TRACKINGS = ['sync', 'async'] as const;
+export type Tracking = (typeof TRACKINGS)[number];
 
 export interface AssetTypeRow {
   asset_type_id: string;
@@ -237,4 +240,31 @@ export async function rebuildAsyncBalances(
     return (await tx.one(sql.unsafe`
       SELECT accounts, drifted, dropped_deltas FROM ledger.rebuild_async_balances(${tenantId}::uuid)`)) as Rebuilt;
   });
+}
+
+const balanceAsOfRow = z.object({
+  normal_side: z.enum(SIDES),
+  scale: z.number(),
+  balance_tracking: z.enum(TRACKINGS),
+  /** numeric: decimal strings. */
+  debits: z.string(),
+  credits: z.string(),
+  entry_count: z.string(),
+});
+export type BalanceAsOfRow = z.infer<typeof balanceAsOfRow>;
+
+/**
+ * One statement (migration 0007, ledger.balance_as_of): the tenant context, the account, and its
+ * committed sums as of `at` by `basis` from the as-of buckets (sync) or the journal (async); null
+ * when the account is not the tenant's. On the pool: its own transaction.
+ */
+export async function balanceAsOf(
+  db: Pick<DatabasePool, 'maybeOne'>,
+  tenantId: string,
+  accountId: string,
+  basis: 'effective' | 'recorded',
+  at: string,
+): Promise<BalanceAsOfRow | null> {
+  return db.maybeOne(sql.type(balanceAsOfRow)`
+    SELECT * FROM ledger.balance_as_of(${tenantId}::uuid, ${accountId}::uuid, ${basis}, ${at}::timestamptz)`);
 }

@@ -188,11 +188,6 @@ export function withTenant<T>(
   );
 }
 
-/** Key lookup before the tenant is known: api_keys and tenants only are visible. */
-export function withAuthLookup<T>(pool: DatabasePool, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  return run(pool, sql.fragment`set_config('ledger.auth', 'on', true)`, fn);
-}
-
 /** Operator CLI, hold dispatcher and sweeper, async rollup: every tenant's rows. */
 export function withSystem<T>(pool: DatabasePool, fn: (tx: Tx) => Promise<T>): Promise<T> {
   return run(pool, sql.fragment`set_config('ledger.system', 'on', true)`, fn);

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { sql } from '../pool';
 import type { Tx } from './context';
 
@@ -51,4 +52,25 @@ export async function listPostingFreezes(
     SELECT ${FREEZE_COLUMNS} FROM ledger.posting_freezes
     WHERE ${tenantId}::uuid IS NULL OR tenant_id = ${tenantId}::uuid
     ORDER BY frozen_at, tenant_id, asset_type_id NULLS FIRST`)) as readonly PostingFreezeRow[];
+}
+
+/** The row of a `SELECT 1`: its column is Postgres's `?column?`. */
+const oneRow = z.object({ '?column?': z.number() });
+
+/**
+ * Whether a freeze's scope exists: the tenant, and the asset type of that tenant when one is
+ * named. System context.
+ */
+export async function freezeScopeExists(
+  tx: Tx,
+  tenantId: string,
+  assetTypeId: string | null,
+): Promise<boolean> {
+  const row = await tx.maybeOne(sql.type(oneRow)`
+    SELECT 1 FROM ledger.tenants t
+    WHERE t.tenant_id = ${tenantId}
+      AND (${assetTypeId}::uuid IS NULL OR EXISTS (
+        SELECT 1 FROM ledger.asset_types a
+        WHERE a.tenant_id = t.tenant_id AND a.asset_type_id = ${assetTypeId}::uuid))`);
+  return row !== null;
 }

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { byteaArray, sql, type DatabasePool } from '../pool';
 import type { Tx } from './context';
 
@@ -215,4 +216,38 @@ export async function findCredentialsAndClaims(
   const byOrd: ((Credential & ClaimRow) | null)[] = requests.map(() => null);
   for (const { ord, ...row } of rows) byOrd[ord - 1] = row;
   return byOrd;
+}
+
+const isLedgerRole = (role: string): role is LedgerRole =>
+  (LEDGER_ROLES as readonly string[]).includes(role);
+
+const keyRow = z.object({
+  key_id: z.string(),
+  tenant_id: z.string(),
+  role: z.string().refine(isLedgerRole),
+  label: z.string().nullable(),
+  created_at: z.string(),
+  expires_at: z.string().nullable(),
+  revoked_at: z.string().nullable(),
+}) satisfies z.ZodType<KeyRow, z.ZodTypeDef, unknown>;
+
+/** The row of a `SELECT 1`: its column is Postgres's `?column?`. */
+const oneRow = z.object({ '?column?': z.number() });
+
+/** Whether the tenant exists. System context (the operator CLI). */
+export async function tenantExists(tx: Tx, tenantId: string): Promise<boolean> {
+  const row = await tx.maybeOne(
+    sql.type(oneRow)`SELECT 1 FROM ledger.tenants WHERE tenant_id = ${tenantId}`,
+  );
+  return row !== null;
+}
+
+/**
+ * Revokes a key of whichever tenant, by its id alone: the operator's revoke, in the system
+ * context. Idempotent as revokeKey is; null when there is no such key.
+ */
+export async function revokeAnyKey(tx: Tx, keyId: string): Promise<KeyRow | null> {
+  return tx.maybeOne(sql.type(keyRow)`
+    UPDATE ledger.api_keys SET revoked_at = coalesce(revoked_at, ledger.now_ms()) WHERE key_id = ${keyId}
+    RETURNING ${KEY_COLUMNS}`);
 }

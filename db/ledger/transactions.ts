@@ -1,8 +1,11 @@
+import { z } from 'zod';
 import { byteaArray, sql, type DatabasePool } from '../pool';
 import type { Tx } from './context';
-import type { AccountStatus, Side, Tracking } from './accounts';
+import { SIDES, type AccountStatus, type Side, type Tracking } from './accounts';
 
-export type TransactionState = 'pending' | 'committed' | 'voided' | 'expired';
+/** The states of the table's CHECK. */
+export const TRANSACTION_STATES = ['pending', 'committed', 'voided', 'expired'] as const;
+export type TransactionState = (typeof TRANSACTION_STATES)[number];
 
 export interface PostingAccountRow {
   account_id: string;
@@ -171,6 +174,25 @@ export async function findEntries(tx: Tx, transactionId: string): Promise<EntryR
     SELECT e.entry_id AS id, e.transaction_id, e.account_id, e.asset_type_id, e.direction, e.amount_minor, t.scale, e.line_no, e.created_at
     FROM ledger.entries e JOIN ledger.asset_types t USING (asset_type_id)
     WHERE e.transaction_id = ${transactionId} ORDER BY e.line_no`)) as EntryRow[];
+}
+
+const holdLegRow = z.object({
+  account_id: z.string(),
+  direction: z.enum(SIDES),
+  /** numeric, as text. */
+  amount_minor: z.string(),
+  code: z.string(),
+  scale: z.number(),
+});
+export type HoldLegRow = z.infer<typeof holdLegRow>;
+
+/** A transaction's legs with their asset's code and scale, in line order (a hold's summary). */
+export async function findLegsWithAssets(tx: Tx, transactionId: string): Promise<HoldLegRow[]> {
+  const rows = await tx.any(sql.type(holdLegRow)`
+    SELECT e.account_id, e.direction, e.amount_minor::text AS amount_minor, a.code, a.scale
+    FROM ledger.entries e JOIN ledger.asset_types a USING (asset_type_id)
+    WHERE e.transaction_id = ${transactionId} ORDER BY e.line_no`);
+  return [...rows];
 }
 
 /** Conditional: only a pending transaction moves; returns false when it was already final. */
@@ -381,4 +403,39 @@ export async function postTransactionsAuthorized(
       ${byteaArray(calls.map((c) => c.requestSha256))},
       ${postingArrays(calls as PostingCall[])})`)) as AuthorizedPostingResult[];
   return checkAnswered(results, calls, 'post_transactions_authorized');
+}
+
+const accountEntryRow = z.object({
+  /** The entry's id. */
+  id: z.string(),
+  transaction_id: z.string(),
+  account_id: z.string(),
+  direction: z.enum(SIDES),
+  /** numeric: a decimal string. */
+  amount_minor: z.string(),
+  line_no: z.number(),
+  created_at: z.string(),
+  transaction_state: z.enum(TRANSACTION_STATES),
+  finalized_at: z.string().nullable(),
+});
+export type AccountEntryRow = z.infer<typeof accountEntryRow>;
+
+/**
+ * An account's legs with their transaction's state, newest first (by entry_id), before
+ * `cursor` when given, of transactions in `state` when given, at most `limit`.
+ */
+export async function listAccountEntries(
+  tx: Tx,
+  accountId: string,
+  w: { cursor: string | null; state: TransactionState | null; limit: number },
+): Promise<AccountEntryRow[]> {
+  const rows = await tx.any(sql.type(accountEntryRow)`
+    SELECT e.entry_id AS id, e.transaction_id, e.account_id, e.direction, e.amount_minor, e.line_no, e.created_at,
+           t.state AS transaction_state, t.finalized_at
+    FROM ledger.entries e JOIN ledger.transactions t USING (transaction_id)
+    WHERE e.account_id = ${accountId}
+      AND (${w.cursor}::uuid IS NULL OR e.entry_id < ${w.cursor}::uuid)
+      AND (${w.state}::text IS NULL OR t.state = ${w.state})
+    ORDER BY e.entry_id DESC LIMIT ${w.limit}`);
+  return [...rows];
 }

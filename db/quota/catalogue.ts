@@ -1,3 +1,4 @@
+import type { DatabaseTransactionConnection } from 'slonik';
 import { sql } from '../pool';
 import type { Queryable } from './queryable';
 
@@ -181,4 +182,14 @@ export const plans = {
 /** Deletes a catalogue row (its dependants are the caller's to check or remove first). */
 export async function deleteRow(db: Queryable, table: CatalogueTable, id: string): Promise<void> {
   await db.query(sql.unsafe`DELETE FROM ${sql.identifier(['quota', table])} WHERE id = ${id}`);
+}
+
+/**
+ * Makes the caller's transaction one read-only snapshot (REPEATABLE READ): a catalogue read sees
+ * a generation and the rows it counts as of one instant. Its first statement.
+ */
+export async function readAsOneSnapshot(
+  tx: Pick<DatabaseTransactionConnection, 'query'>,
+): Promise<void> {
+  await tx.query(sql.unsafe`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`);
 }

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { sql } from '../pool';
 import type { Queryable } from './queryable';
 
@@ -120,4 +121,19 @@ export async function recordLastUse(db: Queryable, uses: Map<string, Date>): Pro
     UPDATE quota.api_keys k SET last_used_at = greatest(k.last_used_at, u.at)
     FROM unnest(${sql.array(ids, 'text')}, ${sql.array(instants, 'timestamptz')}) AS u(id, at)
     WHERE k.id = u.id`);
+}
+
+const keyScopesRow = z.object({
+  id: z.string(),
+  tenant_id: z.string(),
+  scopes: z.array(z.string()),
+});
+export type KeyScopesRow = z.infer<typeof keyScopesRow>;
+
+/** The tenant's active keys with their scopes, by row id (the grants a bootstrap writes). */
+export async function activeKeyScopes(db: Queryable, tenantId: string): Promise<KeyScopesRow[]> {
+  const rows = await db.any(sql.type(keyScopesRow)`
+    SELECT id, tenant_id, scopes FROM quota.api_keys
+    WHERE tenant_id = ${tenantId} AND status = 'active' ORDER BY id`);
+  return [...rows];
 }

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { ulid } from '../ids';
 import { sql, type DatabasePool } from '../pool';
 import { someDockerHostAlive } from './docker-hosts';
@@ -17,6 +18,7 @@ export {
 import {
   SLOT_STATES,
   type RunState,
+  type RunWorkflowInput,
   type Transition,
   type TransitionOutcome,
 } from '../../workflows/runs/definitions';
@@ -220,12 +222,6 @@ export async function findRun(
     SELECT * FROM runs.runs WHERE track_id = ${trackId} AND tenant_id = ${tenantId}`)) as RunRow | null;
 }
 
-export async function findRunById(db: Queryable, trackId: string): Promise<RunRow | null> {
-  return (await db.maybeOne(
-    sql.unsafe`SELECT * FROM runs.runs WHERE track_id = ${trackId}`,
-  )) as RunRow | null;
-}
-
 /** Where a run's row stands, for a workflow whose transition found it moved on (a reset). */
 export interface RunStanding {
   state: RunState;
@@ -367,4 +363,119 @@ export async function waitingHeads(
     ORDER BY eligible_start, track_id
     LIMIT GREATEST(0, (SELECT slots FROM free))`)) as unknown as { track_id: string }[];
   return rows.map((r) => r.track_id);
+}
+
+/**
+ * A run's stored workflow input (jsonb, written at submit from a typed RunWorkflowInput), handed
+ * on as stored: an object with its ids is checked, the rest is the submit's contract (a run
+ * stored by an older release may lack a field added since).
+ */
+const runWorkflowInput = z.custom<RunWorkflowInput>(
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Record<string, unknown>).trackId === 'string' &&
+    typeof (value as Record<string, unknown>).tenantId === 'string',
+  'a run workflow input',
+);
+
+/**
+ * The workflow inputs of runs on `queue` whose workflow is not confirmed started, stored more
+ * than `graceSeconds` ago (younger ones are still being started by their process), oldest first,
+ * none of `skip`.
+ */
+export async function dueRunStarts(
+  db: Pick<DatabasePool, 'anyFirst'>,
+  w: { queue: string; graceSeconds: number; limit: number; skip: string[] },
+): Promise<RunWorkflowInput[]> {
+  const inputs = await db.anyFirst(sql.type(z.object({ workflow_input: runWorkflowInput }))`
+    SELECT workflow_input FROM runs.runs
+    WHERE workflow_input IS NOT NULL AND workflow_task_queue = ${w.queue}
+      AND submitted_at < now() - make_interval(secs => ${w.graceSeconds})
+      AND NOT (track_id = ANY(${sql.array(w.skip, 'text')}))
+    ORDER BY submitted_at LIMIT ${w.limit}`);
+  return [...inputs];
+}
+
+/** The workflows of these runs are started: the submit outbox has nothing left for them. */
+export async function clearRunInputs(db: Queryable, trackIds: string[]): Promise<void> {
+  await db.query(
+    sql.unsafe`UPDATE runs.runs SET workflow_input = NULL WHERE track_id = ANY(${sql.array(trackIds, 'text')})`,
+  );
+}
+
+const countRow = z.object({ count: z.number() });
+
+/** Runs holding a Docker host now (pulling, running or paused), every tenant's. */
+export async function countBusyRuns(db: Queryable): Promise<number> {
+  return db.oneFirst(sql.type(countRow)`
+    SELECT count(*)::int FROM runs.runs WHERE state IN ('pulling', 'running', 'paused')`);
+}
+
+/** The tenant's active runs (queued, pulling, running or paused): its concurrent runs' use. */
+export async function countActiveRuns(db: Queryable, tenantId: string): Promise<number> {
+  return db.oneFirst(sql.type(countRow)`
+    SELECT count(*)::int FROM runs.runs
+    WHERE tenant_id = ${tenantId} AND state IN ('queued', 'pulling', 'running', 'paused')`);
+}
+
+const startEstimateStats = z.object({
+  /** Mean duration of the tenant's latest finished runs; null when it has none. */
+  mean_seconds: z.number().nullable(),
+  /** Its active runs (queued, pulling, running or paused). */
+  busy: z.number(),
+  /** Its concurrency slots (every tenant has its quota row, made with it). */
+  slots: z.number(),
+});
+export type StartEstimateStats = z.infer<typeof startEstimateStats>;
+
+/** What a waiting run's estimated start is computed from: `historyRuns` latest finished runs. */
+export async function readStartEstimateStats(
+  db: Queryable,
+  tenantId: string,
+  historyRuns: number,
+): Promise<StartEstimateStats> {
+  return db.one(sql.type(startEstimateStats)`
+    WITH recent AS (
+      SELECT extract(epoch FROM finished_at - started_at) AS seconds FROM runs.runs
+      WHERE tenant_id = ${tenantId} AND finished_at IS NOT NULL AND started_at IS NOT NULL
+      ORDER BY finished_at DESC LIMIT ${historyRuns})
+    SELECT (SELECT avg(seconds)::float8 FROM recent) AS mean_seconds,
+           (SELECT count(*)::int FROM runs.runs WHERE tenant_id = ${tenantId}
+              AND state IN ('queued', 'pulling', 'running', 'paused')) AS busy,
+           (SELECT max_concurrent_runs FROM runs.tenant_quotas WHERE tenant_id = ${tenantId}) AS slots`);
+}
+
+/** Deletes the tenant's run (its events and samples go with it by cascade). */
+export async function deleteRunRow(
+  db: Queryable,
+  tenantId: string,
+  trackId: string,
+): Promise<void> {
+  await db.query(
+    sql.unsafe`DELETE FROM runs.runs WHERE track_id = ${trackId} AND tenant_id = ${tenantId}`,
+  );
+}
+
+const expiredRun = z.object({ track_id: z.string(), tenant_id: z.string() });
+export type ExpiredRun = z.infer<typeof expiredRun>;
+
+/**
+ * Terminal runs finished longer ago than their tenant's retention_days, oldest first, at most
+ * `limit`.
+ */
+export async function expiredRuns(db: Queryable, limit: number): Promise<ExpiredRun[]> {
+  const rows = await db.any(sql.type(expiredRun)`
+    SELECT r.track_id, r.tenant_id FROM runs.runs r
+    JOIN runs.tenant_quotas q ON q.tenant_id = r.tenant_id
+    WHERE r.finished_at IS NOT NULL
+      AND r.finished_at < now() - make_interval(days => q.retention_days)
+    ORDER BY r.finished_at LIMIT ${limit}`);
+  return [...rows];
+}
+
+/** Deletes these runs, whatever their tenant (events and samples go with them by cascade). */
+export async function deleteRuns(db: Queryable, trackIds: string[]): Promise<void> {
+  await db.query(sql.unsafe`
+    DELETE FROM runs.runs WHERE track_id = ANY(${sql.array(trackIds, 'text')})`);
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ulid } from '../ids';
+import { z } from 'zod';
 import { sql, type DatabasePool } from '../pool';
 import type { Permission } from './permissions';
 import { QUOTA_FIELDS, type TenantQuotasRow } from './quotas';
@@ -275,4 +276,16 @@ export async function listKeys(db: Queryable, tenantId: string) {
            COALESCE((SELECT array_agg(p.permission ORDER BY p.permission)
                      FROM runs.api_key_permissions p WHERE p.key_id = k.key_id), '{}') AS permissions
     FROM runs.api_keys k WHERE k.tenant_id = ${tenantId} ORDER BY k.key_id`);
+}
+
+const keyTenantRow = z.object({ tenant_id: z.string() });
+
+/** The tenant of a key, revoked or not; null when there is no such key. */
+export async function findKeyTenant(
+  db: Pick<DatabasePool, 'maybeOneFirst'>,
+  keyId: string,
+): Promise<string | null> {
+  return db.maybeOneFirst(
+    sql.type(keyTenantRow)`SELECT tenant_id FROM runs.api_keys WHERE key_id = ${keyId}`,
+  );
 }

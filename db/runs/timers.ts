@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import { sql, type DatabasePool } from '../pool';
+import type { TimerWorkflowInput } from '../../workflows/runs/timer-definitions';
 import { inlineWebhookInsert, type InlineWebhookRow } from './webhooks';
 
 /**
@@ -187,4 +189,37 @@ export async function fireTimer(
   const row = (await db.maybeOne(sql.unsafe`
     SELECT state FROM runs.timers WHERE timer_id = ${timerId}`)) as { state: TimerState } | null;
   return row ? { outcome: 'unchanged', state: row.state } : { outcome: 'missing' };
+}
+
+const timerStart = z.object({
+  timerId: z.string(),
+  tenantId: z.string(),
+  /** ISO-8601 UTC. */
+  fireAt: z.string(),
+}) satisfies z.ZodType<TimerWorkflowInput>;
+
+/**
+ * Pending timers on `queue` whose workflow is not started, made more than `graceSeconds` ago
+ * (younger ones are still being started by their process), oldest first, none of `skip`: the
+ * inputs of their workflows.
+ */
+export async function dueTimerStarts(
+  db: Queryable,
+  w: { queue: string; graceSeconds: number; limit: number; skip: string[] },
+): Promise<TimerWorkflowInput[]> {
+  const rows = await db.any(sql.type(timerStart)`
+    SELECT timer_id AS "timerId", tenant_id AS "tenantId", fire_at AS "fireAt"
+    FROM runs.timers
+    WHERE NOT workflow_started AND state = 'pending' AND workflow_task_queue = ${w.queue}
+      AND created_at < now() - make_interval(secs => ${w.graceSeconds})
+      AND NOT (timer_id = ANY(${sql.array(w.skip, 'text')}))
+    ORDER BY created_at LIMIT ${w.limit}`);
+  return [...rows];
+}
+
+/** Temporal has these timers' workflows. */
+export async function markTimerWorkflowsStarted(db: Queryable, timerIds: string[]): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE runs.timers SET workflow_started = true
+    WHERE timer_id = ANY(${sql.array(timerIds, 'text')})`);
 }

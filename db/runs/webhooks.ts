@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { sql, type DatabasePool } from '../pool';
 import { DISPATCH_LEASE } from './deliveries';
 
@@ -445,4 +446,62 @@ export function inlineWebhookInsert(tenantId: string, inlineFor: string, hook: I
     SELECT ${hook.endpointId}, ${tenantId}, ${inlineFor}, ${hook.url},
            ${sql.array(hook.events, 'text')}, ${hook.secret},
            ${hook.secret === null ? 'none' : 'supplied'}`;
+}
+
+/**
+ * A delivery the starter's sweep takes up: left delivering by a process that died mid-attempt,
+ * or left retrying by one that died before handing it to its workflow.
+ */
+const sweptDeliveryRow = z.object({
+  /** int8, as text. */
+  deliveryId: z.string(),
+  tenantId: z.string(),
+  endpointId: z.string(),
+  eventType: z.string(),
+  state: z.enum(['delivering', 'retrying']),
+  attempts: z.number(),
+  /** ISO-8601 UTC, to the millisecond. */
+  nextAttemptAt: z.string().nullable(),
+});
+export type SweptDeliveryRow = z.infer<typeof sweptDeliveryRow>;
+
+/**
+ * Deliveries of `queue` whose workflow is not started and whose process is presumed gone: one
+ * delivering once its attempt would have timed out (`attemptSeconds`), one retrying at once;
+ * either only `graceSeconds` after its last change. Oldest first, none of `skip`.
+ */
+export async function dueDeliveryStarts(
+  db: Queryable,
+  w: { queue: string; attemptSeconds: number; graceSeconds: number; limit: number; skip: string[] },
+): Promise<SweptDeliveryRow[]> {
+  const rows = await db.any(sql.type(sweptDeliveryRow)`
+    SELECT delivery_id::text AS "deliveryId", tenant_id AS "tenantId", endpoint_id AS "endpointId",
+           event_type AS "eventType", state, attempts,
+           to_char(next_attempt_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "nextAttemptAt"
+    FROM runs.webhook_deliveries
+    WHERE NOT workflow_started AND state IN ('delivering', 'retrying')
+      AND workflow_task_queue = ${w.queue}
+      AND CASE state
+            WHEN 'delivering' THEN updated_at + make_interval(secs => ${w.attemptSeconds})
+            ELSE updated_at
+          END < now() - make_interval(secs => ${w.graceSeconds})
+      AND NOT (delivery_id::text = ANY(${sql.array(w.skip, 'text')}))
+    ORDER BY delivery_id LIMIT ${w.limit}`);
+  return [...rows];
+}
+
+/** Temporal has these deliveries' workflows (ids: int8 as text). */
+export async function markDeliveryWorkflowsStarted(db: Queryable, ids: string[]): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE runs.webhook_deliveries SET workflow_started = true
+    WHERE delivery_id = ANY(${sql.array(ids, 'int8')})`);
+}
+
+/** A delivery's event type; null when there is no such delivery. */
+export async function findDeliveryEventType(
+  db: Pick<DatabasePool, 'maybeOneFirst'>,
+  deliveryId: string,
+): Promise<string | null> {
+  return db.maybeOneFirst(sql.type(z.object({ event_type: z.string() }))`
+    SELECT event_type FROM runs.webhook_deliveries WHERE delivery_id = ${deliveryId}::int8`);
 }

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { sql, type DatabasePool } from '../pool';
 import { insertAudit, type AuditRecordInput } from './audit';
 import { inlineWebhookInsert, type InlineWebhookRow } from './webhooks';
@@ -7,6 +8,7 @@ import type {
   NodeState,
   WorkflowState,
 } from '../../workflows/runs/dag-rules';
+import type { DagWorkflowInput } from '../../workflows/runs/dag-definitions';
 
 /**
  * DAG workflows in Postgres (migration runs/0007): the rows the API reads and the workflow
@@ -314,4 +316,36 @@ export async function clearWorkflowInputs(db: Queryable, workflowIds: string[]):
   await db.query(sql.unsafe`
     UPDATE runs.workflows SET workflow_input = NULL
     WHERE workflow_id = ANY(${sql.array(workflowIds, 'text')})`);
+}
+
+/**
+ * A workflow's stored execution input (jsonb, written at submit from a typed DagWorkflowInput),
+ * handed on as stored: an object with its ids is checked, the rest is the submit's contract (a
+ * workflow stored by an older release may lack a field added since).
+ */
+const dagWorkflowInput = z.custom<DagWorkflowInput>(
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Record<string, unknown>).workflowId === 'string' &&
+    typeof (value as Record<string, unknown>).tenantId === 'string',
+  'a DAG workflow input',
+);
+
+/**
+ * The execution inputs of workflows on `queue` whose execution is not confirmed started,
+ * submitted more than `graceSeconds` ago (younger ones are still being started by their process),
+ * oldest first, none of `skip`.
+ */
+export async function dueWorkflowStarts(
+  db: Pick<DatabasePool, 'anyFirst'>,
+  w: { queue: string; graceSeconds: number; limit: number; skip: string[] },
+): Promise<DagWorkflowInput[]> {
+  const inputs = await db.anyFirst(sql.type(z.object({ workflow_input: dagWorkflowInput }))`
+    SELECT workflow_input FROM runs.workflows
+    WHERE workflow_input IS NOT NULL AND workflow_task_queue = ${w.queue}
+      AND submitted_at < now() - make_interval(secs => ${w.graceSeconds})
+      AND NOT (workflow_id = ANY(${sql.array(w.skip, 'text')}))
+    ORDER BY submitted_at LIMIT ${w.limit}`);
+  return [...inputs];
 }

@@ -1267,7 +1267,7 @@ export interface components {
             window_unit?: ("minute" | "hour" | "day" | "week" | "month") | null;
             /** @description default 1 for fixed and rolling windows */
             window_size?: number | null;
-            /** @description an IANA time zone for fixed windows; null: UTC */
+            /** @description an IANA time zone for fixed windows, spelled as the tz database spells it, case included (Europe/Berlin, Etc/UTC), kept as given; null: UTC */
             tz?: string | null;
             bucket_capacity?: number | null;
             refill_rate_per_sec?: number | null;

@@ -1,8 +1,9 @@
 import { v7 as uuidv7 } from 'uuid';
 import { ledgerError } from './errors';
-import { sql, type DatabasePool } from '../../db/pool';
+import type { DatabasePool } from '../../db/pool';
 import { mapDatabaseError, withTenant } from '../../db/ledger/context';
 import {
+  balanceAsOf,
   findAccount,
   findAssetType,
   findBalance,
@@ -13,9 +14,11 @@ import {
   type AccountRow,
   type AccountStatus,
   type BalanceRow,
+  type BalanceAsOfRow,
   type Side,
   type Tracking,
 } from '../../db/ledger/accounts';
+import { listAccountEntries } from '../../db/ledger/transactions';
 import { floorToMinor, minorToDecimal } from './money';
 import { availableBalance, postedBalance, type Counters } from './posting';
 import { invalid, isUuid, pageOf, type Page } from './validation';
@@ -237,17 +240,9 @@ export async function getBalanceAsOf(
   }
   // One statement (migration 0007): tenant context, the account, and its sum from the as-of
   // buckets (sync) or the journal (async); no row when the account is not the tenant's.
-  let row: {
-    normal_side: Side;
-    scale: number;
-    balance_tracking: Tracking;
-    debits: string;
-    credits: string;
-    entry_count: string;
-  } | null;
+  let row: BalanceAsOfRow | null;
   try {
-    row = (await pool.maybeOne(sql.unsafe`
-      SELECT * FROM ledger.balance_as_of(${tenantId}::uuid, ${accountId}::uuid, ${basis}, ${at}::timestamptz)`)) as typeof row;
+    row = await balanceAsOf(pool, tenantId, accountId, basis, at);
   } catch (error) {
     throw mapDatabaseError(error);
   }
@@ -287,14 +282,11 @@ export async function getEntries(
   return withTenant(pool, tenantId, async (tx) => {
     const account = await findAccount(tx, accountId);
     if (!account) throw notFound();
-    const rows = (await tx.any(sql.unsafe`
-      SELECT e.entry_id AS id, e.transaction_id, e.account_id, e.direction, e.amount_minor, e.line_no, e.created_at,
-             t.state AS transaction_state, t.finalized_at
-      FROM ledger.entries e JOIN ledger.transactions t USING (transaction_id)
-      WHERE e.account_id = ${accountId}
-        AND (${page.cursor}::uuid IS NULL OR e.entry_id < ${page.cursor}::uuid)
-        AND (${state ?? null}::text IS NULL OR t.state = ${state ?? null})
-      ORDER BY e.entry_id DESC LIMIT ${page.limit + 1}`)) as { id: string; amount_minor: string }[];
+    const rows = await listAccountEntries(tx, accountId, {
+      cursor: page.cursor,
+      state: state ?? null,
+      limit: page.limit + 1,
+    });
     const { items, next_cursor } = pageOf(rows, page.limit, (e) => e.id);
     return {
       entries: items.map((e) => ({

@@ -15,7 +15,7 @@ import {
   type LedgerRole,
 } from '../../db/ledger/tenants';
 import type { DomainError } from '../../platform/errors';
-import { batcherPerOwner, type BatcherOptions } from '../../platform/batching';
+import { NaturalBatcher } from '../../platform/batching';
 
 /** Bytes of randomness in a key secret (256 bits). */
 const SECRET_BYTES = 32;
@@ -193,25 +193,32 @@ export const AUTH_BATCH_FLIGHTS_MAX = 1;
 
 type ClaimedCredential = Awaited<ReturnType<typeof findCredentialAndClaim>>;
 
-/** The pool's batcher of key lookups and claims (ledger.authenticate_and_claim_many). */
-const authBatcher = batcherPerOwner(
-  (pool: DatabasePool): BatcherOptions<CredentialClaimRequest, ClaimedCredential> => ({
+/** Key lookups with their claims, batched (createCredentialBatcher). */
+export type CredentialBatcher = NaturalBatcher<CredentialClaimRequest, ClaimedCredential>;
+
+/**
+ * A batcher of key lookups and claims of the pool (ledger.authenticate_and_claim_many). Each
+ * ledger app makes its own with its pool (services/ledger/batchers.ts).
+ */
+export function createCredentialBatcher(pool: DatabasePool): CredentialBatcher {
+  return new NaturalBatcher({
     sizeMax: AUTH_BATCH_SIZE_MAX,
     flightsMax: AUTH_BATCH_FLIGHTS_MAX,
     runBatch: (_partition, requests) => findCredentialsAndClaims(pool, requests),
     runOne: (_partition, r) =>
       findCredentialAndClaim(pool, r.keyId, r.secretSha256, r.role, r.claim),
-  }),
-);
+  });
+}
 
 /**
  * authenticate() for a mutating request, with its idempotency claim in the same round trip
  * (findCredentialAndClaim): the claim is made only when the credential authenticates with
  * `role`, so every refusal comes out in the same order as authenticate() then the claim.
- * Concurrent requests share one statement and one commit (authBatcher); each gets its own row.
+ * Concurrent requests share one statement and one commit (`credentials`, the app's batcher); each
+ * gets its own row.
  */
 export async function authenticateAndClaim(
-  pool: DatabasePool,
+  credentials: CredentialBatcher,
   authorization: string | undefined,
   role: LedgerRole,
   claim: { endpoint: string; key: string; requestSha256: Buffer; lockMs: number } | null,
@@ -219,7 +226,7 @@ export async function authenticateAndClaim(
   const parsed = bearerOf(authorization);
   let row;
   try {
-    row = await authBatcher(pool).submit('', {
+    row = await credentials.submit('', {
       keyId: parsed.keyId,
       secretSha256: sha256(parsed.secret),
       role,

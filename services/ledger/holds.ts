@@ -1,7 +1,9 @@
 import { ScheduleAlreadyRunning, type Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
-import { sql, type DatabasePool } from '../../db/pool';
+import type { DatabasePool } from '../../db/pool';
 import { withSystem } from '../../db/ledger/context';
+import { claimDueHoldStarts, markHoldStartsDispatched } from '../../db/ledger/hold-outbox';
+import { findLegsWithAssets } from '../../db/ledger/transactions';
 import type { Config } from '../../platform/config';
 import type { Logger } from '../../platform/logger';
 import {
@@ -55,21 +57,14 @@ function holdStarts(deps: HoldDeps): OutboxSource<HoldStart> {
     name: 'ledger holds',
     keyOf: (start) => start.hold.transactionId,
     due: async (limit, skip) => {
-      const rows = (await withSystem(deps.pool, (tx) =>
-        tx.any(sql.unsafe`
-          UPDATE ledger.hold_outbox o
-          SET attempts = o.attempts + 1,
-              next_attempt_at = now() + make_interval(secs => least(${OUTBOX_RETRY_DELAY_MAX_SECONDS}, power(2, o.attempts)))
-          FROM ledger.transactions t
-          WHERE t.transaction_id = o.transaction_id
-            AND o.transaction_id IN (
-              SELECT transaction_id FROM ledger.hold_outbox
-              WHERE dispatched_at IS NULL AND next_attempt_at <= now()
-                AND task_queue_prefix = ${deps.config.taskQueuePrefix}
-                AND NOT (transaction_id = ANY(${sql.array(skip, 'uuid')}))
-              ORDER BY next_attempt_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-          RETURNING o.transaction_id, o.tenant_id, o.expires_at, t.state`),
-      )) as { transaction_id: string; tenant_id: string; expires_at: string; state: string }[];
+      const rows = await withSystem(deps.pool, (tx) =>
+        claimDueHoldStarts(tx, {
+          taskQueuePrefix: deps.config.taskQueuePrefix,
+          retryDelayMaxSeconds: OUTBOX_RETRY_DELAY_MAX_SECONDS,
+          limit,
+          skip,
+        }),
+      );
       return rows.map((row) => ({
         hold: {
           tenantId: row.tenant_id,
@@ -96,11 +91,7 @@ function holdStarts(deps: HoldDeps): OutboxSource<HoldStart> {
           }
         : null,
     markStarted: async (transactionIds) => {
-      await withSystem(deps.pool, (tx) =>
-        tx.query(sql.unsafe`
-          UPDATE ledger.hold_outbox SET dispatched_at = now()
-          WHERE transaction_id = ANY(${sql.array(transactionIds, 'uuid')}) AND dispatched_at IS NULL`),
-      );
+      await withSystem(deps.pool, (tx) => markHoldStartsDispatched(tx, transactionIds));
     },
   };
 }
@@ -110,18 +101,7 @@ function holdStarts(deps: HoldDeps): OutboxSource<HoldStart> {
  * indexed read (at most 100 legs) when its workflow starts, off the request path.
  */
 async function holdLegs(deps: HoldDeps, transactionId: string): Promise<HoldLeg[]> {
-  const rows = (await withSystem(deps.pool, (tx) =>
-    tx.any(sql.unsafe`
-      SELECT e.account_id, e.direction, e.amount_minor::text AS amount_minor, a.code, a.scale
-      FROM ledger.entries e JOIN ledger.asset_types a USING (asset_type_id)
-      WHERE e.transaction_id = ${transactionId} ORDER BY e.line_no`),
-  )) as {
-    account_id: string;
-    direction: 'debit' | 'credit';
-    amount_minor: string;
-    code: string;
-    scale: number;
-  }[];
+  const rows = await withSystem(deps.pool, (tx) => findLegsWithAssets(tx, transactionId));
   return rows.map((r) => ({
     accountId: r.account_id,
     direction: r.direction,

@@ -4,14 +4,14 @@ import { withSystem } from '../../db/ledger/context';
 import type { Logger } from '../../platform/logger';
 import type { MeteringConfig } from '../../platform/config';
 import type { Principal } from './credentials';
-import { countingBatcher } from '../../platform/batching';
+import { countingBatcher, type NaturalBatcher } from '../../platform/batching';
 import { createQuotaClient, type QuotaClient } from '../../platform/quota-client/client';
 import { QuotaUnavailable, quotaAnswer } from '../../platform/quota-client/answers';
 import { quotaCatalogue } from '../../platform/quota-client/catalogue';
 
 /**
  * The monthly call quota of each root tenant (a sub-tenant's calls count against its root),
- * kept by the quota service (issue 35): the resource `ledger-calls`, one monthly fast policy
+ * kept by the quota service: the resource `ledger-calls`, one monthly fast policy
  * `ledger-calls-per-month` (its limit LEDGER_MONTHLY_CALL_QUOTA) on the plan `ledger-monthly`,
  * and each root tenant the subject `ledger:<tenant_id>` on it. The ledger makes and changes only
  * what its key's constraints allow: catalogue names under `ledger-`, subjects under `ledger:`.
@@ -73,6 +73,23 @@ interface Allowance {
   lastUsedMs: number;
 }
 
+/** The meter's quota service, the pool it records unmetered calls in, the monthly limit. */
+interface CallMeterDeps {
+  metering: MeteringConfig;
+  pool: DatabasePool;
+  logger: Logger;
+  monthlyCallQuota: number;
+}
+
+/** What the meter's steps share: its quota client, the plan's subjects, the allowances held. */
+interface MeterState {
+  deps: CallMeterDeps;
+  quota: QuotaClient;
+  subjects: ReturnType<typeof meteredSubjects>;
+  /** By subject: calls consumed ahead and not yet served. */
+  allowances: Map<string, Allowance>;
+}
+
 /**
  * The call meter of an API process. A root tenant's call is served from this process's
  * allowance when it has one; otherwise the calls of that tenant that wait while its last consume
@@ -84,128 +101,172 @@ interface Allowance {
  * given back. When the quota service does not answer, the call is served and recorded in
  * ledger.unmetered_calls, replayed later.
  */
-export function quotaCallMeter(deps: {
-  metering: MeteringConfig;
-  pool: DatabasePool;
-  logger: Logger;
-  monthlyCallQuota: number;
-}): { meter: CallMeter; stop(): Promise<void> } {
+export function quotaCallMeter(deps: CallMeterDeps): { meter: CallMeter; stop(): Promise<void> } {
   const quota = createQuotaClient({
     baseUrl: deps.metering.quotaUrl,
     apiKey: deps.metering.apiKey,
     attempts: 1,
     timeoutMs: METER_TIMEOUT_MS,
   });
-  const subjects = meteredSubjects(quota, deps.monthlyCallQuota);
-  const allowances = new Map<string, Allowance>();
-  const giveBack = (subject: string, calls: number) =>
-    quotaAnswer('refund', () =>
-      quota.POST('/v1/refund', {
-        body: { subject, items: [{ resource: LEDGER_CALLS, amount: calls }] },
-      }),
-    ).catch((error: unknown) =>
-      deps.logger.warn({ err: error, subject, calls }, 'calls not given back to the quota service'),
-    );
-
-  const batcher = countingBatcher(METER_BATCH_SIZE_MAX, async (subject, calls) => {
-    await subjects.assign(subject);
-    const ahead = Math.min(
-      METER_BATCH_SIZE_MAX - calls,
-      Math.floor((allowances.get(subject)?.remaining ?? 0) / AHEAD_SHARE),
-    );
-    const reply = await quotaAnswer('consume', () =>
-      quota.POST('/v1/consume', {
-        body: { subject, items: [{ resource: LEDGER_CALLS, amount: calls + ahead }] },
-      }),
-    );
-    const monthly = reply.results.find((r) => r.resource === LEDGER_CALLS);
-    // Degraded (the quota service's Redis out of reach): admitted but not counted, so nothing
-    // is kept ahead, and the next consume takes none until a counted answer says what is left.
-    const past = reply.degraded ? ahead : Math.min(calls + ahead, Number(monthly?.overage ?? 0));
-    if (past > 0) void giveBack(subject, past);
-    const admitted = calls + ahead - past;
-    const resetsAt = monthly?.window?.resets_at ?? null;
-    // The allowance as it is now (calls served from it or given back to it meanwhile).
-    const allowance = allowances.get(subject) ?? { calls: 0, remaining: 0, resetsAtMs: null };
-    allowances.set(subject, {
-      calls: allowance.calls + Math.max(0, admitted - calls),
-      remaining: reply.degraded ? 0 : Number(monthly?.remaining ?? 0),
-      resetsAtMs: resetsAt === null ? null : Date.parse(resetsAt),
-      lastUsedMs: Date.now(),
-    });
-    const refused: Verdict = { allowed: false, resetsAt };
-    return Array.from({ length: calls }, (_, i): Verdict =>
-      i < admitted ? { allowed: true } : refused,
-    );
-  });
-
-  /** A call served from the allowance, given back to it when it was not an authenticated one. */
-  const fromAllowance = (subject: string): MeteredCall | null => {
-    const allowance = allowances.get(subject);
-    const now = Date.now();
-    if (!allowance || allowance.calls === 0) return null;
-    // Counted in a month that has ended: this call is the new month's.
-    if (allowance.resetsAtMs !== null && now >= allowance.resetsAtMs) {
-      allowances.delete(subject);
-      return null;
-    }
-    allowance.calls--;
-    allowance.lastUsedMs = now;
-    return {
-      uncount: () => {
-        allowance.calls++;
-        return Promise.resolve();
-      },
-    };
+  const state: MeterState = {
+    deps,
+    quota,
+    subjects: meteredSubjects(quota, deps.monthlyCallQuota),
+    allowances: new Map(),
   };
-
-  const idle = setInterval(() => {
-    const now = Date.now();
-    for (const [subject, allowance] of allowances) {
-      if (now - allowance.lastUsedMs < ALLOWANCE_IDLE_MS) continue;
-      allowances.delete(subject);
-      const ended = allowance.resetsAtMs !== null && now >= allowance.resetsAtMs;
-      if (allowance.calls > 0 && !ended) void giveBack(subject, allowance.calls);
-    }
-  }, ALLOWANCE_IDLE_MS / 5);
+  const batcher = countingBatcher(METER_BATCH_SIZE_MAX, (subject, calls) =>
+    consumeCalls(state, subject, calls),
+  );
+  const idle = setInterval(() => giveBackIdle(state), ALLOWANCE_IDLE_MS / 5);
   idle.unref();
-
-  const meter: CallMeter = async (principal) => {
-    const subject = callsSubject(principal.rootTenantId);
-    const served = fromAllowance(subject);
-    if (served) return served;
-    let verdict: Verdict;
-    try {
-      verdict = await batcher.submit(subject, null);
-    } catch (error) {
-      if (!(error instanceof QuotaUnavailable)) throw error;
-      await recordUnmetered(deps, principal.rootTenantId, error);
-      return UNCOUNTABLE;
-    }
-    if (!verdict.allowed) {
-      throw ledgerError('QUOTA_EXCEEDED', {
-        message: `monthly call quota of ${deps.monthlyCallQuota} reached`,
-        retryAfterSeconds: secondsUntil(verdict.resetsAt, new Date()),
-      });
-    }
-    return {
-      uncount: async () => {
-        const allowance = allowances.get(subject);
-        if (allowance) allowance.calls++;
-        else await giveBack(subject, 1);
-      },
-    };
-  };
-
   return {
-    meter,
+    meter: (principal) => meterCall(state, batcher, principal),
     async stop() {
       clearInterval(idle);
-      const held = [...allowances].filter(([, a]) => a.calls > 0);
-      allowances.clear();
-      await Promise.all(held.map(([subject, a]) => giveBack(subject, a.calls)));
+      await giveBackAll(state);
     },
   };
+}
+
+/**
+ * One call's verdict: served from the allowance, or from its batch's consume; served unmetered
+ * (and recorded) when the quota service does not answer; 429 QUOTA_EXCEEDED past the month's
+ * limit.
+ */
+async function meterCall(
+  state: MeterState,
+  batcher: NaturalBatcher<null, Verdict>,
+  principal: Principal,
+): Promise<MeteredCall> {
+  const subject = callsSubject(principal.rootTenantId);
+  const served = fromAllowance(state.allowances, subject);
+  if (served) return served;
+  let verdict: Verdict;
+  try {
+    verdict = await batcher.submit(subject, null);
+  } catch (error) {
+    if (!(error instanceof QuotaUnavailable)) throw error;
+    await recordUnmetered(state.deps, principal.rootTenantId, error);
+    return UNCOUNTABLE;
+  }
+  if (!verdict.allowed) {
+    throw ledgerError('QUOTA_EXCEEDED', {
+      message: `monthly call quota of ${state.deps.monthlyCallQuota} reached`,
+      retryAfterSeconds: secondsUntil(verdict.resetsAt, new Date()),
+    });
+  }
+  return {
+    uncount: async () => {
+      const allowance = state.allowances.get(subject);
+      if (allowance) allowance.calls++;
+      else await giveBack(state, subject, 1);
+    },
+  };
+}
+
+/** A call served from the allowance, given back to it when it was not an authenticated one. */
+function fromAllowance(allowances: Map<string, Allowance>, subject: string): MeteredCall | null {
+  const allowance = allowances.get(subject);
+  const now = Date.now();
+  if (!allowance || allowance.calls === 0) return null;
+  // Counted in a month that has ended: this call is the new month's.
+  if (allowance.resetsAtMs !== null && now >= allowance.resetsAtMs) {
+    allowances.delete(subject);
+    return null;
+  }
+  allowance.calls--;
+  allowance.lastUsedMs = now;
+  return {
+    uncount: () => {
+      allowance.calls++;
+      return Promise.resolve();
+    },
+  };
+}
+
+/**
+ * The calls of a root tenant that waited for its last consume, consumed in one with the calls
+ * taken ahead; a verdict for each, in arrival order. The calls past the month's limit are given
+ * back, and those taken ahead kept as the tenant's allowance.
+ */
+async function consumeCalls(state: MeterState, subject: string, calls: number): Promise<Verdict[]> {
+  await state.subjects.assign(subject);
+  const ahead = Math.min(
+    METER_BATCH_SIZE_MAX - calls,
+    Math.floor((state.allowances.get(subject)?.remaining ?? 0) / AHEAD_SHARE),
+  );
+  const reply = await quotaAnswer('consume', () =>
+    state.quota.POST('/v1/consume', {
+      body: { subject, items: [{ resource: LEDGER_CALLS, amount: calls + ahead }] },
+    }),
+  );
+  const monthly = reply.results.find((r) => r.resource === LEDGER_CALLS);
+  // Degraded (the quota service's Redis out of reach): admitted but not counted, so nothing
+  // is kept ahead, and the next consume takes none until a counted answer says what is left.
+  const past = reply.degraded ? ahead : Math.min(calls + ahead, Number(monthly?.overage ?? 0));
+  if (past > 0) void giveBack(state, subject, past);
+  const admitted = calls + ahead - past;
+  const resetsAt = monthly?.window?.resets_at ?? null;
+  keepAllowance(state.allowances, subject, {
+    ahead: Math.max(0, admitted - calls),
+    remaining: reply.degraded ? 0 : Number(monthly?.remaining ?? 0),
+    resetsAt,
+  });
+  const refused: Verdict = { allowed: false, resetsAt };
+  return Array.from({ length: calls }, (_, i): Verdict =>
+    i < admitted ? { allowed: true } : refused,
+  );
+}
+
+/**
+ * The calls a consume took ahead added to the allowance as it is now (calls served from it or
+ * given back to it meanwhile), with what the policy said is left of the month and when it ends.
+ */
+function keepAllowance(
+  allowances: Map<string, Allowance>,
+  subject: string,
+  taken: { ahead: number; remaining: number; resetsAt: string | null },
+): void {
+  allowances.set(subject, {
+    calls: (allowances.get(subject)?.calls ?? 0) + taken.ahead,
+    remaining: taken.remaining,
+    resetsAtMs: taken.resetsAt === null ? null : Date.parse(taken.resetsAt),
+    lastUsedMs: Date.now(),
+  });
+}
+
+/** Calls refunded to the quota service; a refund that fails is logged (the calls stay counted). */
+async function giveBack(state: MeterState, subject: string, calls: number): Promise<void> {
+  try {
+    await quotaAnswer('refund', () =>
+      state.quota.POST('/v1/refund', {
+        body: { subject, items: [{ resource: LEDGER_CALLS, amount: calls }] },
+      }),
+    );
+  } catch (error) {
+    state.deps.logger.warn(
+      { err: error, subject, calls },
+      'calls not given back to the quota service',
+    );
+  }
+}
+
+/** The allowances not used for ALLOWANCE_IDLE_MS given back (those of an ended month dropped). */
+function giveBackIdle(state: MeterState): void {
+  const now = Date.now();
+  for (const [subject, allowance] of state.allowances) {
+    if (now - allowance.lastUsedMs < ALLOWANCE_IDLE_MS) continue;
+    state.allowances.delete(subject);
+    const ended = allowance.resetsAtMs !== null && now >= allowance.resetsAtMs;
+    if (allowance.calls > 0 && !ended) void giveBack(state, subject, allowance.calls);
+  }
+}
+
+/** Every allowance given back (the API stops). */
+async function giveBackAll(state: MeterState): Promise<void> {
+  const held = [...state.allowances].filter(([, a]) => a.calls > 0);
+  state.allowances.clear();
+  await Promise.all(held.map(([subject, a]) => giveBack(state, subject, a.calls)));
 }
 
 /**

@@ -4,8 +4,8 @@ import type { BatchFlight } from '../../platform/batching';
 /**
  * Group commit as operators see it: per database call of a posting batcher, its size, how long
  * its oldest posting waited for it (the tenant's previous call still in flight) and how long it
- * took, commit included. `path` as in ledger_postings_total. Process-wide (the batchers are);
- * each ledger app registers them in its registry.
+ * took, commit included. `path` as in ledger_postings_total. Process-wide: every ledger app's
+ * batchers observe them, and each app registers them in its registry.
  */
 const path = ['path'] as const;
 const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];

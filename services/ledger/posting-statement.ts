@@ -1,4 +1,3 @@
-import type { DatabasePool } from '../../db/pool';
 import { forgetKey, rememberedPrincipal, type Principal } from './credentials';
 import type { IdempotencyScope } from '../../db/ledger/idempotency';
 import type { DomainError } from '../../platform/errors';
@@ -8,6 +7,7 @@ import {
   parseTransaction,
   POSTING_ENDPOINT,
   POSTING_ROUTE,
+  type AuthorizedPostingBatcher,
   type CreatedTransaction,
   type ParsedTransaction,
 } from './transactions';
@@ -82,7 +82,7 @@ export type OneStatementOutcome =
 
 /** The posting with the check of its key and the claim of its Idempotency-Key, in one statement. */
 export async function postInOneStatement(
-  pool: DatabasePool,
+  postings: AuthorizedPostingBatcher,
   posting: OneStatementPosting,
   call: OneStatementCall,
 ): Promise<OneStatementOutcome> {
@@ -93,7 +93,7 @@ export async function postInOneStatement(
   } catch {
     return { handedBack: 'metering' };
   }
-  const outcome = await createAuthorizedTransaction(pool, principal.tenantId, parsed, {
+  const outcome = await createAuthorizedTransaction(postings, principal.tenantId, parsed, {
     keyId: principal.keyId,
     secretSha256,
     idempotencyKey: key,

@@ -25,7 +25,7 @@ import {
   type TransactionState,
 } from '../../db/ledger/transactions';
 import { isCatalogueCode, type DomainError } from '../../platform/errors';
-import { batcherPerOwner, type BatcherOptions } from '../../platform/batching';
+import { NaturalBatcher } from '../../platform/batching';
 import { observePostingFlight } from './metrics';
 import { IDEMPOTENCY_LOCK_MS } from '../../db/ledger/idempotency';
 import { minorToDecimal } from './money';
@@ -286,21 +286,25 @@ export const POSTING_BATCH_SIZE_MAX = 64;
 /** Posting calls of one tenant in flight at once per process (postings arriving meanwhile queue). */
 export const POSTING_BATCH_FLIGHTS_MAX = 1;
 
+/** Postings of the general path, batched per tenant (createPostingBatcher). */
+export type PostingBatcher = NaturalBatcher<PostingCall, PostingResult>;
+
 /**
- * The pool's posting batcher: concurrent postings of one tenant go to Postgres together
+ * A posting batcher of the pool: concurrent postings of one tenant go to Postgres together
  * (ledger.post_transactions, migrations 0009 and 0012), one transaction and one commit per batch; a lone
  * posting, and every posting of a batch that failed as a whole, goes alone
- * (ledger.post_transaction), so an unexpected error stays with its own posting.
+ * (ledger.post_transaction), so an unexpected error stays with its own posting. Each ledger app
+ * makes its own with its pool (services/ledger/batchers.ts), so batches never mix two pools.
  */
-const postingBatcher = batcherPerOwner(
-  (pool: DatabasePool): BatcherOptions<PostingCall, PostingResult> => ({
+export function createPostingBatcher(pool: DatabasePool): PostingBatcher {
+  return new NaturalBatcher({
     sizeMax: POSTING_BATCH_SIZE_MAX,
     flightsMax: POSTING_BATCH_FLIGHTS_MAX,
     runBatch: (tenantId, calls) => postTransactions(pool, tenantId, `${LOCK_TIMEOUT_MS}ms`, calls),
     runOne: (_tenantId, call) => postTransaction(pool, call),
     onFlight: observePostingFlight('general'),
-  }),
-);
+  });
+}
 
 /** What one parsed request posts: fresh ids for the transaction and its entries. */
 function postingCallOf(
@@ -345,20 +349,21 @@ function createdOf(body: PostedBody, parsed: ParsedTransaction): CreatedTransact
  * posting.ts, in SQL so that they run under the locks without a round trip back to Node), and
  * writes the transaction, legs, committed legs, counters, hold outbox row and idempotency record
  * in its own implicit transaction; the deferred balance check runs at its commit. Concurrent
- * postings of the tenant share that transaction (postingBatcher), each with the same result.
+ * postings of the tenant share that transaction (`postings`, the app's batcher), each with the
+ * same result.
  */
 export async function createTransaction(
-  pool: DatabasePool,
+  postings: PostingBatcher,
   tenantId: string,
   input: TransactionInput,
   record?: PostingRecord,
 ): Promise<CreatedTransaction> {
-  return createParsedTransaction(pool, tenantId, parseTransaction(input, Date.now()), record);
+  return createParsedTransaction(postings, tenantId, parseTransaction(input, Date.now()), record);
 }
 
 /** createTransaction of a body already validated (the posting route's general path). */
 export async function createParsedTransaction(
-  pool: DatabasePool,
+  postings: PostingBatcher,
   tenantId: string,
   parsed: ParsedTransaction,
   record?: PostingRecord,
@@ -368,7 +373,7 @@ export async function createParsedTransaction(
   }
   let outcome: PostingResult;
   try {
-    outcome = await postingBatcher(pool).submit(tenantId, postingCallOf(tenantId, parsed, record));
+    outcome = await postings.submit(tenantId, postingCallOf(tenantId, parsed, record));
   } catch (error) {
     if (isDuplicateExternalId(error)) {
       throw ledgerError('DUPLICATE_TRANSACTION', {
@@ -409,30 +414,38 @@ export type AuthorizedOutcome =
   | { refused: DomainError }
   | { fallback: 'credential' | 'key' | 'duplicate' };
 
-const authorizedPostingBatcher = batcherPerOwner(
-  (pool: DatabasePool): BatcherOptions<AuthorizedPostingCall, AuthorizedPostingResult> => {
-    const post = (tenantId: string, calls: AuthorizedPostingCall[]) =>
-      postTransactionsAuthorized(
-        pool,
-        tenantId,
-        {
-          lockTimeout: `${LOCK_TIMEOUT_MS}ms`,
-          role: POSTING_ROUTE.role,
-          endpoint: POSTING_ENDPOINT,
-          lockMs: IDEMPOTENCY_LOCK_MS,
-          status: 201,
-        },
-        calls,
-      );
-    return {
-      sizeMax: POSTING_BATCH_SIZE_MAX,
-      flightsMax: POSTING_BATCH_FLIGHTS_MAX,
-      runBatch: post,
-      runOne: async (tenantId, call) => (await post(tenantId, [call]))[0]!,
-      onFlight: observePostingFlight('one_statement'),
-    };
-  },
-);
+/** Postings of the one-statement path, batched per tenant (createAuthorizedPostingBatcher). */
+export type AuthorizedPostingBatcher = NaturalBatcher<
+  AuthorizedPostingCall,
+  AuthorizedPostingResult
+>;
+
+/**
+ * An authorized posting batcher of the pool: as createPostingBatcher, each batch in one
+ * ledger.post_transactions_authorized statement. One per ledger app, as the other.
+ */
+export function createAuthorizedPostingBatcher(pool: DatabasePool): AuthorizedPostingBatcher {
+  const post = (tenantId: string, calls: AuthorizedPostingCall[]) =>
+    postTransactionsAuthorized(
+      pool,
+      tenantId,
+      {
+        lockTimeout: `${LOCK_TIMEOUT_MS}ms`,
+        role: POSTING_ROUTE.role,
+        endpoint: POSTING_ENDPOINT,
+        lockMs: IDEMPOTENCY_LOCK_MS,
+        status: 201,
+      },
+      calls,
+    );
+  return new NaturalBatcher({
+    sizeMax: POSTING_BATCH_SIZE_MAX,
+    flightsMax: POSTING_BATCH_FLIGHTS_MAX,
+    runBatch: post,
+    runOne: async (tenantId, call) => (await post(tenantId, [call]))[0]!,
+    onFlight: observePostingFlight('one_statement'),
+  });
+}
 
 /**
  * A parsed posting with the check of the key that sent it and the claim of its Idempotency-Key,
@@ -440,14 +453,14 @@ const authorizedPostingBatcher = batcherPerOwner(
  * key authenticated before (rememberedPrincipal). Throws only when nothing was claimed.
  */
 export async function createAuthorizedTransaction(
-  pool: DatabasePool,
+  postings: AuthorizedPostingBatcher,
   tenantId: string,
   parsed: ParsedTransaction,
   authority: PostingAuthority,
 ): Promise<AuthorizedOutcome> {
   let outcome: AuthorizedPostingResult;
   try {
-    outcome = await authorizedPostingBatcher(pool).submit(tenantId, {
+    outcome = await postings.submit(tenantId, {
       ...postingCallOf(tenantId, parsed),
       keyId: authority.keyId,
       secretSha256: authority.secretSha256,

@@ -1,6 +1,12 @@
-import { sql, type DatabasePool } from '../../db/pool';
+import type { DatabasePool } from '../../db/pool';
 import { listAlertRules, type AlertRuleRow } from '../../db/quota/alert-rules';
-import { plans, policies, resources, type PolicyRow } from '../../db/quota/catalogue';
+import {
+  plans,
+  policies,
+  readAsOneSnapshot,
+  resources,
+  type PolicyRow,
+} from '../../db/quota/catalogue';
 import {
   catalogueGeneration,
   generationsCurrent,
@@ -93,7 +99,7 @@ export class CatalogueMoved extends Error {
 async function readCatalogue(pool: DatabasePool, tenantId: string): Promise<TenantCatalogue> {
   // One snapshot for all of it: a generation and the rows it counts.
   return pool.transaction(async (tx) => {
-    await tx.query(sql.unsafe`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`);
+    await readAsOneSnapshot(tx);
     const generation = await catalogueGeneration(tx, tenantId);
     const resourceRows = await resources.list(tx, tenantId);
     const names = new Map(resourceRows.map((r) => [r.id, r.name]));

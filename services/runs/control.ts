@@ -1,3 +1,4 @@
+import path from 'node:path';
 import fs from 'node:fs/promises';
 import {
   WorkflowNotFoundError,
@@ -8,9 +9,8 @@ import {
 import { RUNS_ERRORS, runsError } from './errors';
 import type { PlatformDeps } from '../../platform/deps';
 import { isCatalogueCode } from '../../platform/errors';
-import { sql } from '../../db/pool';
 import { insertAudit } from '../../db/runs/audit';
-import { isTerminal } from '../../db/runs/runs';
+import { deleteRunRow, isTerminal } from '../../db/runs/runs';
 import type { KeyPrincipal } from '../../db/runs/tenants';
 import {
   CONFLICT_MESSAGES,
@@ -21,6 +21,7 @@ import {
 } from '../../workflows/runs/definitions';
 import { loadRun } from './reads';
 import { logCacheKeys } from './logs';
+import { logIndexPath } from './log-file';
 
 /**
  * Pause, resume, stop or kill, decided by the run's workflow: its update validator refuses a
@@ -100,16 +101,29 @@ export async function deleteRun(deps: PlatformDeps, principal: KeyPrincipal, tra
   if (!isTerminal(run.state)) {
     throw runsError('not_terminal');
   }
-  await deps.pool.query(
-    sql.unsafe`DELETE FROM runs.runs WHERE track_id = ${trackId} AND tenant_id = ${principal.tenantId}`,
-  );
+  await deleteRunRow(deps.pool, principal.tenantId, trackId);
   await Promise.all(
-    [run.stdout_file, run.stderr_file]
-      .filter((f): f is string => f !== null)
+    logFilesOf(run)
+      .flatMap((f) => [f, logIndexPath(f)])
       .map((f) => fs.rm(f, { force: true })),
   );
   await deps.redis.del(...logCacheKeys(trackId));
   await audit(deps, principal, 'delete', trackId);
+}
+
+/**
+ * A run's log files in file mode: the two the row names, and the interleaved `both` stream the
+ * capture writes beside them (log-store.ts), which the row does not name.
+ */
+function logFilesOf(run: {
+  track_id: string;
+  stdout_file: string | null;
+  stderr_file: string | null;
+}) {
+  const named = [run.stdout_file, run.stderr_file].filter((f): f is string => f !== null);
+  const both =
+    run.stdout_file && path.join(path.dirname(run.stdout_file), `${run.track_id}.both.log`);
+  return both ? [...named, both] : named;
 }
 
 async function audit(deps: PlatformDeps, principal: KeyPrincipal, action: string, trackId: string) {

@@ -1,10 +1,10 @@
-import fs from 'node:fs/promises';
 import type { PlatformDeps } from '../../platform/deps';
 import type { Config } from '../../platform/config';
 import { createLogObjects, type LogObjects, type RunRef } from './log-objects';
 import { isTerminal } from '../../db/runs/runs';
 import { loadRun } from './reads';
 import { LOG_CACHE_LINES_MAX, logCacheKey, logFilePath, type LogStream } from './log-store';
+import { readLogFilePage } from './log-file';
 
 export { logCacheKeys } from './log-store';
 
@@ -47,8 +47,9 @@ async function readObjectPage(
 
 /**
  * A page of a run's log: from the Redis cache while it holds the lines asked for (the live
- * tail), else from the stream's file, or from the object store when run logs go there. `since` null tails the last `limit` lines. `eof` is true
- * once the run is terminal and the page reaches the end.
+ * tail), else from the stream's file (services/runs/log-file.ts: only the lines the page
+ * needs), or from the object store when run logs go there. `since` null tails the last `limit`
+ * lines. `eof` is true once the run is terminal and the page reaches the end.
  */
 export async function readRunLogs(
   deps: PlatformDeps,
@@ -69,28 +70,16 @@ export async function readRunLogs(
   }
   const objects = logObjectsOf(deps.config);
   if (objects) return readObjectPage(objects, { tenantId, trackId }, query, terminal);
-  const all = await readLines(
+  // Only the lines the page needs, through the index the capture keeps beside the file.
+  const found = await readLogFilePage(
     logFilePath(deps.config.runs.logDir, tenantId, trackId, query.stream),
+    query.since,
+    query.limit,
   );
-  if (all === null)
+  if (found === null)
     return { page: { lines: [], next_since: query.since ?? 0, eof: terminal }, source: 'none' };
-  const start = query.since === null ? Math.max(0, all.length - query.limit) : query.since;
-  const lines = all.slice(start, start + query.limit);
-  const next = start + lines.length;
-  return { page: { lines, next_since: next, eof: terminal && next >= all.length }, source: 'file' };
-}
-
-/** Complete lines of a log file (a trailing partial line counts once the file ends with it). */
-async function readLines(file: string): Promise<string[] | null> {
-  let text: string;
-  try {
-    text = await fs.readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
-  if (text === '') return [];
-  const lines = text.split('\n');
-  if (lines[lines.length - 1] === '') lines.pop();
-  return lines;
+  return {
+    page: { lines: found.lines, next_since: found.next, eof: terminal && found.atEnd },
+    source: 'file',
+  };
 }

@@ -1,5 +1,5 @@
 import type { MeteringConfig } from '../../platform/config';
-import { createQuotaClient } from '../../platform/quota-client/client';
+import { createQuotaClient, type QuotaClient } from '../../platform/quota-client/client';
 import {
   QuotaUnavailable,
   quotaAnswer as answer,
@@ -13,7 +13,7 @@ import type { DatabasePool } from '../../db/pool';
 import { listMeteredKeys, listMeteredTiers } from '../../db/runs/tenants';
 
 /**
- * A metered key's run seconds, kept by the quota service (issue 35): the tier is a quota plan
+ * A metered key's run seconds, kept by the quota service: the tier is a quota plan
  * with one daily policy on the resource `runs-seconds`, the key is a subject on it, a run
  * reserves its timeout at submit (or at its node's launch) and commits the seconds it used when
  * it ends, the rest released. Every call is keyed by the run, so a retried activity, a crashed
@@ -80,14 +80,18 @@ export interface RunSettlement {
 
 export type RunsMetering = ReturnType<typeof createRunsMetering>;
 
-const meterings = new WeakMap<MeteringConfig, RunsMetering>();
+/**
+ * The runs service's metering client, or null when metering is off (QUOTA_URL or RUNS_QUOTA_KEY
+ * unset). Each process makes one where it builds its dependencies (the runs API, the worker, the
+ * CLI) and hands it to every path that meters.
+ */
+export function createRunsMeteringIfOn(config: MeteringConfig | null): RunsMetering | null {
+  return config === null ? null : createRunsMetering(config);
+}
 
-/** The process's metering for this configuration (one client each), or null when it is off. */
-export function runsMeteringOf(config: MeteringConfig | null): RunsMetering | null {
-  if (config === null) return null;
-  let metering = meterings.get(config);
-  if (!metering) meterings.set(config, (metering = createRunsMetering(config)));
-  return metering;
+/** What a path that meters runs is given: its process's metering client, null when it is off. */
+export interface MeteringDeps {
+  metering: RunsMetering | null;
 }
 
 /**
@@ -153,129 +157,171 @@ export function reservationTtlSeconds(latestEndMs: number, nowMs: number): numbe
 /** A commit's refusals that mean the reservation holds nothing any more. */
 const NOT_HELD = ['reservation_expired', 'reservation_settled', 'reservation_not_found'];
 
+/**
+ * The quota service as the runs service meters in it: one client, each call a step below. The
+ * key's constraints bound what it may touch (catalogue `runs-`, subjects `runs:`).
+ */
 export function createRunsMetering(config: MeteringConfig) {
   const quota = createQuotaClient({ baseUrl: config.quotaUrl, apiKey: config.apiKey });
   const catalogue = quotaCatalogue(quota);
-  const provisionTier = tierPlans(catalogue);
-  const status = async (reservationId: string) =>
-    (
-      await answer('reservation', () =>
-        quota.GET('/v1/reservations/{reservation_id}', {
-          params: { path: { reservation_id: reservationId } },
-        }),
-      )
-    ).status;
   return {
     /** The tier's plan and policy, made or brought up to date (its cap); returns the plan's id. */
-    provisionTier,
+    provisionTier: tierPlans(catalogue),
 
     /** Puts the key's subject on its tier's plan (provisionTier's id). */
     assignKey: (key: MeteredKey, planId: string) => catalogue.assign(meteredSubject(key), planId),
 
     /** Holds `seconds` of the key's day for a run; keyed by the run, so a retry holds once. */
-    async reserve(input: {
-      key: MeteredKey;
-      trackId: string;
-      seconds: number;
-      ttlSeconds: number;
-    }): Promise<Reservation> {
-      const reply = await answer('reserve', () =>
-        quota.POST('/v1/reserve', {
-          body: {
-            subject: meteredSubject(input.key),
-            items: [{ resource: RUN_SECONDS, amount: input.seconds }],
-            idempotency_key: reserveKey(input.trackId),
-            metadata: { track_id: input.trackId },
-            ttl_seconds: input.ttlSeconds,
-          },
-        }),
-      );
-      if (reply.allowed && reply.reservation_id) return { reservationId: reply.reservation_id };
-      return { refused: refusalOf(reply.results) };
-    },
+    reserve: (input: SecondsToHold) => reserveSeconds(quota, input),
 
     /** Whether `seconds` would fit in the key's day now (a DAG's nodes at submit); holds nothing. */
-    async check(key: MeteredKey, seconds: number): Promise<{ fits: true } | Refusal> {
-      if (seconds <= 0) return { fits: true };
-      const reply = await answer('check', () =>
-        quota.POST('/v1/check', {
-          body: {
-            subject: meteredSubject(key),
-            items: [{ resource: RUN_SECONDS, amount: seconds }],
-          },
-        }),
-      );
-      return reply.allowed ? { fits: true } : { refused: refusalOf(reply.results) };
-    },
+    check: (key: MeteredKey, seconds: number) => checkSeconds(quota, key, seconds),
 
     /** Gives a reservation back whole (a run refused after its seconds were held). */
-    async release(reservationId: string): Promise<void> {
-      await answer(
-        'release',
-        () =>
-          quota.POST('/v1/reservations/{reservation_id}/release', {
-            params: { path: { reservation_id: reservationId } },
-            body: {},
-          }),
-        // Already settled or expired: nothing is held any more.
-        [409],
-      );
-    },
+    release: (reservationId: string) => releaseReservation(quota, reservationId),
 
     /**
      * Charges a run the seconds it used: its reservation committed with them (the rest
      * released). A reservation no longer held (it expired: a run that waited or ran past a day;
      * or the quota service lost it) charges the seconds by a consume instead, keyed by the run.
      */
-    async settle(run: RunSettlement): Promise<'committed' | 'consumed' | 'refused'> {
-      const { data, error, response } = await call('commit', () =>
-        quota.POST('/v1/reservations/{reservation_id}/commit', {
-          params: { path: { reservation_id: run.reservationId } },
-          body: {
-            actuals: [{ resource: RUN_SECONDS, amount: run.usedSeconds }],
-            idempotency_key: commitKey(run.trackId),
-          },
-        }),
-      );
-      if (data) return 'committed';
-      const code = refusalCode(error);
-      // Committed already by another end path (the reconciler's count of the seconds differs).
-      if (code === 'idempotency_key_reused') return 'committed';
-      if (!NOT_HELD.includes(code)) throw refusedCall('commit', response, error);
-      // Settled: by this run's own commit past its key's 24 hours, or released.
-      if (code === 'reservation_settled' && (await status(run.reservationId)) === 'committed')
-        return 'committed';
-      if (run.usedSeconds === 0) return 'consumed';
-      const consumed = await answer('consume', () =>
-        quota.POST('/v1/consume', {
-          body: {
-            subject: meteredSubject(run.key),
-            items: [{ resource: RUN_SECONDS, amount: run.usedSeconds }],
-            idempotency_key: usedKey(run.trackId),
-            metadata: { track_id: run.trackId, reservation_id: run.reservationId },
-          },
-        }),
-      );
-      return consumed.allowed ? 'consumed' : 'refused';
-    },
+    settle: (run: RunSettlement) => settleRun(quota, run),
 
     /** The key's run seconds today, as its tier's policy counts them; null without a plan. */
-    async usage(key: MeteredKey): Promise<MeteredUsage | null> {
-      const reply = await answer('usage', () =>
-        quota.GET('/v1/subjects/{subject}/usage', {
-          params: { path: { subject: meteredSubject(key) } },
-        }),
-      );
-      const line = reply.usage.find((u) => u.resource === RUN_SECONDS && u.kind === 'quota');
-      if (!line) return null;
-      return {
-        policy: METERED_USAGE_POLICY,
-        used: Number(line.used),
-        limit: Number(line.limit),
-        remaining: Number(line.remaining),
-        resets_at: line.window?.resets_at ?? null,
-      };
-    },
+    usage: (key: MeteredKey) => meteredUsageOf(quota, key),
+  };
+}
+
+/** A run's seconds to hold in its key's day, until `ttlSeconds` from now at most. */
+interface SecondsToHold {
+  key: MeteredKey;
+  trackId: string;
+  seconds: number;
+  ttlSeconds: number;
+}
+
+async function reserveSeconds(quota: QuotaClient, input: SecondsToHold): Promise<Reservation> {
+  const reply = await answer('reserve', () =>
+    quota.POST('/v1/reserve', {
+      body: {
+        subject: meteredSubject(input.key),
+        items: [{ resource: RUN_SECONDS, amount: input.seconds }],
+        idempotency_key: reserveKey(input.trackId),
+        metadata: { track_id: input.trackId },
+        ttl_seconds: input.ttlSeconds,
+      },
+    }),
+  );
+  if (reply.allowed && reply.reservation_id) return { reservationId: reply.reservation_id };
+  return { refused: refusalOf(reply.results) };
+}
+
+async function checkSeconds(
+  quota: QuotaClient,
+  key: MeteredKey,
+  seconds: number,
+): Promise<{ fits: true } | Refusal> {
+  if (seconds <= 0) return { fits: true };
+  const reply = await answer('check', () =>
+    quota.POST('/v1/check', {
+      body: {
+        subject: meteredSubject(key),
+        items: [{ resource: RUN_SECONDS, amount: seconds }],
+      },
+    }),
+  );
+  return reply.allowed ? { fits: true } : { refused: refusalOf(reply.results) };
+}
+
+async function releaseReservation(quota: QuotaClient, reservationId: string): Promise<void> {
+  await answer(
+    'release',
+    () =>
+      quota.POST('/v1/reservations/{reservation_id}/release', {
+        params: { path: { reservation_id: reservationId } },
+        body: {},
+      }),
+    // Already settled or expired: nothing is held any more.
+    [409],
+  );
+}
+
+/** How a run's end was charged: by its reservation, by a consume, or refused by that consume. */
+type Settled = 'committed' | 'consumed' | 'refused';
+
+async function settleRun(quota: QuotaClient, run: RunSettlement): Promise<Settled> {
+  const notHeld = await commitRunSeconds(quota, run);
+  if (notHeld === null) return 'committed';
+  // Settled: by this run's own commit past its key's 24 hours, or released.
+  if (
+    notHeld === 'reservation_settled' &&
+    (await reservationStatus(quota, run.reservationId)) === 'committed'
+  )
+    return 'committed';
+  if (run.usedSeconds === 0) return 'consumed';
+  return consumeRunSeconds(quota, run);
+}
+
+/**
+ * The run's reservation committed with the seconds it used: null when it is (now or before),
+ * else the refusal's code that says it holds nothing any more (NOT_HELD); any other is thrown.
+ */
+async function commitRunSeconds(quota: QuotaClient, run: RunSettlement): Promise<string | null> {
+  const { data, error, response } = await call('commit', () =>
+    quota.POST('/v1/reservations/{reservation_id}/commit', {
+      params: { path: { reservation_id: run.reservationId } },
+      body: {
+        actuals: [{ resource: RUN_SECONDS, amount: run.usedSeconds }],
+        idempotency_key: commitKey(run.trackId),
+      },
+    }),
+  );
+  if (data) return null;
+  const code = refusalCode(error);
+  // Committed already by another end path (the reconciler's count of the seconds differs).
+  if (code === 'idempotency_key_reused') return null;
+  if (!NOT_HELD.includes(code)) throw refusedCall('commit', response, error);
+  return code;
+}
+
+async function reservationStatus(quota: QuotaClient, reservationId: string) {
+  const reservation = await answer('reservation', () =>
+    quota.GET('/v1/reservations/{reservation_id}', {
+      params: { path: { reservation_id: reservationId } },
+    }),
+  );
+  return reservation.status;
+}
+
+/** The seconds a run used, charged by a consume keyed by the run (its reservation held none). */
+async function consumeRunSeconds(quota: QuotaClient, run: RunSettlement): Promise<Settled> {
+  const consumed = await answer('consume', () =>
+    quota.POST('/v1/consume', {
+      body: {
+        subject: meteredSubject(run.key),
+        items: [{ resource: RUN_SECONDS, amount: run.usedSeconds }],
+        idempotency_key: usedKey(run.trackId),
+        metadata: { track_id: run.trackId, reservation_id: run.reservationId },
+      },
+    }),
+  );
+  return consumed.allowed ? 'consumed' : 'refused';
+}
+
+async function meteredUsageOf(quota: QuotaClient, key: MeteredKey): Promise<MeteredUsage | null> {
+  const reply = await answer('usage', () =>
+    quota.GET('/v1/subjects/{subject}/usage', {
+      params: { path: { subject: meteredSubject(key) } },
+    }),
+  );
+  const line = reply.usage.find((u) => u.resource === RUN_SECONDS && u.kind === 'quota');
+  if (!line) return null;
+  return {
+    policy: METERED_USAGE_POLICY,
+    used: Number(line.used),
+    limit: Number(line.limit),
+    remaining: Number(line.remaining),
+    resets_at: line.window?.resets_at ?? null,
   };
 }
 

@@ -1,6 +1,5 @@
 import { runsError } from './errors';
 import type { PlatformDeps } from '../../platform/deps';
-import { sql } from '../../db/pool';
 import { listUtilization } from '../../db/runs/utilization';
 import {
   findRun,
@@ -8,6 +7,7 @@ import {
   listEvents,
   listRuns,
   queuePosition,
+  readStartEstimateStats,
   type RunEventRow,
   type RunRow,
   type RunState,
@@ -109,19 +109,7 @@ async function estimateStart(
   run: RunRow,
   position: number,
 ): Promise<string | null> {
-  const stats = (await deps.pool.one(sql.unsafe`
-    WITH recent AS (
-      SELECT extract(epoch FROM finished_at - started_at) AS seconds FROM runs.runs
-      WHERE tenant_id = ${run.tenant_id} AND finished_at IS NOT NULL AND started_at IS NOT NULL
-      ORDER BY finished_at DESC LIMIT ${ESTIMATE_HISTORY_RUNS})
-    SELECT (SELECT avg(seconds)::float8 FROM recent) AS mean_seconds,
-           (SELECT count(*)::int FROM runs.runs WHERE tenant_id = ${run.tenant_id}
-              AND state IN ('queued', 'pulling', 'running', 'paused')) AS busy,
-           (SELECT max_concurrent_runs FROM runs.tenant_quotas WHERE tenant_id = ${run.tenant_id}) AS slots`)) as {
-    mean_seconds: number | null;
-    busy: number;
-    slots: number;
-  };
+  const stats = await readStartEstimateStats(deps.pool, run.tenant_id, ESTIMATE_HISTORY_RUNS);
   if (stats.mean_seconds === null) return null;
   const base = Math.max(Date.parse(run.eligible_start), Date.now());
   const rounds = Math.max(0, Math.ceil((stats.busy + position - stats.slots) / stats.slots));

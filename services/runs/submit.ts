@@ -10,7 +10,7 @@ import { imageAllowed, parseImageReference } from './image-reference';
 import { clampLimits, effectiveLimits } from './limits';
 import { nextWorkingInstant, parseWorkingHours } from './working-hours';
 import { inlineWebhookRow, type InlineWebhookBody } from './webhooks/inline';
-import { holdRunSeconds, meteringRefusal, runsMeteringOf } from './metering';
+import { holdRunSeconds, meteringRefusal, type MeteringDeps } from './metering';
 
 export interface SubmitRequest {
   image: string;
@@ -43,7 +43,7 @@ const toMillisIso = (ms: number): string => new Date(ms).toISOString();
  * for capacity: runs wait for a slot at dispatch.
  */
 export async function submitRun(
-  deps: PlatformDeps,
+  deps: PlatformDeps & MeteringDeps,
   starter: WorkflowStarter,
   principal: KeyPrincipal,
   request: SubmitRequest,
@@ -139,9 +139,13 @@ function plannedRun(
  * its first event and its inline webhook (see insertSubmittedRun). A run refused or not stored
  * gives its seconds back; nothing of it is written.
  */
-async function storeRun(deps: PlatformDeps, principal: KeyPrincipal, planned: PlannedRun) {
+async function storeRun(
+  deps: PlatformDeps & MeteringDeps,
+  principal: KeyPrincipal,
+  planned: PlannedRun,
+) {
   const { run, dailyRuns } = planned;
-  const metering = runsMeteringOf(deps.config.runs.metering);
+  const { metering } = deps;
   const held = await holdRunSeconds(metering, { ...run, key: principal }).catch(meteringRefusal);
   if (held && 'refused' in held)
     throw runsError('metered_quota_exceeded', {
@@ -182,7 +186,10 @@ async function storeRun(deps: PlatformDeps, principal: KeyPrincipal, planned: Pl
 function applyWorkingHours(definition: string | null, startMs: number) {
   if (definition === null)
     return { eligibleStart: toMillisIso(startMs), workingHoursApplied: false };
-  const next = nextWorkingInstant(parseWorkingHours(definition), new Date(startMs));
+  const next = nextWorkingInstant(
+    parseWorkingHours(definition, { stored: true }),
+    new Date(startMs),
+  );
   if (next === null)
     throw runsError('invalid_shift_definition', {
       message: 'invalid_shift_definition: no working time',

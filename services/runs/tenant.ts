@@ -1,10 +1,9 @@
 import Joi from 'joi';
 import type { PlatformDeps } from '../../platform/deps';
-import { sql } from '../../db/pool';
 import { insertAudit, listAudit } from '../../db/runs/audit';
 import { findQuotas, QUOTA_FIELDS, updateQuotas, type TenantQuotasRow } from '../../db/runs/quotas';
-import { submissionsToday, waitingHeads } from '../../db/runs/runs';
-import { meteringRefusal, runsMeteringOf } from './metering';
+import { countActiveRuns, submissionsToday, waitingHeads } from '../../db/runs/runs';
+import { meteringRefusal, type MeteringDeps } from './metering';
 import { runWorkflowId, slotFreedSignal } from '../../workflows/runs/definitions';
 import type { KeyPrincipal } from '../../db/runs/tenants';
 import { effectiveLimits } from './limits';
@@ -161,11 +160,11 @@ const nextUtcMidnight = (): string => {
  * seconds of its day in the quota service. `metered`: its runs are charged (a metered tier,
  * and metering on).
  */
-export async function getUsage(deps: PlatformDeps, principal: KeyPrincipal) {
+export async function getUsage(deps: PlatformDeps & MeteringDeps, principal: KeyPrincipal) {
   const limits = effectiveLimits(await findQuotas(deps.pool, principal.tenantId), principal.tier);
   return {
     tier: principal.tier?.tier ?? null,
-    metered: (principal.tier?.metered ?? false) && deps.config.runs.metering !== null,
+    metered: (principal.tier?.metered ?? false) && deps.metering !== null,
     limits: {
       memory_limit_mb: limits.memory_limit_mb,
       cpu_cores: limits.cpu_cores,
@@ -199,15 +198,13 @@ const counted = (policy: string, used: number, limit: number, resetsAt: string |
 });
 
 async function usagePolicies(
-  deps: PlatformDeps,
+  deps: PlatformDeps & MeteringDeps,
   principal: KeyPrincipal,
   limits: ReturnType<typeof effectiveLimits>,
 ): Promise<PolicyUsage[]> {
   const [today, active, ttl, rateLeft] = await Promise.all([
     submissionsToday(deps.pool, principal.tenantId),
-    deps.pool.oneFirst(sql.unsafe`
-      SELECT count(*)::int FROM runs.runs
-      WHERE tenant_id = ${principal.tenantId} AND state IN ('queued', 'pulling', 'running', 'paused')`) as Promise<number>,
+    countActiveRuns(deps.pool, principal.tenantId),
     deps.redis.pttl(`rate:${principal.tenantId}`),
     rateRemaining(deps, principal.tenantId),
   ]);
@@ -233,9 +230,8 @@ async function usagePolicies(
  * (reservations of runs not ended at their full timeout, ended runs at what they used); none
  * while metering is off or the key has no plan there yet.
  */
-async function meteredUsage(deps: PlatformDeps, principal: KeyPrincipal) {
-  const metering = runsMeteringOf(deps.config.runs.metering);
-  return metering ? metering.usage(principal).catch(meteringRefusal) : null;
+async function meteredUsage(deps: MeteringDeps, principal: KeyPrincipal) {
+  return deps.metering ? deps.metering.usage(principal).catch(meteringRefusal) : null;
 }
 
 async function rateRemaining(deps: PlatformDeps, tenantId: string): Promise<number> {

@@ -1,6 +1,6 @@
 import type { PlatformDeps } from '../../platform/deps';
 import { taskQueues } from '../../platform/temporal';
-import { sql } from '../../db/pool';
+import { countBusyRuns } from '../../db/runs/runs';
 
 /** temporal.api.enums.v1 values (the proto package is not a direct dependency). */
 const TASK_QUEUE_KIND_NORMAL = 1;
@@ -21,8 +21,7 @@ export interface WorkersStatus {
  * DescribeTaskQueue, activity pollers seen in the last minutes); busy is read from Postgres.
  */
 export async function workersStatus(deps: PlatformDeps): Promise<WorkersStatus> {
-  const busy = deps.pool.oneFirst(sql.unsafe`
-    SELECT count(*)::int FROM runs.runs WHERE state IN ('pulling', 'running', 'paused')`) as Promise<number>;
+  const busy = countBusyRuns(deps.pool);
   return { total: await pollers(deps), busy: await busy };
 }
 

@@ -1,7 +1,7 @@
 import type { PlatformDeps } from '../../platform/deps';
 import { createOutboxDispatcher, type OutboxSource } from '../../platform/outbox';
 import { taskQueues } from '../../platform/temporal';
-import { sql } from '../../db/pool';
+import { clearRunInputs, dueRunStarts } from '../../db/runs/runs';
 import { executionSearchAttributes, RUN_STATE } from '../../workflows/shared/search-attributes';
 import { runWorkflowId, type RunWorkflowInput } from '../../workflows/runs/definitions';
 import { runSummary } from '../../workflows/runs/summaries';
@@ -24,13 +24,13 @@ function runStarts(deps: PlatformDeps): OutboxSource<RunWorkflowInput> {
   return {
     name: 'run starts',
     keyOf: (input) => input.trackId,
-    due: async (limit, skip) =>
-      (await deps.pool.anyFirst(sql.unsafe`
-        SELECT workflow_input FROM runs.runs
-        WHERE workflow_input IS NOT NULL AND workflow_task_queue = ${runsQueue}
-          AND submitted_at < now() - make_interval(secs => ${WORKFLOW_SWEEP_GRACE_SECONDS})
-          AND NOT (track_id = ANY(${sql.array(skip, 'text')}))
-        ORDER BY submitted_at LIMIT ${limit}`)) as RunWorkflowInput[],
+    due: (limit, skip) =>
+      dueRunStarts(deps.pool, {
+        queue: runsQueue,
+        graceSeconds: WORKFLOW_SWEEP_GRACE_SECONDS,
+        limit,
+        skip,
+      }),
     workflowOf: (input) => ({
       workflowType: 'runWorkflow',
       options: {
@@ -44,11 +44,7 @@ function runStarts(deps: PlatformDeps): OutboxSource<RunWorkflowInput> {
         ...runSummary(input),
       },
     }),
-    markStarted: async (trackIds) => {
-      await deps.pool.query(
-        sql.unsafe`UPDATE runs.runs SET workflow_input = NULL WHERE track_id = ANY(${sql.array(trackIds, 'text')})`,
-      );
-    },
+    markStarted: (trackIds) => clearRunInputs(deps.pool, trackIds),
   };
 }
 

@@ -72,3 +72,29 @@ describe('PolicyCreate: joi and its generated JSON Schema agree', () => {
     expect(validate(clean)).toBe(accepted);
   });
 });
+
+/**
+ * A fixed window's tz: the document says a string of 1 to 64 characters; joi also judges the
+ * name (platform/time-zone.ts: the tz database's own spelling, case included), kept as given.
+ */
+describe('PolicyCreate: the tz of a fixed window', () => {
+  const fixed = (tz: unknown) => ({
+    ...{ name: 'p', resource_id: 'res_1', kind: 'quota', limit_amount: 10 },
+    ...{ window_kind: 'fixed', window_unit: 'day', tz },
+  });
+
+  it.each(['Europe/Berlin', 'UTC', 'Etc/UTC', 'US/Eastern', 'Etc/GMT+5'])('keeps %s', (tz) => {
+    const result = POLICY_CREATE.validate(fixed(tz));
+    expect(result.error).toBeUndefined();
+    expect((result.value as { tz: unknown }).tz).toBe(tz);
+  });
+
+  it.each(['europe/berlin', 'etc/utc', 'utc', 'US/EASTERN', '+01:00', 'UTC+1', 'SystemV/AST4'])(
+    'refuses %s',
+    (tz) => {
+      expect(POLICY_CREATE.validate(fixed(tz)).error?.message).toBe(
+        '"tz" is not an IANA time zone',
+      );
+    },
+  );
+});

@@ -18,10 +18,11 @@ import {
   requireRole,
   type Principal,
 } from '../../../services/ledger/credentials';
-import { ledgerError, type LedgerErrorCode } from '../../../services/ledger/errors';
+import type { LedgerErrorCode } from '../../../services/ledger/errors';
 import { IDEMPOTENCY_LOCK_MS } from '../../../db/ledger/idempotency';
 import { requestHashOf, runIdempotent, usableKeyOf } from '../idempotency';
 import type { CallMeter, MeteredCall } from '../../../services/ledger/metering';
+import type { LedgerBatchers } from '../../../services/ledger/batchers';
 import { ErrorBody } from '../models';
 import type { CreatedTransaction, SettledTransaction } from '../../../services/ledger/transactions';
 import { isUuid } from '../../../services/ledger/validation';
@@ -35,6 +36,8 @@ import { isUuid } from '../../../services/ledger/validation';
 
 export interface LedgerRouteDeps {
   pool: DatabasePool;
+  /** The app's batchers: postings and key lookups with claims go to Postgres through them. */
+  batchers: LedgerBatchers;
   /**
    * Runs before the role check on every authenticated request: the monthly call quota, in the
    * quota service; null: metering is off.
@@ -204,12 +207,12 @@ export function authorizedOnce(
   role: LedgerRole,
   endpoint: string,
 ): Middleware {
-  const { pool } = deps;
+  const { pool, batchers } = deps;
   return async function authorizeOnce(ctx: Context, next: Next) {
     const key = usableKeyOf(ctx);
     const requestSha256 = requestHashOf(ctx);
     const { principal, claim } = await authenticateAndClaim(
-      pool,
+      batchers.credentials,
       authorizationOf(ctx),
       role,
       key === null ? null : { endpoint, key, requestSha256, lockMs: IDEMPOTENCY_LOCK_MS },
@@ -283,7 +286,3 @@ export function malformedIdNotFound(
     await next();
   };
 }
-
-/** Thrown for an authenticated request whose body is not a JSON object where one is needed. */
-export const bodyMustBeObject = () =>
-  ledgerError('INVALID_REQUEST', { message: 'body must be a JSON object' });

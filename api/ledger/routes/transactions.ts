@@ -301,7 +301,7 @@ async function postedInOneStatement(
   // Read by the general path's guard (authorizedOnce): a request is metered once.
   const metering = deps.meter?.(principal);
   ctx.state.metering = metering;
-  const outcome = await postInOneStatement(deps.pool, posting, {
+  const outcome = await postInOneStatement(deps.batchers.authorizedPostings, posting, {
     metering,
     requestSha256: requestHashOf(ctx),
     countPosting: deps.countPosting,
@@ -325,11 +325,16 @@ function postTransaction(deps: LedgerRouteDeps): Middleware {
     const principal = principalOf(ctx);
     const idempotency = ctx.state.idempotency as IdempotencyState;
     const parsed = parsedTransactionOf(validated<ValidatedTransaction>(ctx, 'body'));
-    const created = await createParsedTransaction(deps.pool, principal.tenantId, parsed, {
-      endpoint: idempotency.scope.endpoint,
-      key: idempotency.scope.key,
-      status: 201,
-    });
+    const created = await createParsedTransaction(
+      deps.batchers.postings,
+      principal.tenantId,
+      parsed,
+      {
+        endpoint: idempotency.scope.endpoint,
+        key: idempotency.scope.key,
+        status: 201,
+      },
+    );
     idempotency.markCompleted();
     deps.countPosting?.('general', 'created');
     answerCreated(deps, ctx, principal, created);

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { isTimeZone, TIME_ZONE_MAX_LENGTH } from '../../../platform/time-zone';
 import { body, id, name } from '../../../services/quota/schemas';
 
 /**
@@ -19,20 +20,12 @@ export const REFILL_RATE = { above: 5e-7, below: 1e14 } as const;
 const amount = () => Joi.number().integer().min(1).max(AMOUNT_MAX);
 const refillRate = () => Joi.number().greater(REFILL_RATE.above).less(REFILL_RATE.below);
 
-/** Whether a name is an IANA time zone this runtime knows. */
-export function isIanaZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: zone });
-    return !/^[+-]/.test(zone); // an offset is not a zone
-  } catch {
-    return false;
-  }
-}
+/** An IANA zone spelled as the tz database spells it (platform/time-zone.ts), kept as given. */
 const timeZone = () =>
   Joi.string()
-    .max(64)
+    .max(TIME_ZONE_MAX_LENGTH)
     .custom((value: string, helpers) =>
-      isIanaZone(value)
+      isTimeZone(value)
         ? value
         : helpers.message({ custom: '{{#label}} is not an IANA time zone' }),
     );
@@ -65,7 +58,7 @@ const SIZE_SCHEMA = { type: 'integer', minimum: 1, maximum: 2_147_483_647 };
 const ZONE_SCHEMA = {
   type: 'string',
   minLength: 1,
-  maxLength: 64,
+  maxLength: TIME_ZONE_MAX_LENGTH,
   description: 'an IANA time zone',
 };
 const isNull = { type: 'null' };
@@ -129,7 +122,8 @@ export const POLICY_CREATE = body({
   tz: optionalWhen('window_kind', Joi.valid('fixed').required(), timeZone()).meta(
     plain({
       ...nullable(ZONE_SCHEMA),
-      description: 'an IANA time zone for fixed windows; null: UTC',
+      description:
+        'an IANA time zone for fixed windows, spelled as the tz database spells it, case included (Europe/Berlin, Etc/UTC), kept as given; null: UTC',
     }),
   ),
   bucket_capacity: requiredWhen('kind', 'rate_limit', amount()).meta(

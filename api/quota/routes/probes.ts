@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import Joi from 'joi';
-import { sql } from '../../../db/pool';
+import { takeTransactionId } from '../../../db/probes';
 import { checkAll, redisCheck, withinTimeout } from '../../../platform/health';
 import { isBackendUnreachable } from '../../../db/unreachable';
 import { flushLagSeconds } from '../../../services/quota/consumption/ledger-flush';
@@ -135,10 +135,7 @@ export function mountProbeRoutes(router: Router, deps: QuotaRouteDeps): void {
   // A transaction that takes a transaction id commits a WAL record and waits for its flush: a
   // stalled commit path (a full disk, a hung synchronous replica) reads as down, where a plain
   // SELECT would still answer.
-  const commits = () =>
-    withinTimeout(() =>
-      deps.pool.transaction((tx) => tx.query(sql.unsafe`SELECT pg_current_xact_id()`)),
-    );
+  const commits = () => withinTimeout(() => deps.pool.transaction((tx) => takeTransactionId(tx)));
   const backends = { database: commits, cache: redisCheck(deps.redis) };
   const alive: Parameters<typeof mountOperation>[3] = (ctx) => {
     ctx.body = { status: 'ok' };

@@ -1,8 +1,7 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { PlatformDeps } from '../../../platform/deps';
 import { MCP_OPERATIONS, mountMcpRoutes } from './mcp';
-import { useTenantGuards, type Starters } from './operation';
+import { useTenantGuards, type RunsDeps, type Starters } from './operation';
 import { PROBE_OPERATIONS } from './probes';
 import { mountRunRoutes, RUN_OPERATIONS } from './runs';
 import { mountScheduleRoutes, SCHEDULE_OPERATIONS } from './schedules';
@@ -14,7 +13,7 @@ import { mountTriggerRoutes, TRIGGER_OPERATIONS } from './triggers';
 import { mountWebhookRoutes, WEBHOOK_OPERATIONS } from './webhooks';
 import { mountWorkflowRoutes, WORKFLOW_OPERATIONS } from './workflows';
 
-export type { RunsOperation, Starters } from './operation';
+export type { RunsDeps, RunsOperation, Starters } from './operation';
 
 /**
  * Every operation of the runs service, by name, in the OpenAPI document's order (the probes
@@ -42,7 +41,7 @@ export const RUNS_OPERATIONS = {
  * /mcp behind the same key and rate limit (no permission: each tool call is a REST request that
  * checks its own).
  */
-export function runsRouter(deps: PlatformDeps, starters: Starters, mcp?: Middleware): Router {
+export function runsRouter(deps: RunsDeps, starters: Starters, mcp?: Middleware): Router {
   const router = new Router();
   useTenantGuards(router, deps);
   mountRunRoutes(router, deps, starters);

@@ -7,6 +7,7 @@ import type { PlatformDeps } from '../../../platform/deps';
 import type { Permission } from '../../../db/runs/permissions';
 import { authenticate, requirePermission, tenantRateLimit } from '../auth';
 import type { DagStarter } from '../../../services/runs/dags/starter';
+import type { MeteringDeps } from '../../../services/runs/metering';
 import { runsError } from '../../../services/runs/errors';
 import { ErrorBody } from '../../../services/runs/models';
 import { auditRefusals } from '../refusals';
@@ -30,6 +31,12 @@ export interface Starters {
   deliveries: DeliveryStarter;
   timers: TimerStarter;
 }
+
+/**
+ * What the tenant routes are given: the platform's backends and the process's metering client
+ * (submit, DAG submit, template runs and usage reads meter through it; null: metering is off).
+ */
+export type RunsDeps = PlatformDeps & MeteringDeps;
 
 // ---------------------------------------------------------------- declarations
 

@@ -1,7 +1,6 @@
 import type Router from '@koa/router';
 import Joi from 'joi';
 import type { Context } from 'koa';
-import type { PlatformDeps } from '../../../platform/deps';
 import { RUN_STATES, type RunState } from '../../../db/runs/runs';
 import { boundedText } from '../../../platform/text';
 import { principalOf } from '../auth';
@@ -50,6 +49,7 @@ import {
   trackIdOf,
   trackIdParams,
   validated,
+  type RunsDeps,
   type RunsOperation,
   type Starters,
 } from './operation';
@@ -225,7 +225,7 @@ function submitRequestOf(ctx: Context): RunSubmit {
   };
 }
 
-export function mountRunRoutes(router: Router, deps: PlatformDeps, starters: Starters): void {
+export function mountRunRoutes(router: Router, deps: RunsDeps, starters: Starters): void {
   const ops = RUN_OPERATIONS;
   const tenantOf = (ctx: Context) => principalOf(ctx).tenantId;
   mountOperation(router, ops.submit, async (ctx) => {

@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { PlatformDeps } from '../../../platform/deps';
+import { TIME_ZONE_MAX_LENGTH } from '../../../platform/time-zone';
 import { principalOf } from '../auth';
 import {
   createSchedule,
@@ -28,7 +29,6 @@ export const SCHEDULES_LIST_LIMIT_DEFAULT = 50;
 export const SCHEDULES_LIST_LIMIT_MAX = 100;
 export const SCHEDULE_FIRES_LIMIT_DEFAULT = 100;
 export const SCHEDULE_FIRES_LIMIT_MAX = 1000;
-export const TIMEZONE_MAX_LENGTH = 64;
 
 export const cron = () =>
   Joi.string()
@@ -36,11 +36,12 @@ export const cron = () =>
     .description(
       'Five fields: minute hour day-of-month month day-of-week; each a comma list of *, */step, n, a-b, a-b/step; names JAN-DEC, SUN-SAT. A sixth field, @ macros, CRON_TZ= and ?/L/W/# are 422 invalid_cron.',
     );
+/** Its length here; the name itself is judged by the service (platform/time-zone.ts). */
 export const timezone = () =>
   Joi.string()
-    .max(TIMEZONE_MAX_LENGTH)
+    .max(TIME_ZONE_MAX_LENGTH)
     .description(
-      'An IANA time zone name (America/New_York, Europe/London, UTC); else 422 invalid_timezone.',
+      'An IANA time zone name spelled as the tz database spells it, case included (America/New_York, Europe/London, UTC, Etc/UTC), kept as given; else 422 invalid_timezone.',
     );
 
 const ScheduleCreateRequest = Joi.object({

@@ -1,6 +1,5 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import type { PlatformDeps } from '../../../platform/deps';
 import { principalOf } from '../auth';
 import {
   deleteTemplate,
@@ -13,7 +12,7 @@ import {
   type TemplatePatch,
   type TemplateRunBody,
 } from '../../../services/runs/templates/service';
-import { mountOperation, validated, type Starters } from './operation';
+import { mountOperation, validated, type RunsDeps, type Starters } from './operation';
 import Joi from 'joi';
 import { boundedText } from '../../../platform/text';
 import { runsError } from '../../../services/runs/errors';
@@ -363,7 +362,7 @@ export const TEMPLATE_OPERATIONS = {
 } satisfies Record<string, RunsOperation>;
 
 /** The template routes (templates/): register, reads, PATCH, DELETE, run. */
-export function mountTemplateRoutes(router: Router, deps: PlatformDeps, starters: Starters): void {
+export function mountTemplateRoutes(router: Router, deps: RunsDeps, starters: Starters): void {
   const ops = TEMPLATE_OPERATIONS;
   const tenantOf = (ctx: Context) => principalOf(ctx).tenantId;
   const refOf = (ctx: Context) => validated<{ ref: string }>(ctx, 'params').ref;

@@ -1,6 +1,5 @@
 import type Router from '@koa/router';
 import Joi from 'joi';
-import type { PlatformDeps } from '../../../platform/deps';
 import { principalOf } from '../auth';
 import { AuditList, TenantQuotas, Usage } from '../../../services/runs/models';
 import {
@@ -16,7 +15,14 @@ import {
   putQuotas,
   QUOTA_BODY,
 } from '../../../services/runs/tenant';
-import { mountOperation, ok, runsOperation, validated, type RunsOperation } from './operation';
+import {
+  mountOperation,
+  ok,
+  runsOperation,
+  validated,
+  type RunsDeps,
+  type RunsOperation,
+} from './operation';
 
 /** The tenant's own: its quotas, the key's usage, the audit log. */
 export const TENANT_OPERATIONS = {
@@ -65,7 +71,7 @@ export const TENANT_OPERATIONS = {
   }),
 } satisfies Record<string, RunsOperation>;
 
-export function mountTenantRoutes(router: Router, deps: PlatformDeps): void {
+export function mountTenantRoutes(router: Router, deps: RunsDeps): void {
   const ops = TENANT_OPERATIONS;
   mountOperation(router, ops.quotasGet, async (ctx) => {
     ctx.body = await getQuotas(deps, principalOf(ctx));

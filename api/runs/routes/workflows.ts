@@ -13,7 +13,14 @@ import {
 } from '../../../services/runs/dags/reads';
 import { submitWorkflow, type WorkflowSubmitBody } from '../../../services/runs/dags/submit';
 import { WorkflowSubmitRequest } from '../../../services/runs/dags/submit-request';
-import { mountOperation, nodeRefOf, validated, workflowIdOf, type Starters } from './operation';
+import {
+  mountOperation,
+  nodeRefOf,
+  validated,
+  workflowIdOf,
+  type RunsDeps,
+  type Starters,
+} from './operation';
 import Joi from 'joi';
 import { boundedText } from '../../../platform/text';
 import { WORKFLOW_STATES } from '../../../db/runs/workflows';
@@ -249,7 +256,7 @@ export const WORKFLOW_OPERATIONS = {
 } satisfies Record<string, RunsOperation>;
 
 /** The DAG workflow routes (dags/): submit, reads, controls. */
-export function mountWorkflowRoutes(router: Router, deps: PlatformDeps, starters: Starters): void {
+export function mountWorkflowRoutes(router: Router, deps: RunsDeps, starters: Starters): void {
   const ops = WORKFLOW_OPERATIONS;
   const tenantOf = (ctx: Context) => principalOf(ctx).tenantId;
   mountOperation(router, ops.workflowSubmit, async (ctx) => {

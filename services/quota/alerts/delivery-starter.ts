@@ -1,4 +1,9 @@
-import { sql } from '../../../db/pool';
+import {
+  dueNoticeStarts,
+  markNoticesStarted,
+  type NoticeStart,
+  type NoticeTable,
+} from '../../../db/quota/notice-starts';
 import {
   deliveryWorkflowId,
   type DeliveryWorkflowInput,
@@ -26,49 +31,21 @@ import { webhookTerms } from '../../../platform/webhooks/terms';
  * An alert's notices as outboxes: a pending row (written with its alert event, in the consume's
  * transaction or by the ledger flush) is started on the quota queue of the deployment that wrote
  * it: a webhook delivery as delivery/quota/<id> by the platform delivery engine, a mail as
- * alert-mail/<id>; workflow_started records it. Only the sweepers start them: the row is written
- * where no client is at hand.
+ * alert-mail/<id>; workflow_started records it (db/quota/notice-starts.ts). Only the sweepers
+ * start them: the row is written where no client is at hand.
  */
-interface NoticeStart {
-  id: string;
-  tenantId: string;
-  /** A delivery's endpoint; null for a mail. */
-  endpointId: string | null;
-  /** A delivery's event type; null for a mail (its summary only). */
-  eventType: string | null;
-  /** A mail's recipient, of which its summary shows the domain only; null for a delivery. */
-  recipient: string | null;
-  /** The alert rule the notice is of (its summary only); null for a test delivery. */
-  ruleId: string | null;
-}
-
 function noticeStarts(
   deps: PlatformDeps,
-  table: 'webhook_deliveries' | 'alert_mails',
+  table: NoticeTable,
   workflowOf: (row: NoticeStart, queue: string) => WorkflowStart,
 ): OutboxSource<NoticeStart> {
   const queue = taskQueues(deps.config.taskQueuePrefix).quota;
-  const rows = sql.identifier(['quota', table]);
-  const delivery = table === 'webhook_deliveries';
-  const endpoint = delivery ? sql.fragment`n.endpoint_id` : sql.fragment`NULL::text`;
-  const eventType = delivery ? sql.fragment`n.event_type` : sql.fragment`NULL::text`;
-  const recipient = delivery ? sql.fragment`NULL::text` : sql.fragment`n.recipient`;
   return {
     name: `quota ${table} starts`,
     keyOf: (row) => row.id,
-    due: async (limit, skip) =>
-      (await deps.pool.any(sql.unsafe`
-        SELECT n.id, n.tenant_id AS "tenantId", ${endpoint} AS "endpointId",
-               ${eventType} AS "eventType", ${recipient} AS "recipient", e.rule_id AS "ruleId"
-        FROM ${rows} n LEFT JOIN quota.alert_events e ON e.id = n.alert_event_id
-        WHERE NOT n.workflow_started AND n.status = 'pending' AND n.workflow_task_queue = ${queue}
-          AND NOT (n.id = ANY(${sql.array(skip, 'text')}))
-        ORDER BY n.created_at, n.id LIMIT ${limit}`)) as NoticeStart[],
+    due: (limit, skip) => dueNoticeStarts(deps.pool, table, { queue, limit, skip }),
     workflowOf: (row) => workflowOf(row, queue),
-    markStarted: async (ids) => {
-      await deps.pool.query(sql.unsafe`
-        UPDATE ${rows} SET workflow_started = true WHERE id = ANY(${sql.array(ids, 'text')})`);
-    },
+    markStarted: (ids) => markNoticesStarted(deps.pool, table, ids),
   };
 }
 

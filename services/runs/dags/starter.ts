@@ -2,9 +2,12 @@ import type { WorkflowStartOptions } from '@temporalio/client';
 import type { PlatformDeps } from '../../../platform/deps';
 import { createOutboxDispatcher, type OutboxSource } from '../../../platform/outbox';
 import { taskQueues } from '../../../platform/temporal';
-import { sql } from '../../../db/pool';
 import type { KeyPrincipal } from '../../../db/runs/tenants';
-import { clearWorkflowInputs, type WorkflowState } from '../../../db/runs/workflows';
+import {
+  clearWorkflowInputs,
+  dueWorkflowStarts,
+  type WorkflowState,
+} from '../../../db/runs/workflows';
 import { DAG_STATE, executionSearchAttributes } from '../../../workflows/shared/search-attributes';
 import { dagWorkflowId, type DagWorkflowInput } from '../../../workflows/runs/dag-definitions';
 import { dagSummary } from '../../../workflows/runs/summaries';
@@ -71,13 +74,13 @@ function dagStarts(deps: PlatformDeps): OutboxSource<DagWorkflowInput> {
   return {
     name: 'dag starts',
     keyOf: (input) => input.workflowId,
-    due: async (limit, skip) =>
-      (await deps.pool.anyFirst(sql.unsafe`
-        SELECT workflow_input FROM runs.workflows
-        WHERE workflow_input IS NOT NULL AND workflow_task_queue = ${runsQueue}
-          AND submitted_at < now() - make_interval(secs => ${WORKFLOW_SWEEP_GRACE_SECONDS})
-          AND NOT (workflow_id = ANY(${sql.array(skip, 'text')}))
-        ORDER BY submitted_at LIMIT ${limit}`)) as DagWorkflowInput[],
+    due: (limit, skip) =>
+      dueWorkflowStarts(deps.pool, {
+        queue: runsQueue,
+        graceSeconds: WORKFLOW_SWEEP_GRACE_SECONDS,
+        limit,
+        skip,
+      }),
     workflowOf: (input) => ({
       workflowType: DAG_WORKFLOW_TYPE,
       options: dagStartOptions(deps, input, 'pending'),

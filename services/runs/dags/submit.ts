@@ -17,7 +17,7 @@ import { imageAllowed, parseImageReference } from '../image-reference';
 import { clampLimits, effectiveLimits, type EffectiveLimits } from '../limits';
 import { inlineWebhookRow, type InlineWebhookBody } from '../webhooks/inline';
 import { dagWorkflowInput, type DagStarter } from './starter';
-import { meteringRefusal, runsMeteringOf } from '../metering';
+import { meteringRefusal, type MeteringDeps } from '../metering';
 
 /** A node as its schema (routes/workflows.ts) accepted it: defaults filled, unknown keys gone. */
 export interface NodeRequest {
@@ -72,7 +72,7 @@ export interface WorkflowSubmitResponse {
  * A template run (`launch`) goes the same way, its template, start and secrets stored with it.
  */
 export async function submitWorkflow(
-  deps: Pick<PlatformDeps, 'pool' | 'config'>,
+  deps: Pick<PlatformDeps, 'pool' | 'config'> & MeteringDeps,
   starter: Pick<DagStarter, 'startInBackground'>,
   principal: KeyPrincipal,
   body: WorkflowSubmitBody,
@@ -185,12 +185,12 @@ type StoreOutcome = SubmitOutcome | { meteredRefused: { limit: number; used: num
  * workflow whose nodes could not all run to their timeouts within what is left of the day.
  */
 async function storeWorkflow(
-  deps: Pick<PlatformDeps, 'pool' | 'config'>,
+  deps: Pick<PlatformDeps, 'pool'> & MeteringDeps,
   principal: KeyPrincipal,
   workflow: NewWorkflow,
   limits: EffectiveLimits,
 ): Promise<StoreOutcome> {
-  const metering = runsMeteringOf(deps.config.runs.metering);
+  const { metering } = deps;
   if (principal.tier?.metered && metering) {
     const fits = await metering
       .check(principal, meteredSecondsOf(workflow.nodes))

@@ -1,5 +1,3 @@
-import { IANAZone } from 'luxon';
-
 /**
  * The cron a schedule accepts: exactly five fields (minute hour day-of-month month
  * day-of-week), each a comma list of `*`, `*∕step`, `n`, `a-b` or `a-b/step` within the field's
@@ -82,10 +80,6 @@ export function cronError(cron: string): string | null {
     }
   return null;
 }
-
-/** Whether the zone is an IANA zone name this process knows (luxon, on the ICU of Node). */
-export const isTimeZone = (zone: string): boolean =>
-  zone.length <= 64 && /^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(zone) && IANAZone.isValidZone(zone);
 
 /** A wall-clock minute, as the cron reads it (day of week 0 = Sunday). */
 export interface WallMinute {

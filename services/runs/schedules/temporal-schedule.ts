@@ -1,7 +1,8 @@
 import type { ScheduleSpec } from '@temporalio/client';
 import type { PlatformDeps } from '../../../platform/deps';
+import { isTimeZone } from '../../../platform/time-zone';
 import { runsError } from '../errors';
-import { cronError, isTimeZone } from './cron';
+import { cronError } from './cron';
 import { dstCalendars } from './dst';
 
 /**

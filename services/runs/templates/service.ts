@@ -22,6 +22,7 @@ import type { PlatformDeps } from '../../../platform/deps';
 import { runsError } from '../errors';
 import type { DagStarter } from '../dags/starter';
 import { submitWorkflow, type TemplateLaunch } from '../dags/submit';
+import type { MeteringDeps } from '../metering';
 import type { InlineWebhookBody } from '../webhooks/inline';
 import { assertDefinition, runDefinition } from './definition';
 import { assertDeclarations, presentParam, resolveParams, type TemplateParam } from './params';
@@ -271,7 +272,7 @@ const clampedStart = (instant: string | null): string | null =>
  * engine; their placeholders stay in the node specs.
  */
 export async function runTemplate(
-  deps: Deps,
+  deps: Deps & MeteringDeps,
   starter: Pick<DagStarter, 'startInBackground'>,
   principal: KeyPrincipal,
   ref: string,

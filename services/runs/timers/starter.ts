@@ -1,6 +1,6 @@
 import type { PlatformDeps } from '../../../platform/deps';
 import { createOutboxDispatcher, type OutboxSource } from '../../../platform/outbox';
-import { sql } from '../../../db/pool';
+import { dueTimerStarts, markTimerWorkflowsStarted } from '../../../db/runs/timers';
 import { executionSearchAttributes } from '../../../workflows/shared/search-attributes';
 import {
   TIMER_WORKFLOW_TYPE,
@@ -24,14 +24,8 @@ function timerStarts(deps: PlatformDeps): OutboxSource<TimerWorkflowInput> {
   return {
     name: 'timer starts',
     keyOf: (input) => input.timerId,
-    due: async (limit, skip) =>
-      (await deps.pool.any(sql.unsafe`
-        SELECT timer_id AS "timerId", tenant_id AS "tenantId", fire_at AS "fireAt"
-        FROM runs.timers
-        WHERE NOT workflow_started AND state = 'pending' AND workflow_task_queue = ${queue}
-          AND created_at < now() - make_interval(secs => ${TIMER_SWEEP_GRACE_SECONDS})
-          AND NOT (timer_id = ANY(${sql.array(skip, 'text')}))
-        ORDER BY created_at LIMIT ${limit}`)) as TimerWorkflowInput[],
+    due: (limit, skip) =>
+      dueTimerStarts(deps.pool, { queue, graceSeconds: TIMER_SWEEP_GRACE_SECONDS, limit, skip }),
     workflowOf: (input) => ({
       workflowType: TIMER_WORKFLOW_TYPE,
       options: {
@@ -42,11 +36,7 @@ function timerStarts(deps: PlatformDeps): OutboxSource<TimerWorkflowInput> {
         ...timerSummary(input),
       },
     }),
-    markStarted: async (timerIds) => {
-      await deps.pool.query(sql.unsafe`
-        UPDATE runs.timers SET workflow_started = true
-        WHERE timer_id = ANY(${sql.array(timerIds, 'text')})`);
-    },
+    markStarted: (timerIds) => markTimerWorkflowsStarted(deps.pool, timerIds),
   };
 }
 

@@ -5,6 +5,7 @@ import {
   beginDispatchedAttempt,
   renewDispatchLeases,
 } from '../../../db/runs/deliveries';
+import type { Send } from '../../../platform/webhooks/attempts';
 import { webhookTerms } from '../../../platform/webhooks/terms';
 import { sendAndRecord } from './attempt';
 import type { DeliveryStart } from './starter';
@@ -38,121 +39,195 @@ export function createDeliveryDispatcher(
   taskQueue: string,
   startWorkflow: (delivery: DeliveryStart) => void,
 ) {
+  const terms = firstAttemptTerms(deps, startWorkflow);
+  const backlog = emptyBacklog();
+  const pump = () =>
+    startWaitingAttempts(backlog, (endpointId, delivery) =>
+      attemptInTurn(deps, terms, backlog, endpointId, delivery),
+    );
+  const leases = startLeaseTicks(deps, taskQueue, backlog, pump);
+
+  return {
+    /** After the row's transaction commits. One not taken here is adopted once its lease lapses. */
+    dispatch(delivery: DeliveryStart): void {
+      if (backlog.stopped || backlog.queued >= QUEUED_MAX) return;
+      enqueue(backlog, delivery);
+      pump();
+    },
+    /** Takes no more; waits for the attempts in flight (the queued ones' leases lapse). */
+    async stop(): Promise<void> {
+      backlog.stopped = true;
+      clearInterval(leases);
+      await Promise.all(backlog.inFlight);
+    },
+  };
+}
+
+/** How this process makes a first attempt, and hands a delivery that needs another on. */
+interface FirstAttemptTerms {
+  send: Send;
+  retryDelaysSeconds: readonly number[];
+  startWorkflow: (delivery: DeliveryStart) => void;
+}
+
+/**
+ * The deliveries waiting in one dispatcher and its attempts in flight: that dispatcher's own,
+ * changed only by its helpers below.
+ */
+interface Backlog {
+  /** Per endpoint, its deliveries in the order made (ascending delivery_id). */
+  queues: Map<string, DeliveryStart[]>;
+  /** Endpoints with a first attempt in flight: one at a time each, to keep their order. */
+  busy: Set<string>;
+  inFlight: Set<Promise<void>>;
+  /** Deliveries in `queues`, bounded by QUEUED_MAX. */
+  queued: number;
+  stopped: boolean;
+}
+
+function firstAttemptTerms(
+  deps: PlatformDeps,
+  startWorkflow: (delivery: DeliveryStart) => void,
+): FirstAttemptTerms {
   const sender = createWebhookSender({
     egressAllow: deps.config.webhooks.egressAllow,
     caFile: deps.config.webhooks.caFile,
     timeoutMs: deps.config.webhooks.attemptTimeoutMs,
   });
-  const send = sender.send.bind(sender);
   const { retryDelaysSeconds } = webhookTerms(deps.config);
-  /** Per endpoint, its deliveries in the order made; an endpoint in `busy` has one in flight. */
-  const queues = new Map<string, DeliveryStart[]>();
-  const busy = new Set<string>();
-  const inFlight = new Set<Promise<void>>();
-  let queued = 0;
-  let stopped = false;
+  return { send: sender.send.bind(sender), retryDelaysSeconds, startWorkflow };
+}
 
-  const attempt = async (delivery: DeliveryStart): Promise<'done' | 'wait'> => {
-    const target = await beginDispatchedAttempt(deps.pool, delivery.deliveryId);
-    if (target === 'wait') return 'wait';
-    if (target === null) return 'done'; // another process's now, or ended
-    const input = {
-      deliveryId: delivery.deliveryId,
-      attempt: 1,
-      retryInSeconds: retryDelaysSeconds[0] ?? null,
-    };
-    const { verdict, nextAttemptAt } = await sendAndRecord(
-      { pool: deps.pool, send },
-      target,
-      input,
+function emptyBacklog(): Backlog {
+  return { queues: new Map(), busy: new Set(), inFlight: new Set(), queued: 0, stopped: false };
+}
+
+/** A delivery's first attempt; 'wait' while an earlier one of its endpoint is outstanding. */
+async function attemptFirst(
+  deps: PlatformDeps,
+  terms: FirstAttemptTerms,
+  delivery: DeliveryStart,
+): Promise<'done' | 'wait'> {
+  const target = await beginDispatchedAttempt(deps.pool, delivery.deliveryId);
+  if (target === 'wait') return 'wait';
+  if (target === null) return 'done'; // another process's now, or ended
+  const input = {
+    deliveryId: delivery.deliveryId,
+    attempt: 1,
+    retryInSeconds: terms.retryDelaysSeconds[0] ?? null,
+  };
+  const { verdict, nextAttemptAt } = await sendAndRecord(
+    { pool: deps.pool, send: terms.send },
+    target,
+    input,
+  );
+  if (verdict === 'retry')
+    terms.startWorkflow({
+      ...delivery,
+      resumeFrom: { attempt: 2, notBefore: nextAttemptAt },
+    });
+  return 'done';
+}
+
+/**
+ * A delivery's first attempt in its endpoint's turn; one held back goes to the head of its
+ * queue again after WAIT_RETRY_MS, and the endpoint is free for its next one either way.
+ */
+async function attemptInTurn(
+  deps: PlatformDeps,
+  terms: FirstAttemptTerms,
+  backlog: Backlog,
+  endpointId: string,
+  delivery: DeliveryStart,
+): Promise<void> {
+  let outcome: 'done' | 'wait' = 'done';
+  try {
+    outcome = await attemptFirst(deps, terms, delivery);
+  } catch (error) {
+    // Left as it is: adopted again once its lease lapses, or, begun, attempted by its workflow.
+    deps.logger.warn(
+      { err: (error as Error).message, deliveryId: delivery.deliveryId },
+      'webhook first attempt left to its workflow',
     );
-    if (verdict === 'retry')
-      startWorkflow({
-        ...delivery,
-        resumeFrom: { attempt: 2, notBefore: nextAttemptAt },
-      });
-    return 'done';
-  };
+  }
+  if (outcome === 'wait') {
+    await new Promise((resolve) => setTimeout(resolve, WAIT_RETRY_MS));
+    backlog.queues.get(endpointId)!.unshift(delivery);
+    backlog.queued++;
+  }
+  backlog.busy.delete(endpointId);
+}
 
-  const run = async (endpointId: string, delivery: DeliveryStart) => {
-    let outcome: 'done' | 'wait' = 'done';
-    try {
-      outcome = await attempt(delivery);
-    } catch (error) {
-      // Left as it is: adopted again once its lease lapses, or, begun, attempted by its workflow.
-      deps.logger.warn(
-        { err: (error as Error).message, deliveryId: delivery.deliveryId },
-        'webhook first attempt left to its workflow',
-      );
+/**
+ * Starts the next attempt of each endpoint not busy, up to IN_FLIGHT_MAX; each attempt's end
+ * starts the next ones again.
+ */
+function startWaitingAttempts(
+  backlog: Backlog,
+  attempt: (endpointId: string, delivery: DeliveryStart) => Promise<void>,
+): void {
+  for (const [endpointId, queue] of backlog.queues) {
+    if (backlog.inFlight.size >= IN_FLIGHT_MAX || backlog.stopped) return;
+    if (backlog.busy.has(endpointId)) continue;
+    const next = queue.shift();
+    if (next === undefined) {
+      backlog.queues.delete(endpointId);
+      continue;
     }
-    if (outcome === 'wait') {
-      await new Promise((resolve) => setTimeout(resolve, WAIT_RETRY_MS));
-      queues.get(endpointId)!.unshift(delivery);
-      queued++;
-    }
-    busy.delete(endpointId);
-  };
+    backlog.queued--;
+    backlog.busy.add(endpointId);
+    const running = attempt(endpointId, next).finally(() => {
+      backlog.inFlight.delete(running);
+      startWaitingAttempts(backlog, attempt);
+    });
+    backlog.inFlight.add(running);
+  }
+}
 
-  const pump = () => {
-    for (const [endpointId, queue] of queues) {
-      if (inFlight.size >= IN_FLIGHT_MAX || stopped) return;
-      if (busy.has(endpointId)) continue;
-      const next = queue.shift();
-      if (next === undefined) {
-        queues.delete(endpointId);
-        continue;
-      }
-      queued--;
-      busy.add(endpointId);
-      const running = run(endpointId, next).finally(() => {
-        inFlight.delete(running);
-        pump();
-      });
-      inFlight.add(running);
-    }
-  };
+function enqueue(backlog: Backlog, delivery: DeliveryStart): void {
+  const queue = backlog.queues.get(delivery.endpointId) ?? [];
+  // In delivery_id order, whatever order their transactions committed in: an earlier one
+  // queued behind a later one would hold it back (and itself) until its lease ran out.
+  queue.splice(insertionIndex(queue, BigInt(delivery.deliveryId)), 0, delivery);
+  backlog.queues.set(delivery.endpointId, queue);
+  backlog.queued++;
+}
 
-  const enqueue = (delivery: DeliveryStart) => {
-    const queue = queues.get(delivery.endpointId) ?? [];
-    // In delivery_id order, whatever order their transactions committed in: an earlier one
-    // queued behind a later one would hold it back (and itself) until its lease ran out.
-    queue.splice(insertionIndex(queue, BigInt(delivery.deliveryId)), 0, delivery);
-    queues.set(delivery.endpointId, queue);
-    queued++;
-  };
+/**
+ * Renews the leases of the deliveries waiting here, then adopts the lapsed ones of other
+ * processes into the room left below QUEUED_MAX.
+ */
+async function tickLeases(
+  deps: PlatformDeps,
+  taskQueue: string,
+  backlog: Backlog,
+  pump: () => void,
+): Promise<void> {
+  await renewDispatchLeases(
+    deps.pool,
+    [...backlog.queues.values()].flat().map((d) => d.deliveryId),
+  );
+  const room = QUEUED_MAX - backlog.queued;
+  if (room <= 0 || backlog.stopped) return;
+  for (const delivery of await adoptLapsedDeliveries(deps.pool, taskQueue, room))
+    enqueue(backlog, delivery);
+  pump();
+}
 
-  const tickLeases = async () => {
-    await renewDispatchLeases(
-      deps.pool,
-      [...queues.values()].flat().map((d) => d.deliveryId),
-    );
-    const room = QUEUED_MAX - queued;
-    if (room <= 0 || stopped) return;
-    for (const delivery of await adoptLapsedDeliveries(deps.pool, taskQueue, room))
-      enqueue(delivery);
-    pump();
-  };
+/** tickLeases every LEASE_TICK_MS; the timer does not keep the process alive (stop clears it). */
+function startLeaseTicks(
+  deps: PlatformDeps,
+  taskQueue: string,
+  backlog: Backlog,
+  pump: () => void,
+): NodeJS.Timeout {
   const leases = setInterval(() => {
-    tickLeases().catch((error: Error) =>
+    tickLeases(deps, taskQueue, backlog, pump).catch((error: Error) =>
       deps.logger.warn({ err: error.message }, 'webhook dispatch leases not renewed'),
     );
   }, LEASE_TICK_MS);
   leases.unref();
-
-  return {
-    /** After the row's transaction commits. One not taken here is adopted once its lease lapses. */
-    dispatch(delivery: DeliveryStart): void {
-      if (stopped || queued >= QUEUED_MAX) return;
-      enqueue(delivery);
-      pump();
-    },
-    /** Takes no more; waits for the attempts in flight (the queued ones' leases lapse). */
-    async stop(): Promise<void> {
-      stopped = true;
-      clearInterval(leases);
-      await Promise.all(inFlight);
-    },
-  };
+  return leases;
 }
 
 /** Where a delivery goes in a queue kept in ascending delivery_id order (usually its end). */

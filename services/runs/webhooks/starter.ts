@@ -1,7 +1,12 @@
 import type { PlatformDeps } from '../../../platform/deps';
 import { createOutboxDispatcher, type OutboxSource } from '../../../platform/outbox';
 import { taskQueues } from '../../../platform/temporal';
-import { sql } from '../../../db/pool';
+import {
+  dueDeliveryStarts,
+  findDeliveryEventType,
+  markDeliveryWorkflowsStarted,
+  type SweptDeliveryRow,
+} from '../../../db/runs/webhooks';
 import {
   executionSearchAttributes,
   WEBHOOK_ENDPOINT,
@@ -46,19 +51,13 @@ function deliveryStarts(deps: PlatformDeps): OutboxSource<DeliveryStart> {
     keyOf: (row) => row.deliveryId,
     due: async (limit, skip) =>
       (
-        (await deps.pool.any(sql.unsafe`
-        SELECT delivery_id::text AS "deliveryId", tenant_id AS "tenantId", endpoint_id AS "endpointId",
-               event_type AS "eventType", state, attempts,
-               to_char(next_attempt_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "nextAttemptAt"
-        FROM runs.webhook_deliveries
-        WHERE NOT workflow_started AND state IN ('delivering', 'retrying')
-          AND workflow_task_queue = ${queue}
-          AND CASE state
-                WHEN 'delivering' THEN updated_at + make_interval(secs => ${attemptSeconds})
-                ELSE updated_at
-              END < now() - make_interval(secs => ${DELIVERY_SWEEP_GRACE_SECONDS})
-          AND NOT (delivery_id::text = ANY(${sql.array(skip, 'text')}))
-        ORDER BY delivery_id LIMIT ${limit}`)) as SweptDelivery[]
+        await dueDeliveryStarts(deps.pool, {
+          queue,
+          attemptSeconds,
+          graceSeconds: DELIVERY_SWEEP_GRACE_SECONDS,
+          limit,
+          skip,
+        })
       ).map(startOf),
     workflowOf: async (row) => {
       const input: DeliveryWorkflowInput = {
@@ -87,32 +86,20 @@ function deliveryStarts(deps: PlatformDeps): OutboxSource<DeliveryStart> {
         },
       };
     },
-    markStarted: async (ids) => {
-      await deps.pool.query(sql.unsafe`
-        UPDATE runs.webhook_deliveries SET workflow_started = true
-        WHERE delivery_id = ANY(${sql.array(ids, 'int8')})`);
-    },
+    markStarted: (ids) => markDeliveryWorkflowsStarted(deps.pool, ids),
   };
 }
 
-interface SweptDelivery extends DeliveryStart {
-  state: 'delivering' | 'retrying';
-  attempts: number;
-  nextAttemptAt: string | null;
-}
-
 /** Where a swept delivery's workflow begins: the attempt its process died in, or the next. */
-function startOf({ state, attempts, nextAttemptAt, ...start }: SweptDelivery): DeliveryStart {
+function startOf({ state, attempts, nextAttemptAt, ...start }: SweptDeliveryRow): DeliveryStart {
   if (state === 'delivering')
     return { ...start, resumeFrom: { attempt: attempts, notBefore: null } };
   return { ...start, resumeFrom: { attempt: attempts + 1, notBefore: nextAttemptAt } };
 }
 
 /** A delivery's event type (a caller that started it without it at hand). */
-async function eventTypeOf(deps: PlatformDeps, deliveryId: string): Promise<string | null> {
-  return (await deps.pool.maybeOneFirst(sql.unsafe`
-    SELECT event_type FROM runs.webhook_deliveries WHERE delivery_id = ${deliveryId}::int8`)) as
-    string | null;
+function eventTypeOf(deps: PlatformDeps, deliveryId: string): Promise<string | null> {
+  return findDeliveryEventType(deps.pool, deliveryId);
 }
 
 /**

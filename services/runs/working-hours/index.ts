@@ -1,7 +1,7 @@
 /**
  * Working hours for the runs service (`working_hours_tjp` tenant quota): parses a TaskJuggler
  * `workinghours` definition and answers when runs may start. Pure and deterministic (no I/O,
- * no clock), so it can also run inside Temporal workflow code. See `parse.ts` for the accepted
+ * no clock; zone names are judged by platform/time-zone.ts). See `parse.ts` for the accepted
  * syntax and `schedule.ts` for the time semantics (including daylight-saving transitions).
  */
 export {

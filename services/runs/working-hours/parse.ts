@@ -18,12 +18,14 @@
  * - Lines apply in order and each replaces the hours of the days it names. Days no line names keep
  *   TaskJuggler's default (mon–fri 9:00–12:00, 13:00–18:00; sat, sun off): in TaskJuggler,
  *   `workinghours` modifies the default calendar rather than starting from an empty week.
- * - `timezone "<IANA zone>"` (default UTC; a later line wins).
+ * - `timezone "<IANA zone>"`, spelled as the tz database spells it and kept as written
+ *   (platform/time-zone.ts; default UTC; a later line wins).
  * - At most one `shift [<id>] ["<name>"] [{ … }]` block, not nested; statements before, inside
  *   and after it all apply in textual order.
  * - Keywords, weekdays and `off` are matched case-insensitively. `#` and `//` start comments
  *   outside strings.
  */
+import { isTimeZone, tzDatabaseSpellingOf } from '../../../platform/time-zone';
 import {
   DEFAULT_WORKING_DAYS,
   WEEKDAYS,
@@ -32,7 +34,6 @@ import {
   type Weekday,
   type WorkingHours,
 } from './types';
-import { resolveTimeZone } from './zone';
 
 /** Longest accepted definition, in UTF-8 bytes (8 KiB). */
 export const WORKING_HOURS_MAX_BYTES = 8192;
@@ -201,6 +202,7 @@ class Parser {
   constructor(
     private readonly tokens: readonly Token[],
     private readonly lastLine: number,
+    private readonly stored: boolean,
   ) {}
 
   parse(): WorkingHours {
@@ -369,7 +371,9 @@ class Parser {
         this.where(t),
       );
     }
-    const zone = resolveTimeZone(t.text);
+    // A definition stored before zones were judged by their exact spelling may name one in
+    // another case (`europe/berlin`): it is read with the tz database's spelling, never refused.
+    const zone = isTimeZone(t.text) ? t.text : this.stored ? tzDatabaseSpellingOf(t.text) : null;
     if (zone === null) fail(`unknown timezone ${describe(t)}`, t);
     this.timezone = zone;
   }
@@ -409,11 +413,15 @@ class Parser {
  * where known, column) for anything invalid, including text over
  * {@link WORKING_HOURS_MAX_BYTES} bytes or {@link WORKING_HOURS_MAX_LINES} lines.
  */
-export function parseWorkingHours(text: string): WorkingHours {
+/**
+ * `stored`: the definition is a tenant's stored one read again (at a submit, by an activity), not
+ * one being set: a zone it names in another case than the tz database's is read in its spelling.
+ */
+export function parseWorkingHours(text: string, { stored = false } = {}): WorkingHours {
   if (typeof text !== 'string') {
     throw new WorkingHoursSyntaxError('the definition must be a string', 1);
   }
   checkBounds(text);
   const tokens = tokenize(text);
-  return new Parser(tokens, text.split(/\r\n|\r|\n/).length).parse();
+  return new Parser(tokens, text.split(/\r\n|\r|\n/).length, stored).parse();
 }

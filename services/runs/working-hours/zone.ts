@@ -7,9 +7,6 @@ export const MINUTE_MS = 60_000;
 export const HOUR_MS = 60 * MINUTE_MS;
 export const DAY_MS = 24 * HOUR_MS;
 
-// IANA-style names only ("UTC", "Europe/Berlin", "America/Argentina/Buenos_Aires", "Etc/GMT+5").
-const ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+)*$/;
-
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
 function formatter(timeZone: string): Intl.DateTimeFormat {
@@ -29,22 +26,6 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
     formatters.set(timeZone, f);
   }
   return f;
-}
-
-/**
- * The zone name to store for `name`, or null when `Intl` does not know it. Names are kept as
- * written (ICU's canonical ids differ between versions, e.g. `Asia/Kolkata` → `Asia/Calcutta`),
- * except that every spelling of UTC becomes `UTC`.
- */
-export function resolveTimeZone(name: string): string | null {
-  if (name.length > 64 || !ZONE_NAME.test(name)) return null;
-  try {
-    const resolved = new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions()
-      .timeZone;
-    return resolved === 'UTC' ? 'UTC' : name;
-  } catch {
-    return null;
-  }
 }
 
 export function floorDiv(a: number, b: number): number {

@@ -3,7 +3,11 @@ import { loadConfig } from '../../../platform/config';
 import { createDatabasePool, sql, type DatabasePool } from '../../../db/pool';
 import { withSystem } from '../../../db/ledger/context';
 import { drainAsyncBalances, rollupAsyncBalances } from '../../../db/ledger/accounts';
-import { createTransaction, settleTransaction } from '../../../services/ledger/transactions';
+import {
+  createPostingBatcher,
+  createTransaction,
+  settleTransaction,
+} from '../../../services/ledger/transactions';
 import { runCommand } from '../../../cli/ledger';
 import { eventually } from '../../support/services';
 import {
@@ -151,6 +155,8 @@ describe('async balances from the delta queue', () => {
       })();
 
       const work = Array.from({ length: 240 }, (_, n) => n);
+      // Posted past the API, on the test's pool: concurrent postings of the tenant batch together.
+      const postings = createPostingBatcher(h.pool);
       let drifts = 0;
       await Promise.all(
         Array.from({ length: 8 }, async (_, worker) => {
@@ -160,7 +166,7 @@ describe('async balances from the delta queue', () => {
             const cents = 1 + ((n * 7919) % 997);
             const amount = `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
             const pending = n % 3 === 0;
-            const created = await createTransaction(h.pool, t.tenantId, {
+            const created = await createTransaction(postings, t.tenantId, {
               ...(pending
                 ? { pending: true, expires_at: new Date(Date.now() + 3_600_000).toISOString() }
                 : {}),

@@ -6,7 +6,11 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { loadConfig } from '../../../platform/config';
 import { sql } from '../../../db/pool';
 import { withSystem } from '../../../db/ledger/context';
-import { createTransaction } from '../../../services/ledger/transactions';
+import {
+  createPostingBatcher,
+  createTransaction,
+  type PostingBatcher,
+} from '../../../services/ledger/transactions';
 import { readDueHolds, type DueHold } from '../../../db/ledger/transactions';
 import { holdSweepScheduleId, holdWorkflowId } from '../../../workflows/ledger/hold-definitions';
 import { eventually } from '../../support/services';
@@ -25,11 +29,14 @@ describe('ledger holds that expire on Temporal', () => {
   let t: TenantClients;
   let usd: string;
   let cash: string;
+  /** The service's posting path on the test's own pool, past the API (its own batcher). */
+  let postings: PostingBatcher;
   beforeAll(async () => {
     await h.start({
       LEDGER_HOLD_SWEEP_SCHEDULE: 'true',
       LEDGER_HOLD_SWEEP_INTERVAL_SECONDS: '3600',
     });
+    postings = createPostingBatcher(h.pool);
     temporal = createTemporalClient(config);
     t = await h.tenant();
     usd = await h.assetType(t);
@@ -138,7 +145,7 @@ describe('ledger holds that expire on Temporal', () => {
     const a = await funded('1.00');
     // Written straight through the service (as if the process died right after COMMIT).
     const created = await createTransaction(
-      h.pool,
+      postings,
       t.tenantId,
       holdBody(a, cash, '1.00', 3_600_000),
     );
@@ -154,7 +161,7 @@ describe('ledger holds that expire on Temporal', () => {
     const otherPool = await createDatabasePool(other, { applicationName: 'holds-other-run' });
     const a = await funded('1.00');
     const created = await createTransaction(
-      otherPool,
+      createPostingBatcher(otherPool),
       t.tenantId,
       holdBody(a, cash, '1.00', 3_600_000),
     );
@@ -191,8 +198,8 @@ describe('ledger holds that expire on Temporal', () => {
 
   it('the sweep reads due holds oldest first and pages after a hold: only holds behind it come next', async () => {
     const a = await funded('2.00');
-    const first = await createTransaction(h.pool, t.tenantId, holdBody(a, cash, '1.00', 300));
-    const second = await createTransaction(h.pool, t.tenantId, holdBody(a, cash, '1.00', 600));
+    const first = await createTransaction(postings, t.tenantId, holdBody(a, cash, '1.00', 300));
+    const second = await createTransaction(postings, t.tenantId, holdBody(a, cash, '1.00', 600));
     const ids = [first.transaction_id, second.transaction_id];
     // Lost to Temporal, so that nothing but a sweep expires them.
     await withSystem(h.pool, (tx) =>
@@ -217,7 +224,7 @@ describe('ledger holds that expire on Temporal', () => {
 
   it('when a hold has no workflow at all and passes its expiry, then the sweep schedule expires it', async () => {
     const a = await funded('1.00');
-    const created = await createTransaction(h.pool, t.tenantId, holdBody(a, cash, '1.00', 500));
+    const created = await createTransaction(postings, t.tenantId, holdBody(a, cash, '1.00', 500));
     // Lost to Temporal: the outbox says dispatched but no workflow exists.
     await withSystem(h.pool, (tx) =>
       tx.query(

@@ -4,6 +4,7 @@ import addFormats from 'ajv-formats';
 import { lintOpenApi } from '../../support/openapi-lint';
 import { undocumentedRoutes } from '../../support/documented-routes';
 import { ledgerRouter } from '../../../api/ledger/routes';
+import { createLedgerBatchers } from '../../../services/ledger/batchers';
 import { call, LedgerHarness, type Reply, type TenantClients } from './support';
 
 jest.setTimeout(60_000);
@@ -56,7 +57,12 @@ describe('ledger /openapi.json and /llms.txt', () => {
   });
 
   it('when the ledger router is compared with the document, then every route it serves is documented', () => {
-    expect(undocumentedRoutes(ledgerRouter({ pool: h.pool }), doc)).toEqual([]);
+    expect(
+      undocumentedRoutes(
+        ledgerRouter({ pool: h.pool, batchers: createLedgerBatchers(h.pool) }),
+        doc,
+      ),
+    ).toEqual([]);
   });
 
   it('when every route of the spec is exercised, then each real response matches the document', async () => {

@@ -79,6 +79,9 @@ describe('quota: the catalogue (resources, policies, plans)', () => {
         enabled: true,
       },
     });
+    // A link of the tz database is kept as given, not made its target.
+    for (const tz of ['Etc/UTC', 'US/Eastern'])
+      expect((await admin.post('/v1/policies', quota(res.id, { tz }))).body.tz).toBe(tz);
     const lifetime = await admin.post('/v1/policies', {
       name: 'ever',
       resource_id: res.id,
@@ -117,6 +120,10 @@ describe('quota: the catalogue (resources, policies, plans)', () => {
       [{ ...quota(res.id), window_kind: 'rolling' }, 'tz'],
       [{ ...quota(res.id), tz: 'Mars/Olympus' }, 'tz'],
       [{ ...quota(res.id), tz: '+02:00' }, 'tz'],
+      // Only the tz database's own spelling (platform/time-zone.ts), case included.
+      [{ ...quota(res.id), tz: 'europe/berlin' }, 'tz'],
+      [{ ...quota(res.id), tz: 'etc/utc' }, 'tz'],
+      [{ ...quota(res.id), tz: 'UTC+1' }, 'tz'],
       [{ ...quota(res.id), window_size: 0 }, 'window_size'],
       [
         {

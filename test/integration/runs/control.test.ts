@@ -1,3 +1,4 @@
+import path from 'node:path';
 import fs from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { createDocker } from '../../../platform/docker';
@@ -208,9 +209,16 @@ describe('run control, logs and utilization', () => {
     const run = await api.waitFor(done, ['exited']);
     const stdoutFile = run.stdout_file as string;
     expect(fs.readFileSync(stdoutFile, 'utf8')).toBe('bye\n');
+    // Every file the capture wrote: the streams, the interleaved `both` the row does not name,
+    // and each one's line index.
+    const logDir = path.dirname(stdoutFile);
+    const written = () => fs.readdirSync(logDir).filter((f) => f.startsWith(`${done}.`));
+    expect(written().sort()).toEqual(
+      ['both', 'stderr', 'stdout'].flatMap((s) => [`${done}.${s}.log`, `${done}.${s}.log.idx`]),
+    );
     expect((await api.call('DELETE', `/api/v1/runs/${done}`)).status).toBe(204);
     expect((await api.status(done)).status).toBe(404);
-    expect(fs.existsSync(stdoutFile)).toBe(false);
+    expect(written()).toEqual([]);
     expect(
       await h.pool.oneFirst(
         sql.unsafe`SELECT count(*)::int FROM runs.run_events WHERE track_id = ${done}`,

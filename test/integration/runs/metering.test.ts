@@ -1,9 +1,10 @@
 import { ulid } from 'ulid';
 import { runAdmin } from '../../../cli/runs';
-import { runsMeteringOf } from '../../../services/runs/metering';
+import { createRunsMeteringIfOn } from '../../../services/runs/metering';
 import { settleRunSeconds } from '../../../activities/runs/run';
 import { sql } from '../../../db/pool';
 import { freePort } from '../../support/api-process';
+import { eventually } from '../../support/services';
 import {
   IMAGE,
   client,
@@ -14,6 +15,12 @@ import {
   type Harness,
 } from './support';
 import { ALL_WORKFLOW_PERMISSIONS, dagClient, edge, shNode } from './dag-support';
+
+/** Waits until the quota ledger holds the commit of the run's seconds. */
+const committedIn = (quota: ReturnType<typeof quotaRecords>) =>
+  eventually(async () =>
+    (await quota.ledger()).some((e) => e.entry_type === 'commit') ? true : undefined,
+  );
 
 /** A metered tier of its own, with a daily cap of run seconds when given. */
 async function meteredTier(h: Harness, cap?: number): Promise<string> {
@@ -46,6 +53,7 @@ describe('runs metered through the quota service', () => {
       await api.submit({ image: IMAGE, command: ['sleep', '1'], timeout_seconds: 30 })
     ).body;
     await api.waitFor(trackId, ['exited']);
+    await committedIn(quota);
     const used = await durationOf(api, trackId);
     const reservationId = (await h.pool.oneFirst(sql.unsafe`
       SELECT quota_reservation_id FROM runs.runs WHERE track_id = ${trackId}`)) as string;
@@ -88,10 +96,12 @@ describe('runs metered through the quota service', () => {
       await api.submit({ image: IMAGE, command: ['true'], timeout_seconds: 40 })
     ).body;
     await api.waitFor(trackId, ['exited']);
+    // The run shows exited before its end is charged (a call to the quota service after the row).
+    await committedIn(quota);
     const charged = await quota.usedToday();
     const settle = settleRunSeconds.bind(null, {
       pool: h.pool,
-      metering: runsMeteringOf(config.runs.metering),
+      metering: createRunsMeteringIfOn(config.runs.metering),
     });
     await settle({ trackId, usedSeconds: 3 });
     await settle({ trackId, usedSeconds: 40 });

@@ -412,6 +412,46 @@ describe('runs API: schedules', () => {
     expect((await api.call<ScheduleBody>('GET', `${S}?limit=101`)).status).toBe(422);
   });
 
+  it('keeps a zone spelled as the tz database spells it, links included, in the row and in Temporal; any other spelling is 422 invalid_timezone', async () => {
+    const { api } = await tenant();
+    for (const timezone of ['Etc/UTC', 'US/Eastern', 'Etc/GMT+5', 'Asia/Calcutta']) {
+      const schedule = await created(api, { cron: '0 12 * * *', timezone, enabled: false });
+      expect([timezone, schedule.timezone]).toEqual([timezone, timezone]);
+      expect((await get(api, schedule.schedule_id)).body.timezone).toBe(timezone);
+      const description = await temporal.schedule
+        .getHandle(scheduleTemporalId(schedule.schedule_id))
+        .describe();
+      expect([timezone, description.spec.timezone]).toEqual([timezone, timezone]);
+      // The Temporal server reads the name too: noon there, each day.
+      const times = await matchingTimes(
+        schedule.schedule_id,
+        '2027-01-10T00:00:00Z',
+        '2027-01-12T00:00:00Z',
+      );
+      expect([timezone, times.length]).toEqual([timezone, 2]);
+    }
+    expect(
+      await matchingTimes(
+        (await created(api, { cron: '0 12 * * *', timezone: 'US/Eastern', enabled: false }))
+          .schedule_id,
+        '2027-01-10T00:00:00Z',
+        '2027-01-11T00:00:00Z',
+      ),
+    ).toEqual(['2027-01-10T17:00:00.000Z']);
+    for (const timezone of ['europe/berlin', 'etc/utc', 'utc', 'US/EASTERN', 'UTC+1', '+01:00'])
+      expect([timezone, (await create(api, { cron: '0 * * * *', timezone })).body]).toEqual([
+        timezone,
+        { detail: 'invalid_timezone' },
+      ]);
+    const schedule = await created(api, { cron: '0 12 * * *', timezone: 'UTC', enabled: false });
+    expect((await patch(api, schedule.schedule_id, { timezone: 'europe/berlin' })).body).toEqual({
+      detail: 'invalid_timezone',
+    });
+    expect((await patch(api, schedule.schedule_id, { timezone: 'Etc/UTC' })).body.timezone).toBe(
+      'Etc/UTC',
+    );
+  });
+
   it('counts enabled schedules against max_schedules: disabling frees the slot, enabling needs one (429 schedule_quota_exceeded)', async () => {
     const { api } = await tenant();
     expect(

@@ -21,6 +21,7 @@ import {
   triggerTemporalId,
 } from '../../../workflows/runs/trigger-fire-definitions';
 import { createTriggerActivities } from '../../../activities/runs/triggers';
+import { createRunsMeteringIfOn } from '../../../services/runs/metering';
 import { eventually } from '../../support/services';
 import { runsConformance } from './conformance';
 import { ALL_WORKFLOW_PERMISSIONS, dagClient, shNode } from './dag-support';
@@ -710,7 +711,11 @@ describe('runs API: template triggers', () => {
     await registered(api, { name: 'once', definition: guarded([step('a')]) });
     const [cron, timezone] = ['0 0 1 * *', 'UTC'];
     const trigger = await created(api, 'once', { cron, timezone });
-    const activities = createTriggerActivities({ pool: h.pool, config });
+    const activities = createTriggerActivities({
+      pool: h.pool,
+      config,
+      metering: createRunsMeteringIfOn(config.runs.metering),
+    });
     const fire = (triggerId: string, occurrence: string) =>
       activities.fireTrigger({ triggerId, tenantId, cron, timezone, occurrence });
     const workflowIdOf = (r: Awaited<ReturnType<typeof fire>>) =>
@@ -998,7 +1003,11 @@ describe('runs API: template triggers', () => {
     await registered(api, { name: 'removable', definition: guarded() });
     const [cron, timezone] = ['0 0 * * *', 'UTC'];
     const trigger = await created(api, 'removable', { cron, timezone, enabled: false });
-    await createTriggerActivities({ pool: h.pool, config }).fireTrigger({
+    await createTriggerActivities({
+      pool: h.pool,
+      config,
+      metering: createRunsMeteringIfOn(config.runs.metering),
+    }).fireTrigger({
       triggerId: trigger.trigger_id,
       tenantId,
       cron,

@@ -146,6 +146,22 @@ describe('NaturalBatcher flights (metrics)', () => {
     expect(batch!.waitedMs).toBeGreaterThanOrEqual(25);
     expect(lone!.waitedMs).toBeGreaterThanOrEqual(0);
   });
+
+  it('when drained, then it resolves once every item submitted has its answer, a failed one included, and at once when none waits', async () => {
+    const { batcher, calls, settle } = harness();
+    await batcher.drain();
+    const replies = [batcher.submit('t1', 1), batcher.submit('t2', 13)];
+    const answered = replies.map((r) => r.then(String, String));
+    let drained = false;
+    const draining = batcher.drain().then(() => (drained = true));
+    await settle();
+    calls[0]!.done();
+    await settle();
+    expect(drained).toBe(false);
+    calls[1]!.done();
+    await draining;
+    expect(await Promise.all(answered)).toEqual(['t1:1', 'Error: 13 alone']);
+  });
 });
 
 describe('batcherPerOwner', () => {

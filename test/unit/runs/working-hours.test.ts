@@ -203,10 +203,29 @@ describe('parseWorkingHours: syntax', () => {
     expect(parseWorkingHours('workinghours mon off').timezone).toBe('UTC');
     const h = parseWorkingHours('timezone "Europe/Berlin"\r\nworkinghours mon off\r\n');
     expect(h.timezone).toBe('Europe/Berlin');
-    expect(parseWorkingHours('timezone "Etc/UTC"').timezone).toBe('UTC');
+    // Kept as written (platform/time-zone.ts): a link is not made its target, UTC included.
+    expect(parseWorkingHours('timezone "Etc/UTC"').timezone).toBe('Etc/UTC');
+    expect(parseWorkingHours('timezone "US/Eastern"').timezone).toBe('US/Eastern');
     expect(parseWorkingHours('timezone "Asia/Kolkata"').timezone).toBe('Asia/Kolkata');
     expect(parseWorkingHours('timezone "America/New_York"\ntimezone "Asia/Tokyo"').timezone).toBe(
       'Asia/Tokyo',
+    );
+  });
+
+  it("reads a stored definition's zone in another case with the tz database's spelling, and refuses it when set", () => {
+    // Definitions stored before zones were judged by their exact spelling are read again at
+    // every submit: they must keep working, in the zone they meant.
+    expect(() => parseWorkingHours('timezone "europe/berlin"')).toThrow(/unknown timezone/);
+    expect(parseWorkingHours('timezone "europe/berlin"', { stored: true }).timezone).toBe(
+      'Europe/Berlin',
+    );
+    expect(parseWorkingHours('timezone "us/eastern"', { stored: true }).timezone).toBe(
+      'US/Eastern',
+    );
+    expect(parseWorkingHours('timezone "Etc/UTC"', { stored: true }).timezone).toBe('Etc/UTC');
+    // Not a zone in any case: refused even when stored.
+    expect(() => parseWorkingHours('timezone "Mars/Olympus"', { stored: true })).toThrow(
+      /unknown timezone/,
     );
   });
 
@@ -285,6 +304,9 @@ describe('parseWorkingHours: errors', () => {
     ['nested interval', 'workinghours tue 8:00 - 18:00, 9:00 - 10:00', 1, 32, /overlap/],
     ['unknown timezone', 'timezone "Mars/Olympus_Mons"', 1, 10, /unknown timezone/],
     ['timezone that is not an IANA name', 'timezone "+01:00"', 1, 10, /unknown timezone/],
+    ['timezone as an offset from UTC', 'timezone "UTC+1"', 1, 10, /unknown timezone/],
+    ['timezone in the wrong case', 'timezone "europe/berlin"', 1, 10, /unknown timezone/],
+    ['UTC in the wrong case', 'workinghours mon off\ntimezone "utc"', 2, 10, /unknown timezone/],
     ['timezone without quotes', 'timezone Europe', 1, 10, /quoted zone name/],
     ['timezone without a value', 'workinghours mon off\ntimezone', 2, 9, /quoted zone name/],
     ['unclosed brace', 'shift s {\n  workinghours mon off\n', 1, 9, /unbalanced braces/],

@@ -725,7 +725,7 @@ class PolicyCreate(BaseModel):
     """
     tz: Tz | None = None
     """
-    an IANA time zone for fixed windows; null: UTC
+    an IANA time zone for fixed windows, spelled as the tz database spells it, case included (Europe/Berlin, Etc/UTC), kept as given; null: UTC
     """
     bucket_capacity: BucketCapacity | None = None
     refill_rate_per_sec: RefillRatePerSec | None = None

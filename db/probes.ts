@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { sql, type DatabasePool } from './pool';
+
+/**
+ * Statements of the health probes, on any service's connection: they read no table, they prove
+ * the database answers (platform/health.ts, the quota service's /readyz).
+ */
+type Queryable = Pick<DatabasePool, 'oneFirst'>;
+
+/** The row of a `SELECT 1`: its column is Postgres's `?column?`. */
+const oneRow = z.object({ '?column?': z.number() });
+
+/** `SELECT 1`: the cheapest statement a connection answers. */
+export async function selectOne(db: Queryable): Promise<number> {
+  return db.oneFirst(sql.type(oneRow)`SELECT 1`);
+}
+
+/**
+ * Takes a transaction id (xid8, as text): the caller's transaction then writes a WAL record at
+ * its commit and waits for its flush, so a stalled commit path shows.
+ */
+export async function takeTransactionId(db: Queryable): Promise<string> {
+  return db.oneFirst(
+    sql.type(z.object({ pg_current_xact_id: z.string() }))`SELECT pg_current_xact_id()`,
+  );
+}
