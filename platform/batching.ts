@@ -143,24 +143,6 @@ export class NaturalBatcher<In, Out> {
 }
 
 /**
- * One batcher per owner (a database pool), made on first use: batches never mix two pools, and a
- * test's second pool gets a batcher of its own.
- */
-export function batcherPerOwner<Owner extends object, In, Out>(
-  options: (owner: Owner) => BatcherOptions<In, Out>,
-): (owner: Owner) => NaturalBatcher<In, Out> {
-  const batchers = new WeakMap<Owner, NaturalBatcher<In, Out>>();
-  return (owner) => {
-    let batcher = batchers.get(owner);
-    if (!batcher) {
-      batcher = new NaturalBatcher(options(owner));
-      batchers.set(owner, batcher);
-    }
-    return batcher;
-  };
-}
-
-/**
  * A batcher whose call needs only how many items of a partition came (a token bucket, a counter):
  * one call in flight per partition, `run` answers each of the `count` items in arrival order.
  */

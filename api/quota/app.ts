@@ -11,6 +11,7 @@ import type { ServiceInstance } from '../service';
 import type { PlatformDeps } from '../../platform/deps';
 import { createAlertDeliveryStarter } from '../../services/quota/alerts/delivery-starter';
 import { createCatalogueCache } from '../../services/quota/catalogue-cache';
+import { createStrictBatchers } from '../../services/quota/consumption/in-one-statement';
 import { quotaEnvelope } from './envelope';
 import { QUOTA_ERRORS } from '../../services/quota/errors';
 import { createLastUseRecorder } from '../../services/quota/last-use';
@@ -78,8 +79,9 @@ export function createQuotaApi(deps: PlatformDeps): ServiceInstance {
   const bootstraps = createBootstrapStarter(deps);
   const catalogues = createCatalogueCache(deps);
   const alertDeliveries = createAlertDeliveryStarter(deps);
+  const strictBatchers = createStrictBatchers(deps.pool);
   const router = quotaRoutes(
-    { ...deps, lastUse, bootstraps, catalogues, startedAtMs: Date.now() },
+    { ...deps, lastUse, bootstraps, catalogues, strictBatchers, startedAtMs: Date.now() },
     () => metrics,
     () => app,
   );
@@ -113,6 +115,8 @@ export function createQuotaApi(deps: PlatformDeps): ServiceInstance {
       await alertDeliveries.stop();
       await bootstraps.stop();
       await lastUse.stop();
+      // Strict decisions still in flight finish on the pool before it is closed.
+      await Promise.all([strictBatchers.decisions.drain(), strictBatchers.reads.drain()]);
     },
   };
 }

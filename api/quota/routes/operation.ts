@@ -15,6 +15,7 @@ import type { LastUseRecorder } from '../../../services/quota/last-use';
 import { isOperatorScope, type Scope } from '../../../services/quota/scopes';
 import type { BootstrapStarter } from '../../../services/quota/tenants';
 import type { CatalogueCache } from '../../../services/quota/catalogue-cache';
+import type { StrictBatchers } from '../../../services/quota/consumption/in-one-statement';
 import type { Caller } from '../../../services/quota/consumption/consume';
 
 export interface QuotaRouteDeps {
@@ -27,6 +28,8 @@ export interface QuotaRouteDeps {
   bootstraps: BootstrapStarter;
   /** Tenants' catalogues and subjects' plans as requests are judged by them, from memory. */
   catalogues: CatalogueCache;
+  /** The app's group commit of strict decisions and reads. */
+  strictBatchers: StrictBatchers;
   /** When this API started (the jobs' health counts a job never run from here). */
   startedAtMs: number;
 }

@@ -18,6 +18,7 @@ import {
   checkInOneStatement,
   consumeInOneStatement,
   decidedInOneStatement,
+  type StrictBatchers,
 } from './in-one-statement';
 import type { EffectivePolicyRow } from '../../../db/quota/consumption';
 import type { AlertRuleRow } from '../../../db/quota/alert-rules';
@@ -52,7 +53,13 @@ export interface ConsumeBody {
   metadata?: Record<string, unknown>;
 }
 
-export type Deps = { pool: DatabasePool; redis: Redis; catalogues: CatalogueCache };
+export type Deps = {
+  pool: DatabasePool;
+  redis: Redis;
+  catalogues: CatalogueCache;
+  /** The app's group commit of strict decisions (in-one-statement.ts). */
+  strictBatchers: StrictBatchers;
+};
 /** What a request that adds usage needs besides: its alerts' queue. */
 export type SpendingDeps = Deps & { config: Config };
 
@@ -214,7 +221,7 @@ export async function consume(deps: SpendingDeps, caller: Caller, body: ConsumeB
       const answer = await consumeInRedis(deps, spend);
       if (answer) return answer;
     } else if (decidedInOneStatement(spend.policies)) {
-      const answer = await consumeInOneStatement(deps.pool, spend, answerOfVerdicts);
+      const answer = await consumeInOneStatement(deps.strictBatchers, spend, answerOfVerdicts);
       if (answer) return answer;
     }
     return consumeInTransaction(deps, spend);
@@ -291,7 +298,7 @@ export async function check(
       if (!fast.degraded) return fast;
     } else if (decidedInOneStatement(policies)) {
       const request = { view, subject: body.subject, policies, amounts };
-      return { verdicts: await checkInOneStatement(deps.pool, request), degraded: false };
+      return { verdicts: await checkInOneStatement(deps.strictBatchers, request), degraded: false };
     }
     return deps.pool.transaction(async (tx) => {
       await assertCurrent(tx, view);

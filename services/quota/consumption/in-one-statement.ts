@@ -8,7 +8,7 @@ import {
   type StrictQuotasRequest,
 } from '../../../db/quota/consumption';
 import type { DatabasePool } from '../../../db/pool';
-import { batcherPerOwner } from '../../../platform/batching';
+import { NaturalBatcher } from '../../../platform/batching';
 import { crossingUsages } from '../alerts/crossings';
 import { CatalogueMoved, type CatalogueView } from '../catalogue-cache';
 import type { ConsumeBody } from './consume';
@@ -52,29 +52,39 @@ const BATCH_SIZE_MAX = 100;
 const BATCH_FLIGHTS_MAX = 2;
 
 /**
- * Group commit: strict consumes that arrive while a batch is in flight go together in the next
- * (platform/batching.ts); a batch that fails as a whole is decided request by request.
+ * Group commit, one pair per quota app and its pool (created with the app, handed to the
+ * decisions through their deps): strict consumes that arrive while a batch is in flight go
+ * together in the next (platform/batching.ts), strict checks are read together likewise; a batch
+ * that fails as a whole is decided request by request.
  */
-const strictBatcher = batcherPerOwner((pool: DatabasePool) => ({
-  sizeMax: BATCH_SIZE_MAX,
-  flightsMax: BATCH_FLIGHTS_MAX,
-  runBatch: (_partition: string, requests: StrictQuotasRequest[]) =>
-    decideStrictQuotaBatch(pool, requests),
-  runOne: async (_partition: string, request: StrictQuotasRequest): Promise<StrictQuotasReply> =>
-    (await decideStrictQuotaBatch(pool, [request]))[0]!,
-}));
+export interface StrictBatchers {
+  decisions: NaturalBatcher<StrictQuotasRequest, StrictQuotasReply>;
+  reads: NaturalBatcher<StrictReadRequest, StrictReadReply>;
+}
 
-/** Strict checks read together, as consumes are decided together. */
-const readBatcher = batcherPerOwner((pool: DatabasePool) => ({
-  sizeMax: BATCH_SIZE_MAX,
-  flightsMax: BATCH_FLIGHTS_MAX,
-  runBatch: (_partition: string, requests: StrictReadRequest[]) => readStrictQuotas(pool, requests),
-  runOne: async (_partition: string, request: StrictReadRequest): Promise<StrictReadReply> =>
-    (await readStrictQuotas(pool, [request]))[0]!,
-}));
+export function createStrictBatchers(pool: DatabasePool): StrictBatchers {
+  return {
+    decisions: new NaturalBatcher({
+      sizeMax: BATCH_SIZE_MAX,
+      flightsMax: BATCH_FLIGHTS_MAX,
+      runBatch: (_partition: string, requests: StrictQuotasRequest[]) =>
+        decideStrictQuotaBatch(pool, requests),
+      runOne: async (_partition: string, request: StrictQuotasRequest) =>
+        (await decideStrictQuotaBatch(pool, [request]))[0]!,
+    }),
+    reads: new NaturalBatcher({
+      sizeMax: BATCH_SIZE_MAX,
+      flightsMax: BATCH_FLIGHTS_MAX,
+      runBatch: (_partition: string, requests: StrictReadRequest[]) =>
+        readStrictQuotas(pool, requests),
+      runOne: async (_partition: string, request: StrictReadRequest) =>
+        (await readStrictQuotas(pool, [request]))[0]!,
+    }),
+  };
+}
 
 export async function consumeInOneStatement<T>(
-  pool: DatabasePool,
+  batchers: StrictBatchers,
   request: {
     view: CatalogueView;
     body: ConsumeBody;
@@ -95,7 +105,7 @@ export async function consumeInOneStatement<T>(
     const limit = limitOf(policy);
     return { policy, window, requested, limit };
   });
-  const reply = await strictBatcher(pool).submit('strict', {
+  const reply = await batchers.decisions.submit('strict', {
     tenantId: view.tenantId,
     subject: body.subject,
     generations: view.generations,
@@ -143,7 +153,7 @@ export async function consumeInOneStatement<T>(
  * arrive with it): the generations checked, each policy's usage read, nothing locked or written.
  */
 export async function checkInOneStatement(
-  pool: DatabasePool,
+  batchers: StrictBatchers,
   request: {
     view: CatalogueView;
     subject: string;
@@ -154,7 +164,7 @@ export async function checkInOneStatement(
   const { view, subject, policies, amounts } = request;
   const context = { tenantId: view.tenantId, subject, nowMs: Date.now() };
   const windows = policies.map((policy) => currentWindow(policy, context.nowMs));
-  const reply = await readBatcher(pool).submit('strict', {
+  const reply = await batchers.reads.submit('strict', {
     tenantId: view.tenantId,
     subject,
     generations: view.generations,

@@ -1,4 +1,4 @@
-import { batcherPerOwner, NaturalBatcher, type BatchFlight } from '../../../platform/batching';
+import { NaturalBatcher, type BatchFlight } from '../../../platform/batching';
 
 /** A batcher whose calls are recorded and answered when the test says so. */
 function harness(options: { sizeMax?: number; flightsMax?: number } = {}) {
@@ -161,28 +161,5 @@ describe('NaturalBatcher flights (metrics)', () => {
     calls[1]!.done();
     await draining;
     expect(await Promise.all(answered)).toEqual(['t1:1', 'Error: 13 alone']);
-  });
-});
-
-describe('batcherPerOwner', () => {
-  it('gives an owner (a pool) the same batcher every time, and another owner its own, whose calls go to that owner', async () => {
-    const runs: string[] = [];
-    const batcherOf = batcherPerOwner((owner: { name: string }) => ({
-      sizeMax: 8,
-      flightsMax: 1,
-      runBatch: (_p: string, items: number[]) =>
-        Promise.resolve(items.map((i) => `${owner.name}:${i}`)),
-      runOne: (_p: string, item: number) => {
-        runs.push(owner.name);
-        return Promise.resolve(`${owner.name}:${item}`);
-      },
-    }));
-    const a = { name: 'a' };
-    const b = { name: 'b' };
-    expect(batcherOf(a)).toBe(batcherOf(a));
-    expect(batcherOf(b)).not.toBe(batcherOf(a));
-    await expect(batcherOf(a).submit('t', 1)).resolves.toBe('a:1');
-    await expect(batcherOf(b).submit('t', 2)).resolves.toBe('b:2');
-    expect(runs).toEqual(['a', 'b']);
   });
 });
