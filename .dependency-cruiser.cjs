@@ -22,6 +22,8 @@ const SHARED_WITH_WORKFLOWS = [
   'shared/task-queues\\.ts',
 ];
 const KOA = '(^|/)node_modules/(koa|@koa/|koa-)';
+/** Every floor below the HTTP edge (the worker and the CLIs are entry points, but not HTTP). */
+const BELOW_THE_EDGE = '^(services|activities|workflows|worker|cli|db|platform)/';
 /** What the workflow sandbox may load at run time besides workflow code. */
 const WORKFLOW_RUNTIME = '(^|/)node_modules/(@temporalio/(workflow|common)|ms|long)/';
 
@@ -32,7 +34,7 @@ module.exports = {
       name: 'api-is-the-top',
       comment: 'Nothing below the HTTP edge imports it: api/ is imported only from api/ itself.',
       severity: 'error',
-      from: { path: '^(services|activities|workflows|worker|cli|db|platform)/' },
+      from: { path: BELOW_THE_EDGE },
       to: { path: '^api/' },
     },
     {
@@ -40,7 +42,7 @@ module.exports = {
       comment:
         'Activities, the worker, the CLIs, the services and the ground floor never reach Koa or a route, not even through another module.',
       severity: 'error',
-      from: { path: '^(services|activities|workflows|worker|cli|db|platform)/' },
+      from: { path: BELOW_THE_EDGE },
       to: { path: [KOA, '^api/'], reachable: true },
     },
     {
@@ -61,7 +63,7 @@ module.exports = {
     },
     {
       name: 'ground-floor',
-      comment: 'db/ and platform/ import no service, activity, entry point or workflow body.',
+      comment: 'db/ and platform/ import no service, activity or entry point.',
       severity: 'error',
       from: { path: '^(db|platform)/' },
       to: { path: '^(services|activities|worker|cli)/' },
