@@ -14,10 +14,10 @@ import {
 import { createDatabasePool, type DatabasePool } from '../db/pool';
 import { withSystem } from '../db/ledger/context';
 import {
+  findTenant,
   insertTenant,
   LEDGER_ROLES,
-  revokeAnyKey,
-  tenantExists,
+  revokeKey,
   updateTenant,
   type LedgerRole,
   type TenantKind,
@@ -244,7 +244,7 @@ async function keyCreate(pool: DatabasePool, options: Options): Promise<Printed>
   const ttlDays = integerOption(options, 'ttl-days', TTL_DAYS_MAX, null);
   const label = textOption(options, 'label', NAME_LENGTH_MAX);
   const key = await withSystem(pool, async (tx) => {
-    if (!(await tenantExists(tx, tenantId))) throw notFound(`tenant ${tenantId} not found`);
+    if (!(await findTenant(tx, tenantId))) throw notFound(`tenant ${tenantId} not found`);
     return issueKey(tx, { tenantId, role, label, ttlDays });
   });
   return {
@@ -254,7 +254,8 @@ async function keyCreate(pool: DatabasePool, options: Options): Promise<Printed>
 }
 
 async function keyRevoke(pool: DatabasePool, keyId: string): Promise<Printed> {
-  const key = await withSystem(pool, (tx) => revokeAnyKey(tx, keyId));
+  // Whichever tenant's key (tenant null): the operator's revoke, in the system context.
+  const key = await withSystem(pool, (tx) => revokeKey(tx, null, keyId));
   if (!key) throw notFound(`key ${keyId} not found`);
   return { json: key, text: `key ${keyId} revoked` };
 }

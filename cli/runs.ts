@@ -320,12 +320,13 @@ const cli: Cli = {
   options: OPTIONS,
   commands: COMMANDS,
   async run(line) {
-    const pool = await createDatabasePool(loadConfig(), {
+    const config = loadConfig();
+    const pool = await createDatabasePool(config, {
       applicationName: 'runs-admin',
       maximumPoolSize: 2,
     });
     try {
-      const metering = createRunsMeteringIfOn(loadConfig().runs.metering);
+      const metering = createRunsMeteringIfOn(config.runs.metering);
       return await runLine(line, { pool, metering });
     } finally {
       await pool.end();

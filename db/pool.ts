@@ -66,6 +66,9 @@ export const resultParserInterceptor: Interceptor = {
   },
 };
 
+/** The row of a `SELECT 1 …` (a probe, an existence check): its one column, `?column?`. */
+export const selectOneRow = z.object({ '?column?': z.number() });
+
 export interface PoolOptions {
   applicationName: string;
   maximumPoolSize?: number;

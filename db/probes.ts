@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { sql, type DatabasePool } from './pool';
+import { selectOneRow, sql, type DatabasePool } from './pool';
 
 /**
  * Statements of the health probes, on any service's connection: they read no table, they prove
@@ -7,12 +7,9 @@ import { sql, type DatabasePool } from './pool';
  */
 type Queryable = Pick<DatabasePool, 'oneFirst'>;
 
-/** The row of a `SELECT 1`: its column is Postgres's `?column?`. */
-const oneRow = z.object({ '?column?': z.number() });
-
 /** `SELECT 1`: the cheapest statement a connection answers. */
 export async function selectOne(db: Queryable): Promise<number> {
-  return db.oneFirst(sql.type(oneRow)`SELECT 1`);
+  return db.oneFirst(sql.type(selectOneRow)`SELECT 1`);
 }
 
 /**

@@ -116,7 +116,7 @@ export function createQuotaApi(deps: PlatformDeps): ServiceInstance {
       await bootstraps.stop();
       await lastUse.stop();
       // Strict decisions still in flight finish on the pool before it is closed.
-      await Promise.all([strictBatchers.decisions.drain(), strictBatchers.reads.drain()]);
+      await strictBatchers.drain();
     },
   };
 }

@@ -1,5 +1,4 @@
-import { z } from 'zod';
-import { sql } from '../pool';
+import { selectOneRow, sql } from '../pool';
 import type { Tx } from './context';
 
 /** A posting freeze (migration 0015): of a whole tenant (asset_type_id null) or of one asset type. */
@@ -54,9 +53,6 @@ export async function listPostingFreezes(
     ORDER BY frozen_at, tenant_id, asset_type_id NULLS FIRST`)) as readonly PostingFreezeRow[];
 }
 
-/** The row of a `SELECT 1`: its column is Postgres's `?column?`. */
-const oneRow = z.object({ '?column?': z.number() });
-
 /**
  * Whether a freeze's scope exists: the tenant, and the asset type of that tenant when one is
  * named. System context.
@@ -66,7 +62,7 @@ export async function freezeScopeExists(
   tenantId: string,
   assetTypeId: string | null,
 ): Promise<boolean> {
-  const row = await tx.maybeOne(sql.type(oneRow)`
+  const row = await tx.maybeOne(sql.type(selectOneRow)`
     SELECT 1 FROM ledger.tenants t
     WHERE t.tenant_id = ${tenantId}
       AND (${assetTypeId}::uuid IS NULL OR EXISTS (

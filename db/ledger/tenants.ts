@@ -36,6 +36,19 @@ export interface KeyRow {
 const TENANT_COLUMNS = sql.fragment`tenant_id, parent_id, name, kind, contact_email, status, created_at, updated_at`;
 const KEY_COLUMNS = sql.fragment`key_id, tenant_id, role, label, created_at, expires_at, revoked_at`;
 
+const isLedgerRole = (role: string): role is LedgerRole =>
+  (LEDGER_ROLES as readonly string[]).includes(role);
+
+const keyRow = z.object({
+  key_id: z.string(),
+  tenant_id: z.string(),
+  role: z.string().refine(isLedgerRole),
+  label: z.string().nullable(),
+  created_at: z.string(),
+  expires_at: z.string().nullable(),
+  revoked_at: z.string().nullable(),
+}) satisfies z.ZodType<KeyRow, z.ZodTypeDef, unknown>;
+
 export async function insertTenant(
   tx: Tx,
   tenant: {
@@ -112,12 +125,21 @@ export async function listKeys(
     ORDER BY key_id DESC LIMIT ${limit}`)) as KeyRow[];
 }
 
-/** Idempotent: a revoked key keeps its first revocation instant. */
-export async function revokeKey(tx: Tx, tenantId: string, keyId: string): Promise<KeyRow | null> {
-  return (await tx.maybeOne(sql.unsafe`
+/**
+ * Revokes the tenant's key; with tenantId null, whichever tenant's (the operator's revoke, in the
+ * system context). Idempotent: a revoked key keeps its first revocation instant. Null when there
+ * is no such key.
+ */
+export async function revokeKey(
+  tx: Tx,
+  tenantId: string | null,
+  keyId: string,
+): Promise<KeyRow | null> {
+  const ofTenant = tenantId === null ? sql.fragment`` : sql.fragment`AND tenant_id = ${tenantId}`;
+  return tx.maybeOne(sql.type(keyRow)`
     UPDATE ledger.api_keys SET revoked_at = coalesce(revoked_at, ledger.now_ms())
-    WHERE tenant_id = ${tenantId} AND key_id = ${keyId}
-    RETURNING ${KEY_COLUMNS}`)) as KeyRow | null;
+    WHERE key_id = ${keyId} ${ofTenant}
+    RETURNING ${KEY_COLUMNS}`);
 }
 
 export interface Credential {
@@ -216,38 +238,4 @@ export async function findCredentialsAndClaims(
   const byOrd: ((Credential & ClaimRow) | null)[] = requests.map(() => null);
   for (const { ord, ...row } of rows) byOrd[ord - 1] = row;
   return byOrd;
-}
-
-const isLedgerRole = (role: string): role is LedgerRole =>
-  (LEDGER_ROLES as readonly string[]).includes(role);
-
-const keyRow = z.object({
-  key_id: z.string(),
-  tenant_id: z.string(),
-  role: z.string().refine(isLedgerRole),
-  label: z.string().nullable(),
-  created_at: z.string(),
-  expires_at: z.string().nullable(),
-  revoked_at: z.string().nullable(),
-}) satisfies z.ZodType<KeyRow, z.ZodTypeDef, unknown>;
-
-/** The row of a `SELECT 1`: its column is Postgres's `?column?`. */
-const oneRow = z.object({ '?column?': z.number() });
-
-/** Whether the tenant exists. System context (the operator CLI). */
-export async function tenantExists(tx: Tx, tenantId: string): Promise<boolean> {
-  const row = await tx.maybeOne(
-    sql.type(oneRow)`SELECT 1 FROM ledger.tenants WHERE tenant_id = ${tenantId}`,
-  );
-  return row !== null;
-}
-
-/**
- * Revokes a key of whichever tenant, by its id alone: the operator's revoke, in the system
- * context. Idempotent as revokeKey is; null when there is no such key.
- */
-export async function revokeAnyKey(tx: Tx, keyId: string): Promise<KeyRow | null> {
-  return tx.maybeOne(sql.type(keyRow)`
-    UPDATE ledger.api_keys SET revoked_at = coalesce(revoked_at, ledger.now_ms()) WHERE key_id = ${keyId}
-    RETURNING ${KEY_COLUMNS}`);
 }

@@ -50,6 +50,8 @@ export interface EntryRow {
   asset_type_id: string;
   direction: Side;
   amount_minor: string;
+  /** The asset type's code and scale. */
+  code: string;
   scale: number;
   line_no: number;
   created_at: string;
@@ -171,28 +173,9 @@ export async function readDueHolds(
 
 export async function findEntries(tx: Tx, transactionId: string): Promise<EntryRow[]> {
   return (await tx.any(sql.unsafe`
-    SELECT e.entry_id AS id, e.transaction_id, e.account_id, e.asset_type_id, e.direction, e.amount_minor, t.scale, e.line_no, e.created_at
+    SELECT e.entry_id AS id, e.transaction_id, e.account_id, e.asset_type_id, e.direction, e.amount_minor, t.code, t.scale, e.line_no, e.created_at
     FROM ledger.entries e JOIN ledger.asset_types t USING (asset_type_id)
     WHERE e.transaction_id = ${transactionId} ORDER BY e.line_no`)) as EntryRow[];
-}
-
-const holdLegRow = z.object({
-  account_id: z.string(),
-  direction: z.enum(SIDES),
-  /** numeric, as text. */
-  amount_minor: z.string(),
-  code: z.string(),
-  scale: z.number(),
-});
-export type HoldLegRow = z.infer<typeof holdLegRow>;
-
-/** A transaction's legs with their asset's code and scale, in line order (a hold's summary). */
-export async function findLegsWithAssets(tx: Tx, transactionId: string): Promise<HoldLegRow[]> {
-  const rows = await tx.any(sql.type(holdLegRow)`
-    SELECT e.account_id, e.direction, e.amount_minor::text AS amount_minor, a.code, a.scale
-    FROM ledger.entries e JOIN ledger.asset_types a USING (asset_type_id)
-    WHERE e.transaction_id = ${transactionId} ORDER BY e.line_no`);
-  return [...rows];
 }
 
 /** Conditional: only a pending transaction moves; returns false when it was already final. */

@@ -366,18 +366,23 @@ export async function waitingHeads(
 }
 
 /**
- * A run's stored workflow input (jsonb, written at submit from a typed RunWorkflowInput), handed
- * on as stored: an object with its ids is checked, the rest is the submit's contract (a run
- * stored by an older release may lack a field added since).
+ * A workflow input stored as jsonb at submit (from a typed input), handed on as stored: an object
+ * with its ids (`idKeys`) is checked, the rest is the submit's contract (a row stored by an older
+ * release may lack a field added since).
  */
-const runWorkflowInput = z.custom<RunWorkflowInput>(
-  (value) =>
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as Record<string, unknown>).trackId === 'string' &&
-    typeof (value as Record<string, unknown>).tenantId === 'string',
-  'a run workflow input',
-);
+export const storedWorkflowInput = <T>(label: string, idKeys: string[]) =>
+  z.custom<T>(
+    (value) =>
+      typeof value === 'object' &&
+      value !== null &&
+      idKeys.every((key) => typeof (value as Record<string, unknown>)[key] === 'string'),
+    label,
+  );
+
+const runWorkflowInput = storedWorkflowInput<RunWorkflowInput>('a run workflow input', [
+  'trackId',
+  'tenantId',
+]);
 
 /**
  * The workflow inputs of runs on `queue` whose workflow is not confirmed started, stored more

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { sql, type DatabasePool } from '../pool';
 import { insertAudit, type AuditRecordInput } from './audit';
 import { inlineWebhookInsert, type InlineWebhookRow } from './webhooks';
+import { storedWorkflowInput } from './runs';
 import type {
   EdgeCondition,
   FailurePolicy,
@@ -318,19 +319,11 @@ export async function clearWorkflowInputs(db: Queryable, workflowIds: string[]):
     WHERE workflow_id = ANY(${sql.array(workflowIds, 'text')})`);
 }
 
-/**
- * A workflow's stored execution input (jsonb, written at submit from a typed DagWorkflowInput),
- * handed on as stored: an object with its ids is checked, the rest is the submit's contract (a
- * workflow stored by an older release may lack a field added since).
- */
-const dagWorkflowInput = z.custom<DagWorkflowInput>(
-  (value) =>
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as Record<string, unknown>).workflowId === 'string' &&
-    typeof (value as Record<string, unknown>).tenantId === 'string',
-  'a DAG workflow input',
-);
+/** A DAG's stored execution input (storedWorkflowInput). */
+const dagWorkflowInput = storedWorkflowInput<DagWorkflowInput>('a DAG workflow input', [
+  'workflowId',
+  'tenantId',
+]);
 
 /**
  * The execution inputs of workflows on `queue` whose execution is not confirmed started,

@@ -3,7 +3,7 @@ import { WorkflowNotFoundError } from '@temporalio/common';
 import type { DatabasePool } from '../../db/pool';
 import { withSystem } from '../../db/ledger/context';
 import { claimDueHoldStarts, markHoldStartsDispatched } from '../../db/ledger/hold-outbox';
-import { findLegsWithAssets } from '../../db/ledger/transactions';
+import { findEntries } from '../../db/ledger/transactions';
 import type { Config } from '../../platform/config';
 import type { Logger } from '../../platform/logger';
 import {
@@ -101,7 +101,7 @@ function holdStarts(deps: HoldDeps): OutboxSource<HoldStart> {
  * indexed read (at most 100 legs) when its workflow starts, off the request path.
  */
 async function holdLegs(deps: HoldDeps, transactionId: string): Promise<HoldLeg[]> {
-  const rows = await withSystem(deps.pool, (tx) => findLegsWithAssets(tx, transactionId));
+  const rows = await withSystem(deps.pool, (tx) => findEntries(tx, transactionId));
   return rows.map((r) => ({
     accountId: r.account_id,
     direction: r.direction,

@@ -60,10 +60,12 @@ const BATCH_FLIGHTS_MAX = 2;
 export interface StrictBatchers {
   decisions: NaturalBatcher<StrictQuotasRequest, StrictQuotasReply>;
   reads: NaturalBatcher<StrictReadRequest, StrictReadReply>;
+  /** Resolves when every decision and read submitted to them has its answer. */
+  drain(): Promise<void>;
 }
 
 export function createStrictBatchers(pool: DatabasePool): StrictBatchers {
-  return {
+  const batchers = {
     decisions: new NaturalBatcher({
       sizeMax: BATCH_SIZE_MAX,
       flightsMax: BATCH_FLIGHTS_MAX,
@@ -80,6 +82,12 @@ export function createStrictBatchers(pool: DatabasePool): StrictBatchers {
       runOne: async (_partition: string, request: StrictReadRequest) =>
         (await readStrictQuotas(pool, [request]))[0]!,
     }),
+  };
+  return {
+    ...batchers,
+    drain: async () => {
+      await Promise.all([batchers.decisions.drain(), batchers.reads.drain()]);
+    },
   };
 }
 
