@@ -34,7 +34,7 @@ import {
 } from '../db/ledger/accounts';
 import { issueKey } from '../services/ledger/credentials';
 import { loadStackEnv } from '../test/support/stack-env';
-import { testNamespace } from '../test/support/test-namespace';
+import { cleanTestNamespace, testNamespace, testRunPrefix } from '../test/support/test-namespace';
 import { scrapeMetrics } from '../test/support/metrics-scrape';
 import { watchEventLoop } from '../platform/event-loop';
 import {
@@ -165,7 +165,7 @@ async function bootQuota(): Promise<{ process: ChildProcess; env: Record<string,
   // In the tests' namespace, as main() set for every process the bench starts.
   const quotaProcess = await startQuotaProcess(port, `bench-ledger-quota-${process.pid}`);
   // One quota tenant for every bench run (found by its name): its first key's bootstrap is
-  // started once, in the tests' namespace (main() points the bench's own clients there).
+  // started once, in the tests' namespace on this run's queues (main() sets both, and ends it).
   const keys = await meteringKeys('ledger bench');
   return {
     process: quotaProcess,
@@ -266,11 +266,24 @@ async function provision(pool: DatabasePool) {
   return { tenantId, keys };
 }
 
+/**
+ * What the bench and the processes it starts begin in Temporal (a quota tenant's bootstrap, a
+ * hold's workflow) stays out of the operators' namespace, on task queues of this run's own that
+ * no worker serves; it is ended when the bench is done, as a test run's teardown ends its own.
+ */
 async function main(): Promise<void> {
   loadStackEnv();
-  // What the bench process starts in Temporal (a quota tenant's bootstrap) stays out of the
-  // operators' namespace, as the API processes' do.
+  const runPrefix = testRunPrefix();
   process.env.TEMPORAL_NAMESPACE = testNamespace();
+  process.env.TASK_QUEUE_PREFIX = runPrefix;
+  try {
+    await bench();
+  } finally {
+    await cleanTestNamespace(loadConfig(), runPrefix);
+  }
+}
+
+async function bench(): Promise<void> {
   // A stall of the load generator itself shows as latency of the service: say when it happens.
   watchEventLoop((stall) =>
     console.log(`${''.padEnd(44)} (the load generator's event loop was held up ${stall.maxMs} ms)`),
@@ -431,14 +444,22 @@ async function main(): Promise<void> {
       meter,
     );
     report(`balance-as-of on an account with ${AS_OF_ENTRIES} entries`, asOf);
-    api.kill('SIGTERM');
-    await new Promise((resolve) => api.once('exit', resolve));
+    await stopApi(api);
     await rollupPhase(pool, rollupJournal);
   } finally {
-    api.kill('SIGTERM');
+    // The API first: when it stops, it gives the calls it took ahead back to the quota service.
+    await stopApi(api);
     if (quota) await stopProcessGroup(quota.process);
     await pool.end();
   }
+}
+
+/** Stops the API process, once, and waits for it to be gone. */
+async function stopApi(api: ChildProcess): Promise<void> {
+  if (api.exitCode !== null || api.signalCode !== null) return;
+  const exited = new Promise((resolve) => api.once('exit', resolve));
+  api.kill('SIGTERM');
+  await exited;
 }
 
 /** The async rollup as it was before migration 0008: every async account re-summed each tick. */
