@@ -4,27 +4,25 @@ const path = require('node:path');
  * The house's floors, checked through every import (`npm run lint` runs this; README "Layout"):
  *
  *   api/ worker/ cli/     entry points: the HTTP edge, the Temporal workers, the operator CLIs
+ *   workflows/            deterministic workflow code, bundled apart for the worker; it knows its
+ *                         activities by their types only
  *   activities/           what a workflow asks the world to do
  *   services/<service>/   each service's logic: no Koa, no route, no other service
- *   workflows/            deterministic workflow code, bundled apart for the worker
- *   db/ platform/         the ground floor: data access and what every process shares
+ *   db/                   data access: Postgres, Redis, migrations, the backends' health
+ *   platform/             the ground every process stands on: config, errors, logging, clients
+ *                         of Temporal, Docker and the quota API, webhook rules
+ *   contracts/            what the floors above agree on: workflow ids, inputs, signals and
+ *                         updates, search attributes, task queues, summaries, run and DAG rules;
+ *                         pure, so the workflow bundle loads it too
  *
  * Arrows point down only. Rules with `reachable` follow imports transitively, so a module that
  * reaches Koa through three others is caught as surely as one that imports it.
  */
 
-/** Workflow files a service, an activity or data access may load: pure, no workflow body. */
-const SHARED_WITH_WORKFLOWS = [
-  '[^/]+/[^/]*definitions\\.ts', // <area>/<workflow>-definitions.ts: ids, inputs, updates
-  '[^/]+/summaries\\.ts', // <area>/summaries.ts: the Web UI's summaries of a start
-  'runs/dag-rules\\.ts',
-  'shared/search-attributes\\.ts',
-  'shared/task-queues\\.ts',
-];
 const KOA = '(^|/)node_modules/(koa|@koa/|koa-)';
 /** Every floor below the HTTP edge (the worker and the CLIs are entry points, but not HTTP). */
-const BELOW_THE_EDGE = '^(services|activities|workflows|worker|cli|db|platform)/';
-/** What the workflow sandbox may load at run time besides workflow code. */
+const BELOW_THE_EDGE = '^(services|activities|workflows|worker|cli|db|platform|contracts)/';
+/** What the workflow sandbox may load at run time besides workflow code and contracts. */
 const WORKFLOW_RUNTIME = '(^|/)node_modules/(@temporalio/(workflow|common)|ms|long)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -48,47 +46,70 @@ module.exports = {
     {
       name: 'services-below-activities',
       comment:
-        'Service logic is called by the edge, the activities and the CLIs; it calls none of them.',
+        'Service logic is called by the edge, the activities and the CLIs; it calls none of them, and starts a workflow by its contract, never its body.',
       severity: 'error',
       from: { path: '^services/' },
-      to: { path: '^(activities|worker|cli)/' },
+      to: { path: '^(activities|workflows|worker|cli)/' },
     },
     {
       name: 'one-service-per-floor',
       comment:
-        "A service's logic uses no other service's: what two services share goes down to platform/.",
+        "A service's logic uses no other service's: what two services share goes down to platform/ or contracts/.",
       severity: 'error',
       from: { path: '^services/([^/]+)/' },
       to: { path: '^services/', pathNot: '^services/$1/' },
     },
     {
-      name: 'ground-floor',
-      comment: 'db/ and platform/ import no service, activity or entry point.',
+      name: 'data-below-services',
+      comment: 'db/ imports no service, activity, workflow or entry point.',
       severity: 'error',
-      from: { path: '^(db|platform)/' },
-      to: { path: '^(services|activities|worker|cli)/' },
+      from: { path: '^db/' },
+      to: { path: '^(services|activities|workflows|worker|cli)/' },
+    },
+    {
+      name: 'platform-is-the-ground',
+      comment:
+        'platform/ imports nothing of the house but platform/: every floor stands on it, the data floor too.',
+      severity: 'error',
+      from: { path: '^platform/' },
+      to: { path: '^(db|contracts|services|activities|workflows|worker|cli)/' },
+    },
+    {
+      name: 'contracts-are-the-floor',
+      comment:
+        'Contracts import nothing of the house but contracts, and only the SDK parts the workflow sandbox loads: every floor, the workflow bundle too, can take them.',
+      severity: 'error',
+      from: { path: '^contracts/' },
+      to: { pathNot: ['^contracts/', WORKFLOW_RUNTIME] },
     },
     {
       name: 'workflow-bodies-only-in-the-bundle',
       comment:
-        "A workflow body is loaded only by the worker's workflow bundle (worker/ names it by path): share ids, inputs and summaries through its pure <workflow>-definitions.ts. An import type of a workflow for a typed start loads nothing.",
+        "A workflow body is loaded only by the worker's workflow bundle (worker/ names it by path): what others need of a workflow (its id, input, signals, summary) is its contract in contracts/.",
       severity: 'error',
       from: { pathNot: '^workflows/' },
-      to: {
-        path: '^workflows/',
-        pathNot: `^workflows/(${SHARED_WITH_WORKFLOWS.join('|')})$`,
-        dependencyTypesNot: ['type-only'],
-      },
+      to: { path: '^workflows/' },
     },
     {
       name: 'workflows-are-deterministic',
       comment:
-        "Workflow code runs in Temporal's sandbox: it loads only workflow code and the SDK's workflow side; what it needs of activities is their types.",
+        "Workflow code runs in Temporal's sandbox: it loads only workflow code, contracts and the SDK's workflow side.",
       severity: 'error',
       from: { path: '^workflows/' },
       to: {
-        pathNot: [`^workflows/`, WORKFLOW_RUNTIME],
+        pathNot: ['^workflows/', '^contracts/', WORKFLOW_RUNTIME],
         dependencyTypesNot: ['type-only'],
+      },
+    },
+    {
+      name: 'workflows-know-activities-by-type',
+      comment:
+        'What a workflow needs of the floors below is the signatures of its activities (import type from activities/), nothing of a service, the data floor or the edge.',
+      severity: 'error',
+      from: { path: '^workflows/' },
+      to: {
+        path: '^(services|db|platform|api|worker|cli)/',
+        dependencyTypes: ['type-only'],
       },
     },
   ],

@@ -40,7 +40,7 @@ import { cpuPerUnit } from './lib/cpu-per-unit';
 import { cpuLine, stackCpuReaders } from './lib/stack-cpu';
 import { historyLine, meanHistory } from './lib/histories';
 import { createTemporalClient } from '../platform/temporal';
-import { runWorkflowId } from '../workflows/runs/definitions';
+import { runWorkflowId } from '../contracts/runs/run';
 import { createDocker } from '../platform/docker';
 import { loadConfig } from '../platform/config';
 import { createLogger } from '../platform/logger';

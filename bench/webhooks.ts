@@ -27,7 +27,7 @@ import { createLogger } from '../platform/logger';
 import { createTemporalClient } from '../platform/temporal';
 import { createDatabasePool, sql, type DatabasePool } from '../db/pool';
 import { migrateAll } from '../db/migrate';
-import { deliveryWorkflowId } from '../workflows/shared/delivery-definitions';
+import { deliveryWorkflowId } from '../contracts/shared/delivery';
 import { loadStackEnv } from '../test/support/stack-env';
 import { testNamespace } from '../test/support/test-namespace';
 import { startWorkerProcess } from '../test/support/worker-process';

@@ -3,7 +3,7 @@ import { selectOneRow, sql, type DatabasePool } from './pool';
 
 /**
  * Statements of the health probes, on any service's connection: they read no table, they prove
- * the database answers (platform/health.ts, the quota service's /readyz).
+ * the database answers (db/health.ts, the quota service's /readyz).
  */
 type Queryable = Pick<DatabasePool, 'oneFirst'>;
 

@@ -1,9 +1,10 @@
 import { once } from 'node:events';
 import { Cluster, Redis as SingleRedis, type RedisOptions } from 'ioredis';
 import { platformError } from '../platform/errors';
+import type { PlatformDeps } from '../platform/deps';
 
 /** A client of one Redis, or of a Redis Cluster (REDIS_CLUSTER_NODES): the same commands. */
-export type Redis = SingleRedis | Cluster;
+export type Redis = PlatformDeps['redis'];
 
 /** Bounds for how long a caller waits on a dead Redis before it gets an error. */
 const CONNECT_TIMEOUT_MS = 2_000;

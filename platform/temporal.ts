@@ -3,8 +3,6 @@ import { Client, Connection, type TLSConfig } from '@temporalio/client';
 import type { Config, TemporalTls } from './config';
 import { payloadDataConverter } from './payload-codec';
 
-export { taskQueues, type TaskQueues } from '../workflows/shared/task-queues';
-
 /**
  * A Temporal client whose connection is made on first use, so an API starts (and answers
  * its probes) while Temporal is still coming up.

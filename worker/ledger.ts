@@ -1,5 +1,5 @@
 import type { WorkerOptions } from '@temporalio/worker';
-import { taskQueues } from '../platform/temporal';
+import { taskQueues } from '../contracts/shared/task-queues';
 import { createLedgerHoldActivities } from '../activities/ledger/holds';
 import type { WorkerDeps } from './workers';
 

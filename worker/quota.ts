@@ -1,5 +1,5 @@
 import type { WorkerOptions } from '@temporalio/worker';
-import { taskQueues } from '../platform/temporal';
+import { taskQueues } from '../contracts/shared/task-queues';
 import { createQuotaBootstrapActivities } from '../activities/quota/bootstrap';
 import { createQuotaJobActivities } from '../activities/quota/jobs';
 import { createDeliveryActivities } from '../activities/shared/delivery';

@@ -3,7 +3,7 @@ import type { NodemailerError } from 'nodemailer/lib/errors';
 import type { Config } from '../../platform/config';
 import type { DatabasePool } from '../../db/pool';
 import { beginMailAttempt, recordMailOutcome } from '../../db/quota/alert-mails';
-import type { MailVerdict } from '../../workflows/quota/alert-mail-definitions';
+import type { MailVerdict } from '../../contracts/quota/alert-mail';
 
 export interface MailAttemptInput {
   mailId: string;

@@ -10,7 +10,8 @@ import {
   IDEMPOTENCY_WINDOW_HOURS,
   JOB_RUN_RETENTION_DAYS,
   type JobName,
-} from '../../services/quota/job-catalogue';
+  type QuotaJobInput,
+} from '../../contracts/quota/jobs';
 import { expireDueReservations } from '../../services/quota/consumption/reservations';
 import { flushLedgerStream } from '../../services/quota/consumption/ledger-flush';
 import type { Redis } from '../../db/redis';
@@ -32,7 +33,7 @@ const WORK: Record<JobName, JobWork> = {
  */
 export function createQuotaJobActivities(deps: JobDeps) {
   return {
-    async runQuotaJob(input: { job: JobName; trigger: 'schedule' | 'manual' }): Promise<JobRunRow> {
+    async runQuotaJob(input: QuotaJobInput): Promise<JobRunRow> {
       const started = new Date().toISOString();
       let ok = true;
       let report: Record<string, unknown>;

@@ -13,13 +13,9 @@ import {
   type NodeRun,
 } from '../../db/runs/dag-changes';
 import { nextWorkingInstant, parseWorkingHours } from '../../services/runs/working-hours';
-import type { RunWorkflowInput } from '../../workflows/runs/definitions';
-import {
-  INPUTS_MAX_BYTES,
-  OUTPUT_MAX_BYTES,
-  type DagRunTerms,
-} from '../../workflows/runs/dag-definitions';
-import { inputVariable } from '../../workflows/runs/dag-rules';
+import type { RunWorkflowInput } from '../../contracts/runs/run';
+import { INPUTS_MAX_BYTES, OUTPUT_MAX_BYTES, type DagRunTerms } from '../../contracts/runs/dag';
+import { inputVariable } from '../../contracts/runs/dag-rules';
 import { decryptWorkflowSecret } from '../../platform/secrets';
 import { workflowSecrets } from '../../db/runs/workflows';
 import { substituteSecrets } from '../../services/runs/templates/substitution';

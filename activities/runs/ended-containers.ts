@@ -1,7 +1,7 @@
 import type Docker from 'dockerode';
 import type { DatabasePool } from '../../db/pool';
 import { activeTrackIds } from '../../db/runs/reconcile';
-import { TRACK_ID_LABEL } from '../../workflows/runs/definitions';
+import { TRACK_ID_LABEL } from '../../contracts/runs/run';
 import { WORKER_LABEL } from './run-docker';
 
 /**

@@ -1,8 +1,8 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { sql, type DatabasePool } from '../../db/pool';
 import { transitionRun, type Transition } from '../../db/runs/runs';
-import { taskQueues } from '../../workflows/shared/task-queues';
-import type { RunWorkflowInput } from '../../workflows/runs/definitions';
+import { taskQueues } from '../../contracts/shared/task-queues';
+import type { RunWorkflowInput } from '../../contracts/runs/run';
 import type { ContainerOutcome, LaunchedContainer } from './run-docker';
 
 export interface ClaimedHost {

@@ -8,12 +8,9 @@ import {
 } from '../../db/runs/docker-hosts';
 import { activeRunsPage, eventStored, type ActiveRunRow } from '../../db/runs/reconcile';
 import { transitionRun, type RunState, type TransitionOutcome } from '../../db/runs/runs';
-import { taskQueues, type TaskQueues } from '../../workflows/shared/task-queues';
-import { runWorkflowId } from '../../workflows/runs/definitions';
-import {
-  RECONCILE_REASONS,
-  type ReconcileReason,
-} from '../../workflows/runs/reconcile-definitions';
+import { taskQueues, type TaskQueues } from '../../contracts/shared/task-queues';
+import { runWorkflowId } from '../../contracts/runs/run';
+import { RECONCILE_REASONS, type ReconcileReason } from '../../contracts/runs/reconcile';
 import { settleRunSeconds, wakeWaitingRuns, type RunEndDeps } from './run';
 
 /** A run whose row is active while its workflow is closed or gone (see runsReconcileWorkflow). */

@@ -21,7 +21,7 @@ import {
   runContainerName,
   runContainerOwner,
   type RunWorkflowInput,
-} from '../../workflows/runs/definitions';
+} from '../../contracts/runs/run';
 import type { LogObjects } from '../../services/runs/log-objects';
 
 export const TENANT_LABEL = 'platform.runs.tenant_id';

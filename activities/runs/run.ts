@@ -1,7 +1,7 @@
 import type { DatabasePool } from '../../db/pool';
 import { Context, log } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { runWorkflowId, slotFreedSignal } from '../../workflows/runs/definitions';
+import { runWorkflowId, slotFreedSignal } from '../../contracts/runs/run';
 import {
   isWithinWorkingHours,
   nextWorkingInstant,

@@ -8,18 +8,7 @@ import {
   findOwnedContainer,
   pullImageOrFail,
 } from '../docker/containers';
-
-export interface SelfCheckInput {
-  checkId: string;
-  /**
-   * Where a Docker host claims the check. Carried in the input (so in the history) rather than
-   * derived from the workflow's own task queue, which is a fake one during replay.
-   */
-  dockerAnyHostQueue: string;
-  image: string;
-  command: string[];
-  timeoutSeconds: number;
-}
+import type { SelfCheckInput } from '../../contracts/runs/self-check';
 
 export interface SelfCheckContainerResult {
   exitCode: number | null;

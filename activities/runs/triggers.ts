@@ -3,7 +3,7 @@ import { ScheduleNotFoundError } from '@temporalio/client';
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import type { Config } from '../../platform/config';
 import { DomainError } from '../../platform/errors';
-import { taskQueues } from '../../platform/temporal';
+import { taskQueues } from '../../contracts/shared/task-queues';
 import { wallTimeOf } from '../../services/runs/schedules/dst';
 import { runTemplate } from '../../services/runs/templates/service';
 import type { MeteringDeps } from '../../services/runs/metering';
@@ -22,8 +22,8 @@ import {
   type TriggerRow,
 } from '../../db/runs/triggers';
 import { clearWorkflowInputs } from '../../db/runs/workflows';
-import type { DagWorkflowInput } from '../../workflows/runs/dag-definitions';
-import { triggerTemporalId } from '../../workflows/runs/trigger-fire-definitions';
+import type { DagWorkflowInput } from '../../contracts/runs/dag';
+import { triggerTemporalId } from '../../contracts/runs/trigger-fire';
 
 /** What fireTrigger did for one occurrence. */
 export type TriggerFireResult =

@@ -6,10 +6,7 @@ import type { AttemptInput } from '../../platform/webhooks/attempts';
 import { beginAttempt } from '../../db/runs/deliveries';
 import { sendAndRecord } from '../../services/runs/webhooks/attempt';
 import { sendAndRecordQuotaAttempt } from '../../services/quota/webhooks';
-import type {
-  AttemptVerdict,
-  DeliveringService,
-} from '../../workflows/shared/delivery-definitions';
+import type { AttemptVerdict, DeliveringService } from '../../contracts/shared/delivery';
 
 const HEARTBEAT_MS = 2_000;
 

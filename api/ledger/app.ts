@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import client from 'prom-client';
 import { createApp } from '../http/app';
-import { BackendMonitor, postgresLoginCheck, type DatabaseStatus } from '../../platform/health';
+import { BackendMonitor, postgresLoginCheck, type DatabaseStatus } from '../../db/health';
 import type { ServiceInstance } from '../service';
 import type { PlatformDeps } from '../../platform/deps';
 import { ledgerBody } from './envelope';

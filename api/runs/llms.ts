@@ -5,8 +5,8 @@ import {
   TERMINAL_NODE_STATES,
   TERMINAL_WORKFLOW_STATES,
   WORKFLOW_STATES,
-} from '../../workflows/runs/dag-rules';
-import { CONTROL_FROM_STATES } from '../../workflows/runs/definitions';
+} from '../../contracts/runs/dag-rules';
+import { CONTROL_FROM_STATES } from '../../contracts/runs/run';
 import type { ErrorDefinition } from '../../platform/errors';
 import { RUNS_ERRORS } from '../../services/runs/errors';
 import { mcpGuide, permissionsOf } from './mcp';

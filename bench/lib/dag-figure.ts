@@ -1,8 +1,8 @@
 import type Docker from 'dockerode';
 import type { Client } from '@temporalio/client';
 import { sql, type DatabasePool } from '../../db/pool';
-import { dagWorkflowId } from '../../workflows/runs/dag-definitions';
-import { runWorkflowId } from '../../workflows/runs/definitions';
+import { dagWorkflowId } from '../../contracts/runs/dag';
+import { runWorkflowId } from '../../contracts/runs/run';
 import { containerOnce, type DirectPhases } from './docker-direct';
 import { historyLine, meanHistory } from './histories';
 

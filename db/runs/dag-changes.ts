@@ -6,8 +6,8 @@ import {
   type DagEdge,
   type FailurePolicy,
   type NodeState,
-} from '../../workflows/runs/dag-rules';
-import type { NodeSpec } from '../../workflows/runs/dag-definitions';
+} from '../../contracts/runs/dag-rules';
+import type { NodeSpec } from '../../contracts/runs/dag';
 import { insertWorkflowEvent, type WorkflowState } from './workflows';
 
 /**

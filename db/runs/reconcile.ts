@@ -1,5 +1,5 @@
 import { sql, type DatabasePool } from '../pool';
-import { ACTIVE_STATES, type RunState } from '../../workflows/runs/definitions';
+import { ACTIVE_STATES, type RunState } from '../../contracts/runs/run';
 
 export interface ActiveRunRow {
   track_id: string;

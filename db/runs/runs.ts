@@ -14,14 +14,14 @@ export {
   type Transition,
   type TransitionFields,
   type TransitionOutcome,
-} from '../../workflows/runs/definitions';
+} from '../../contracts/runs/run';
 import {
   SLOT_STATES,
   type RunState,
   type RunWorkflowInput,
   type Transition,
   type TransitionOutcome,
-} from '../../workflows/runs/definitions';
+} from '../../contracts/runs/run';
 
 type Queryable = Pick<DatabasePool, 'query' | 'one' | 'maybeOne' | 'any' | 'oneFirst'>;
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { sql, type DatabasePool } from '../pool';
-import type { TimerWorkflowInput } from '../../workflows/runs/timer-definitions';
+import type { TimerWorkflowInput } from '../../contracts/runs/timer';
 import { inlineWebhookInsert, type InlineWebhookRow } from './webhooks';
 
 /**

@@ -8,8 +8,8 @@ import type {
   FailurePolicy,
   NodeState,
   WorkflowState,
-} from '../../workflows/runs/dag-rules';
-import type { DagWorkflowInput } from '../../workflows/runs/dag-definitions';
+} from '../../contracts/runs/dag-rules';
+import type { DagWorkflowInput } from '../../contracts/runs/dag';
 
 /**
  * DAG workflows in Postgres (migration runs/0007): the rows the API reads and the workflow
@@ -19,7 +19,7 @@ export {
   ACTIVE_WORKFLOW_STATES,
   WORKFLOW_STATES,
   type WorkflowState,
-} from '../../workflows/runs/dag-rules';
+} from '../../contracts/runs/dag-rules';
 
 type Queryable = Pick<DatabasePool, 'query' | 'one' | 'maybeOne' | 'any' | 'oneFirst'>;
 

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { TERMINAL_STATES } from '../../workflows/runs/definitions';
+import { TERMINAL_STATES } from '../../contracts/runs/run';
 
 /**
  * scripts/ui-screenshot [out.png]: what an operator sees in the Temporal Web UI, proven on a real

@@ -11,19 +11,19 @@ import {
   type OutboxDispatcher,
   type OutboxSource,
 } from '../../platform/outbox';
-import { taskQueues } from '../../platform/temporal';
+import { taskQueues } from '../../contracts/shared/task-queues';
 import {
   executionSearchAttributes,
   HOLD_EXPIRES_AT,
-} from '../../workflows/shared/search-attributes';
-import { holdSummary, holdSweepSummary, type HoldLeg } from '../../workflows/ledger/summaries';
+} from '../../contracts/shared/search-attributes';
+import { holdSummary, holdSweepSummary, type HoldLeg } from '../../contracts/ledger/summaries';
 import { minorToDecimal } from './money';
 import {
   holdSettledSignal,
   holdSweepScheduleId,
   holdWorkflowId,
   type HoldInput,
-} from '../../workflows/ledger/hold-definitions';
+} from '../../contracts/ledger/hold';
 
 /** How often every API process looks for holds whose workflow start is not confirmed. */
 export const OUTBOX_POLL_INTERVAL_MS = 1_000;

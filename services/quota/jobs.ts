@@ -1,12 +1,21 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
 import { ulid } from '../../db/ids';
 import { lastSuccesses, listJobRuns, type JobRunRow } from '../../db/quota/jobs';
-import { executionSearchAttributes } from '../../workflows/shared/search-attributes';
-import { jobSummary } from '../../workflows/quota/summaries';
-import type { quotaJobWorkflow } from '../../workflows/quota/jobs';
+import { executionSearchAttributes } from '../../contracts/shared/search-attributes';
+import { jobSummary } from '../../contracts/quota/summaries';
 import type { PlatformDeps } from '../../platform/deps';
-import { taskQueues } from '../../platform/temporal';
-import { JOB_NAMES, JOBS, jobScheduleId, jobWorkflowId, type JobName } from './job-catalogue';
+import { taskQueues } from '../../contracts/shared/task-queues';
+import {
+  JOB_NAMES,
+  JOBS,
+  jobScheduleId,
+  jobWorkflowId,
+  type JobName,
+  type QuotaJobInput,
+} from '../../contracts/quota/jobs';
+
+/** The job workflow's signature (workflows/quota/jobs.ts): the API starts it by name. */
+type QuotaJobWorkflow = (input: QuotaJobInput) => Promise<JobRunRow>;
 
 type Deps = Pick<PlatformDeps, 'pool' | 'temporal' | 'config' | 'logger'>;
 
@@ -15,7 +24,7 @@ const PLATFORM_TENANT = 'platform';
 
 const jobWorkflow = (deps: Deps, job: JobName, trigger: 'schedule' | 'manual') => ({
   taskQueue: taskQueues(deps.config.taskQueuePrefix).quota,
-  args: [{ job, trigger }] as [{ job: JobName; trigger: 'schedule' | 'manual' }],
+  args: [{ job, trigger }] as [QuotaJobInput],
   typedSearchAttributes: executionSearchAttributes(PLATFORM_TENANT, 'quota'),
   ...jobSummary(job, trigger),
 });
@@ -62,7 +71,7 @@ export const jobReport = ({ task_queue_prefix: _prefix, ...run }: JobRunRow) => 
 
 /** Runs a job now, on Temporal like its schedule does, and answers its report. */
 export async function runJobNow(deps: Deps, job: JobName) {
-  const run = await deps.temporal.workflow.execute<typeof quotaJobWorkflow>('quotaJobWorkflow', {
+  const run = await deps.temporal.workflow.execute<QuotaJobWorkflow>('quotaJobWorkflow', {
     workflowId: jobWorkflowId(job, `manual-${ulid()}`),
     ...jobWorkflow(deps, job, 'manual'),
   });

@@ -12,12 +12,12 @@ import {
   type TenantRow,
   type TenantStatus,
 } from '../../db/quota/tenants';
-import { executionSearchAttributes } from '../../workflows/shared/search-attributes';
-import { bootstrapSummary } from '../../workflows/quota/summaries';
-import { bootstrapWorkflowId } from '../../workflows/quota/bootstrap-definitions';
+import { executionSearchAttributes } from '../../contracts/shared/search-attributes';
+import { bootstrapSummary } from '../../contracts/quota/summaries';
+import { bootstrapWorkflowId } from '../../contracts/quota/bootstrap';
 import { createOutboxDispatcher, type OutboxSource } from '../../platform/outbox';
 import type { PlatformDeps } from '../../platform/deps';
-import { taskQueues } from '../../platform/temporal';
+import { taskQueues } from '../../contracts/shared/task-queues';
 import { announceChange } from './catalogue-cache';
 import { actedBy, type Principal } from './credentials';
 import { quotaError } from './errors';

@@ -26,7 +26,7 @@ import {
   type AttemptInput,
   type Send,
 } from '../../platform/webhooks/attempts';
-import type { AttemptVerdict } from '../../workflows/shared/delivery-definitions';
+import type { AttemptVerdict } from '../../contracts/shared/delivery';
 import {
   newStandardSecret,
   standardWebhookHeaders,

@@ -18,7 +18,7 @@ import {
   controlUpdates,
   runWorkflowId,
   type ControlAction,
-} from '../../workflows/runs/definitions';
+} from '../../contracts/runs/run';
 import { loadRun } from './reads';
 import { logCacheKeys } from './logs';
 import { logIndexPath } from './log-file';

@@ -1,9 +1,9 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
 import type { PlatformDeps } from '../../platform/deps';
-import { taskQueues } from '../../platform/temporal';
-import { executionSearchAttributes } from '../../workflows/shared/search-attributes';
-import { reconcileSummary } from '../../workflows/runs/summaries';
-import { RECONCILE_EVERY, reconcileScheduleId } from '../../workflows/runs/reconcile-definitions';
+import { taskQueues } from '../../contracts/shared/task-queues';
+import { executionSearchAttributes } from '../../contracts/shared/search-attributes';
+import { reconcileSummary } from '../../contracts/runs/summaries';
+import { RECONCILE_EVERY, reconcileScheduleId } from '../../contracts/runs/reconcile';
 import { PLATFORM_TENANT } from './self-checks';
 
 /**

@@ -1,12 +1,9 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
 import type { PlatformDeps } from '../../platform/deps';
-import { taskQueues } from '../../platform/temporal';
-import { executionSearchAttributes } from '../../workflows/shared/search-attributes';
-import { retentionSummary } from '../../workflows/runs/summaries';
-import {
-  RETENTION_PURGE_EVERY,
-  retentionScheduleId,
-} from '../../workflows/runs/retention-definitions';
+import { taskQueues } from '../../contracts/shared/task-queues';
+import { executionSearchAttributes } from '../../contracts/shared/search-attributes';
+import { retentionSummary } from '../../contracts/runs/summaries';
+import { RETENTION_PURGE_EVERY, retentionScheduleId } from '../../contracts/runs/retention';
 import { PLATFORM_TENANT } from './self-checks';
 
 /**

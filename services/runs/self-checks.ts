@@ -1,19 +1,16 @@
 import { ulid } from '../../db/ids';
 import { runsError } from './errors';
 import type { PlatformDeps } from '../../platform/deps';
-import { taskQueues } from '../../platform/temporal';
+import { taskQueues } from '../../contracts/shared/task-queues';
 import {
   deleteSelfCheck,
   findSelfCheck,
   insertSelfCheck,
   type SelfCheckRow,
 } from '../../db/runs/self-checks';
-import {
-  selfCheckWorkflowId,
-  type SelfCheckInput,
-} from '../../workflows/runs/self-check-definitions';
-import { executionSearchAttributes } from '../../workflows/shared/search-attributes';
-import { selfCheckSummary } from '../../workflows/runs/summaries';
+import { selfCheckWorkflowId, type SelfCheckInput } from '../../contracts/runs/self-check';
+import { executionSearchAttributes } from '../../contracts/shared/search-attributes';
+import { selfCheckSummary } from '../../contracts/runs/summaries';
 
 /** Self-checks belong to the operator, not to a customer tenant. */
 export const PLATFORM_TENANT = 'platform';

@@ -1,10 +1,10 @@
 import { ulid } from '../../db/ids';
 import { runsError } from './errors';
 import type { PlatformDeps } from '../../platform/deps';
-import { taskQueues } from '../../platform/temporal';
+import { taskQueues } from '../../contracts/shared/task-queues';
 import { insertSubmittedRun, type NewRun } from '../../db/runs/runs';
 import type { KeyPrincipal } from '../../db/runs/tenants';
-import type { RunWorkflowInput } from '../../workflows/runs/definitions';
+import type { RunWorkflowInput } from '../../contracts/runs/run';
 import type { WorkflowStarter } from './workflow-starter';
 import { imageAllowed, parseImageReference } from './image-reference';
 import { clampLimits, effectiveLimits } from './limits';

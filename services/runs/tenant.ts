@@ -4,7 +4,7 @@ import { insertAudit, listAudit } from '../../db/runs/audit';
 import { findQuotas, QUOTA_FIELDS, updateQuotas, type TenantQuotasRow } from '../../db/runs/quotas';
 import { countActiveRuns, submissionsToday, waitingHeads } from '../../db/runs/runs';
 import { meteringRefusal, type MeteringDeps } from './metering';
-import { runWorkflowId, slotFreedSignal } from '../../workflows/runs/definitions';
+import { runWorkflowId, slotFreedSignal } from '../../contracts/runs/run';
 import type { KeyPrincipal } from '../../db/runs/tenants';
 import { effectiveLimits } from './limits';
 import { runsError } from './errors';

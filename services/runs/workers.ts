@@ -1,5 +1,5 @@
 import type { PlatformDeps } from '../../platform/deps';
-import { taskQueues } from '../../platform/temporal';
+import { taskQueues } from '../../contracts/shared/task-queues';
 import { countBusyRuns } from '../../db/runs/runs';
 
 /** temporal.api.enums.v1 values (the proto package is not a direct dependency). */

@@ -1,10 +1,10 @@
 import type { PlatformDeps } from '../../platform/deps';
 import { createOutboxDispatcher, type OutboxSource } from '../../platform/outbox';
-import { taskQueues } from '../../platform/temporal';
+import { taskQueues } from '../../contracts/shared/task-queues';
 import { clearRunInputs, dueRunStarts } from '../../db/runs/runs';
-import { executionSearchAttributes, RUN_STATE } from '../../workflows/shared/search-attributes';
-import { runWorkflowId, type RunWorkflowInput } from '../../workflows/runs/definitions';
-import { runSummary } from '../../workflows/runs/summaries';
+import { executionSearchAttributes, RUN_STATE } from '../../contracts/shared/search-attributes';
+import { runWorkflowId, type RunWorkflowInput } from '../../contracts/runs/run';
+import { runSummary } from '../../contracts/runs/summaries';
 
 /** A run younger than this is still being started by the process that stored it. */
 export const WORKFLOW_SWEEP_GRACE_SECONDS = 3;

@@ -1,4 +1,4 @@
-import { taskQueues } from '../../workflows/shared/task-queues';
+import { taskQueues } from '../../contracts/shared/task-queues';
 
 describe('task queues', () => {
   it('derive every name from one prefix', () => {

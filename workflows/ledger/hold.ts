@@ -1,7 +1,7 @@
 import { condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { LedgerHoldActivities, SweepResult } from '../../activities/ledger/holds';
 import { postgresProfile } from '../shared/activity-profiles';
-import { holdSettledSignal, type HoldInput } from './hold-definitions';
+import { holdSettledSignal, type HoldInput } from '../../contracts/ledger/hold';
 
 export type HoldOutcome = 'settled' | 'expired' | 'already_final';
 

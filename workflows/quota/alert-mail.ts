@@ -17,9 +17,9 @@
  * RECORDED HISTORIES: test/histories/quota/alert-mail-*.json (before delivery-state).
  */
 import { patched, proxyActivities, sleep, upsertSearchAttributes } from '@temporalio/workflow';
-import { DELIVERY_STATE } from '../shared/search-attributes';
+import { DELIVERY_STATE } from '../../contracts/shared/search-attributes';
 import type { AlertMailActivities } from '../../activities/quota/alert-mail';
-import type { AlertMailWorkflowInput, MailVerdict } from './alert-mail-definitions';
+import type { AlertMailWorkflowInput, MailVerdict } from '../../contracts/quota/alert-mail';
 
 /**
  * An attempt's SMTP exchange is bounded by the transport's own timeouts (about a minute); the

@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { QuotaJobActivities } from '../../activities/quota/jobs';
-import type { JobName } from '../../services/quota/job-catalogue';
+import type { QuotaJobInput } from '../../contracts/quota/jobs';
 import { postgresProfile } from '../shared/activity-profiles';
 
 const jobs = proxyActivities<QuotaJobActivities>({
@@ -8,7 +8,7 @@ const jobs = proxyActivities<QuotaJobActivities>({
   startToCloseTimeout: '5 minutes',
 });
 
-/** One run of a quota background job (services/quota/job-catalogue.ts), from its schedule or on demand. */
-export async function quotaJobWorkflow(input: { job: JobName; trigger: 'schedule' | 'manual' }) {
+/** One run of a quota background job (contracts/quota/jobs.ts), from its schedule or on demand. */
+export async function quotaJobWorkflow(input: QuotaJobInput) {
   return jobs.runQuotaJob(input);
 }

@@ -16,10 +16,10 @@ import {
   retryNodeUpdate,
   type DagRefusal,
   type NodeRetried,
-} from './dag-definitions';
-import { cancelRunSignal } from './definitions';
+} from '../../contracts/runs/dag';
+import { cancelRunSignal } from '../../contracts/runs/run';
 import type { DagExecution } from './dag-execution';
-import { downstreamClosure, isTerminalNode, type NodeState } from './dag-rules';
+import { downstreamClosure, isTerminalNode, type NodeState } from '../../contracts/runs/dag-rules';
 
 /**
  * What a DAG answers while its execution lives: its states (a query for operators) and its

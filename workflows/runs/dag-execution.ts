@@ -8,8 +8,8 @@ import {
 } from '@temporalio/workflow';
 import type { DagActivities, LaunchedAttempt, NodeAttemptWrite } from '../../activities/runs/dag';
 import { localPostgresProfile } from '../shared/activity-profiles';
-import { DAG_STATE } from '../shared/search-attributes';
-import type { DagWorkflowInput } from './dag-definitions';
+import { DAG_STATE } from '../../contracts/shared/search-attributes';
+import type { DagWorkflowInput } from '../../contracts/runs/dag';
 import {
   TERMINAL_WORKFLOW_STATES,
   isTerminalNode,
@@ -19,7 +19,7 @@ import {
   type FailurePolicy,
   type NodeState,
   type NodeStates,
-} from './dag-rules';
+} from '../../contracts/runs/dag-rules';
 import { nextWorkflowUlid, workflowUlid } from './ids';
 import type { runWorkflow } from './run';
 

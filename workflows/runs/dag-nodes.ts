@@ -1,9 +1,9 @@
 import { ParentClosePolicy, condition, startChild } from '@temporalio/workflow';
-import { RUN_STATE, executionSearchAttributes } from '../shared/search-attributes';
-import { runSummary } from './summaries';
-import { cancelRunSignal, runWorkflowId } from './definitions';
+import { RUN_STATE, executionSearchAttributes } from '../../contracts/shared/search-attributes';
+import { runSummary } from '../../contracts/runs/summaries';
+import { cancelRunSignal, runWorkflowId } from '../../contracts/runs/run';
 import type { DagExecution, DagNode } from './dag-execution';
-import type { NodeState } from './dag-rules';
+import type { NodeState } from '../../contracts/runs/dag-rules';
 import { runWorkflow } from './run';
 import type { RunEnded } from './run-execution';
 import type { LaunchRefusal } from '../../activities/runs/dag';

@@ -25,12 +25,12 @@
  */
 import { CancellationScope, allHandlersFinished, condition, patched } from '@temporalio/workflow';
 import { handleDagControls } from './dag-controls';
-import type { DagWorkflowInput } from './dag-definitions';
+import type { DagWorkflowInput } from '../../contracts/runs/dag';
 import { DagExecution } from './dag-execution';
 import { startNode } from './dag-nodes';
-import { nextStep, outcomeOf, type WorkflowState } from './dag-rules';
+import { nextStep, outcomeOf, type WorkflowState } from '../../contracts/runs/dag-rules';
 
-export { dagWorkflowId } from './dag-definitions';
+export { dagWorkflowId } from '../../contracts/runs/dag';
 
 export interface DagEnded {
   state: WorkflowState;

@@ -12,9 +12,9 @@ import type {
 } from '../../activities/runs/reconcile';
 import type { RunDockerActivities } from '../../activities/runs/run-docker';
 import { dockerCallProfile, postgresProfile } from '../shared/activity-profiles';
-import { hostLostSignal, runWorkflowId } from './definitions';
+import { hostLostSignal, runWorkflowId } from '../../contracts/runs/run';
 import { workflowUlid } from './ids';
-import type { ReconcileReason } from './reconcile-definitions';
+import type { ReconcileReason } from '../../contracts/runs/reconcile';
 
 /** Stale runs repaired per pass at most (the rest wait for the next pass). */
 export const RECONCILE_BATCH_SIZE = 50;

@@ -12,7 +12,7 @@ import {
   runStateQuery,
   slotFreedSignal,
   stopUpdate,
-} from './definitions';
+} from '../../contracts/runs/run';
 import type { RunExecution } from './run-execution';
 
 /**

@@ -8,8 +8,8 @@ import {
 import type { RunActivities } from '../../activities/runs/run';
 import type { ContainerOutcome, RunDockerActivities } from '../../activities/runs/run-docker';
 import { dockerCallProfile, localPostgresProfile } from '../shared/activity-profiles';
-import { dockerHostQueue } from '../shared/task-queues';
-import { RUN_STATE } from '../shared/search-attributes';
+import { dockerHostQueue } from '../../contracts/shared/task-queues';
+import { RUN_STATE } from '../../contracts/shared/search-attributes';
 import {
   CONTROL_FROM_STATES,
   isTerminal,
@@ -20,7 +20,7 @@ import {
   type Transition,
   type TransitionFields,
   type TransitionOutcome,
-} from './definitions';
+} from '../../contracts/runs/run';
 import { nextWorkflowUlid } from './ids';
 
 /** How often a run reads a launch it has not seen while the image is pulled (untilLaunchSeen). */

@@ -7,7 +7,7 @@ import {
 import type { ClaimedLaunch, HostClaimActivities } from '../../activities/runs/host';
 import type { RunDockerActivities } from '../../activities/runs/run-docker';
 import { dockerCallProfile } from '../shared/activity-profiles';
-import type { Transition } from './definitions';
+import type { Transition } from '../../contracts/runs/run';
 import {
   failureMessage,
   type RunDockerProxy,

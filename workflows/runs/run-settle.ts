@@ -1,4 +1,4 @@
-import { HOST_LOST, type HostLost, type TransitionFields } from './definitions';
+import { HOST_LOST, type HostLost, type TransitionFields } from '../../contracts/runs/run';
 import type { FinalState, RunExecution, TerminalChange } from './run-execution';
 
 /**

@@ -1,5 +1,5 @@
 import { condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
-import { WORKFLOW_CANCELLED } from './definitions';
+import { WORKFLOW_CANCELLED } from '../../contracts/runs/run';
 import type { runWorkflow } from './run';
 import type { RunExecution, TerminalChange } from './run-execution';
 

@@ -19,7 +19,7 @@
  * RECORD_RUN_HISTORIES=1 (README, Tests).
  */
 import { condition, deprecatePatch, patched, allHandlersFinished } from '@temporalio/workflow';
-import type { RunWorkflowInput } from './definitions';
+import type { RunWorkflowInput } from '../../contracts/runs/run';
 import { handleQueryAndControls } from './run-controls';
 import { RunExecution, type RunEnded, type TerminalChange } from './run-execution';
 import { followContainer } from './run-follow';
@@ -28,7 +28,7 @@ import { launchAndFollow } from './run-launch-follow';
 import { settle } from './run-settle';
 import { failBeforeStart, waitForStartAndSlot } from './run-wait';
 
-export { runWorkflowId } from './definitions';
+export { runWorkflowId } from '../../contracts/runs/run';
 export type { RunWorkflowInput };
 
 /** Postgres steps are local activities; claim and launch are one activity. */

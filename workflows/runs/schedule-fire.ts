@@ -2,7 +2,7 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { ScheduleActivities, ScheduleFireResult } from '../../activities/runs/schedules';
 import { localPostgresProfile } from '../shared/activity-profiles';
-import type { ScheduleFireWorkflowInput } from './schedule-fire-definitions';
+import type { ScheduleFireWorkflowInput } from '../../contracts/runs/schedule-fire';
 
 /** Set by Temporal on every execution a schedule starts: the occurrence it stands for. */
 export const TEMPORAL_SCHEDULED_START_TIME = defineSearchAttributeKey(

@@ -3,9 +3,9 @@ import type { HostClaimActivities } from '../../activities/runs/host';
 import type {
   SelfCheckActivities,
   SelfCheckDockerActivities,
-  SelfCheckInput,
   SelfCheckContainerResult,
 } from '../../activities/runs/self-check';
+import type { SelfCheckInput } from '../../contracts/runs/self-check';
 import { claimHostProfile, dockerCallProfile, postgresProfile } from '../shared/activity-profiles';
 
 export interface SelfCheckOutcome extends SelfCheckContainerResult {

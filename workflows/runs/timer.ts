@@ -6,7 +6,7 @@ import {
 } from '@temporalio/workflow';
 import type { TimerActivities, TimerFireResult } from '../../activities/runs/timers';
 import { localPostgresProfile } from '../shared/activity-profiles';
-import type { TimerWorkflowInput } from './timer-definitions';
+import type { TimerWorkflowInput } from '../../contracts/runs/timer';
 
 /** fireTimer's outcome, or `cancelled` when the execution was cancelled while it slept. */
 export type TimerWorkflowResult = TimerFireResult;

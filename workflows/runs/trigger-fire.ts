@@ -8,12 +8,12 @@ import {
 } from '@temporalio/workflow';
 import type { TriggerActivities, TriggerFireResult } from '../../activities/runs/triggers';
 import { localPostgresProfile, postgresProfile } from '../shared/activity-profiles';
-import { DAG_STATE, executionSearchAttributes } from '../shared/search-attributes';
-import { dagSummary } from './summaries';
+import { DAG_STATE, executionSearchAttributes } from '../../contracts/shared/search-attributes';
+import { dagSummary } from '../../contracts/runs/summaries';
 import { dagWorkflow } from './dag';
-import { dagWorkflowId } from './dag-definitions';
+import { dagWorkflowId } from '../../contracts/runs/dag';
 import { scheduledOccurrence } from './schedule-fire';
-import type { TriggerFireWorkflowInput } from './trigger-fire-definitions';
+import type { TriggerFireWorkflowInput } from '../../contracts/runs/trigger-fire';
 
 /** The failure type a fire ends with when its launch was refused (the trigger is disabled). */
 export const TRIGGER_DISABLED_FAILURE = 'TriggerDisabled';

@@ -18,9 +18,9 @@
  * RECORDED HISTORIES: test/histories/platform/delivery-*.json (before delivery-state).
  */
 import { patched, proxyActivities, sleep, upsertSearchAttributes } from '@temporalio/workflow';
-import { DELIVERY_STATE } from './search-attributes';
+import { DELIVERY_STATE } from '../../contracts/shared/search-attributes';
 import type { DeliveryActivities } from '../../activities/shared/delivery';
-import type { AttemptVerdict, DeliveryWorkflowInput } from './delivery-definitions';
+import type { AttemptVerdict, DeliveryWorkflowInput } from '../../contracts/shared/delivery';
 
 /**
  * An attempt's HTTP call is bounded by WEBHOOK_ATTEMPT_TIMEOUT_MS (at most 120 s); the activity

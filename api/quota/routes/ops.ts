@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import Joi from 'joi';
 import { quotaError } from '../../../services/quota/errors';
-import { isJobName, JOB_NAMES, JOBS } from '../../../services/quota/job-catalogue';
+import { isJobName, JOB_NAMES, JOBS } from '../../../contracts/quota/jobs';
 import { jobsHealth, listJobs, runJobNow } from '../../../services/quota/jobs';
 import { JobList, JobReport, JobsHealth } from '../models';
 import { LIMITS, listLimit } from '../../../services/quota/schemas';

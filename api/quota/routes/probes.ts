@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import Joi from 'joi';
 import { takeTransactionId } from '../../../db/probes';
-import { checkAll, redisCheck, withinTimeout } from '../../../platform/health';
+import { checkAll, redisCheck, withinTimeout } from '../../../db/health';
 import { isBackendUnreachable } from '../../../db/unreachable';
 import { flushLagSeconds } from '../../../services/quota/consumption/ledger-flush';
 import { JSON_RPC_ERROR, MCP_REQUEST_BODY, mcpTransportResponses } from '../../mcp/contract';

@@ -8,7 +8,7 @@ import {
   redisCheck,
   withinTimeout,
   type BackendCheck,
-} from '../../../platform/health';
+} from '../../../db/health';
 import { mount } from '../../http/contract';
 import { privateNetworkOnly } from '../../http/private-network';
 import { Health } from '../../../services/runs/models';

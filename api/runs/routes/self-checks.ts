@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import Joi from 'joi';
 import type { PlatformDeps } from '../../../platform/deps';
-import { selfCheckWorkflowId } from '../../../workflows/runs/self-check-definitions';
+import { selfCheckWorkflowId } from '../../../contracts/runs/self-check';
 import { mount } from '../../http/contract';
 import { privateNetworkOnly } from '../../http/private-network';
 import { SelfCheck } from '../../../services/runs/models';

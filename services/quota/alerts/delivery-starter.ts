@@ -4,27 +4,24 @@ import {
   type NoticeStart,
   type NoticeTable,
 } from '../../../db/quota/notice-starts';
-import {
-  deliveryWorkflowId,
-  type DeliveryWorkflowInput,
-} from '../../../workflows/shared/delivery-definitions';
+import { deliveryWorkflowId, type DeliveryWorkflowInput } from '../../../contracts/shared/delivery';
 import {
   executionSearchAttributes,
   WEBHOOK_ENDPOINT,
-} from '../../../workflows/shared/search-attributes';
+} from '../../../contracts/shared/search-attributes';
 import {
   alertMailWorkflowId,
   type AlertMailWorkflowInput,
-} from '../../../workflows/quota/alert-mail-definitions';
-import { deliverySummary } from '../../../workflows/shared/summaries';
-import { alertMailSummary } from '../../../workflows/quota/summaries';
+} from '../../../contracts/quota/alert-mail';
+import { deliverySummary } from '../../../contracts/shared/summaries';
+import { alertMailSummary } from '../../../contracts/quota/summaries';
 import {
   createOutboxDispatcher,
   type OutboxSource,
   type WorkflowStart,
 } from '../../../platform/outbox';
 import type { PlatformDeps } from '../../../platform/deps';
-import { taskQueues } from '../../../platform/temporal';
+import { taskQueues } from '../../../contracts/shared/task-queues';
 import { webhookTerms } from '../../../platform/webhooks/terms';
 
 /**

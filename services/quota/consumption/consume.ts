@@ -23,7 +23,7 @@ import {
 import type { EffectivePolicyRow } from '../../../db/quota/consumption';
 import type { AlertRuleRow } from '../../../db/quota/alert-rules';
 import type { Config } from '../../../platform/config';
-import { taskQueues } from '../../../platform/temporal';
+import { taskQueues } from '../../../contracts/shared/task-queues';
 import { spendInRedis } from './in-redis';
 import {
   answerOfRecord,

@@ -15,7 +15,7 @@ import {
 import type { Redis } from '../../../db/redis';
 import { isBackendUnreachable } from '../../../db/unreachable';
 import { stringifyExact } from '../../../platform/exact-json';
-import { IDEMPOTENCY_WINDOW_HOURS } from '../job-catalogue';
+import { IDEMPOTENCY_WINDOW_HOURS } from '../../../contracts/quota/jobs';
 import type { ConsumeBody } from './consume';
 import {
   answerOfRecord,

@@ -7,7 +7,7 @@ import {
 } from '../../../db/quota/fast-state';
 import { ALL_PARTITIONS } from '../../../db/quota/partitions';
 import type { Redis } from '../../../db/redis';
-import { taskQueues } from '../../../platform/temporal';
+import { taskQueues } from '../../../contracts/shared/task-queues';
 import { recordAlerts, type StreamedAlerts } from '../alerts/events';
 
 /**

@@ -18,8 +18,8 @@ import {
   resumeDagUpdate,
   retryNodeUpdate,
   type DagRefusal,
-} from '../../../workflows/runs/dag-definitions';
-import { isTerminalNode } from '../../../workflows/runs/dag-rules';
+} from '../../../contracts/runs/dag';
+import { isTerminalNode } from '../../../contracts/runs/dag-rules';
 import { CONTROL_ANSWER_TIMEOUT_MS, CONTROL_CATCH_UP_MS } from '../control';
 import { runsError } from '../errors';
 import { isActiveWorkflow, loadWorkflow, nodeOf } from './reads';

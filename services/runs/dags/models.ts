@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { WORKFLOW_STATES } from '../../../db/runs/workflows';
-import { EDGE_CONDITIONS, NODE_STATES } from '../../../workflows/runs/dag-rules';
+import { EDGE_CONDITIONS, NODE_STATES } from '../../../contracts/runs/dag-rules';
 import { instant, integer, model, nullableInstant, nullableText, text, ulid } from '../models';
 
 /** The response models of the workflow operations (the spec's Workflow models). */

@@ -1,16 +1,16 @@
 import type { WorkflowStartOptions } from '@temporalio/client';
 import type { PlatformDeps } from '../../../platform/deps';
 import { createOutboxDispatcher, type OutboxSource } from '../../../platform/outbox';
-import { taskQueues } from '../../../platform/temporal';
+import { taskQueues } from '../../../contracts/shared/task-queues';
 import type { KeyPrincipal } from '../../../db/runs/tenants';
 import {
   clearWorkflowInputs,
   dueWorkflowStarts,
   type WorkflowState,
 } from '../../../db/runs/workflows';
-import { DAG_STATE, executionSearchAttributes } from '../../../workflows/shared/search-attributes';
-import { dagWorkflowId, type DagWorkflowInput } from '../../../workflows/runs/dag-definitions';
-import { dagSummary } from '../../../workflows/runs/summaries';
+import { DAG_STATE, executionSearchAttributes } from '../../../contracts/shared/search-attributes';
+import { dagWorkflowId, type DagWorkflowInput } from '../../../contracts/runs/dag';
+import { dagSummary } from '../../../contracts/runs/summaries';
 import { RUN_START_RETRY_DELAY_MAX_MS, WORKFLOW_SWEEP_GRACE_SECONDS } from '../workflow-starter';
 
 export const DAG_WORKFLOW_TYPE = 'dagWorkflow';

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { boundedText } from '../../../platform/text';
-import { EDGE_CONDITIONS } from '../../../workflows/runs/dag-rules';
+import { EDGE_CONDITIONS } from '../../../contracts/runs/dag-rules';
 import { IMAGE_REFERENCE_MAX_LENGTH, IMAGE_REFERENCE_PATTERN } from '../image-reference';
 import { InlineWebhook } from '../webhooks/inline';
 import {

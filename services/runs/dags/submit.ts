@@ -1,6 +1,6 @@
 import { ulid } from '../../../db/ids';
 import type { PlatformDeps } from '../../../platform/deps';
-import { taskQueues } from '../../../platform/temporal';
+import { taskQueues } from '../../../contracts/shared/task-queues';
 import type { KeyPrincipal } from '../../../db/runs/tenants';
 import type { AuditRecordInput } from '../../../db/runs/audit';
 import {
@@ -10,8 +10,8 @@ import {
   type SubmitOutcome,
   type WorkflowSecretRow,
 } from '../../../db/runs/workflows';
-import type { NodeSpec } from '../../../workflows/runs/dag-definitions';
-import { graphProblem, type DagEdge, type FailurePolicy } from '../../../workflows/runs/dag-rules';
+import type { NodeSpec } from '../../../contracts/runs/dag';
+import { graphProblem, type DagEdge, type FailurePolicy } from '../../../contracts/runs/dag-rules';
 import { runsError } from '../errors';
 import { imageAllowed, parseImageReference } from '../image-reference';
 import { clampLimits, effectiveLimits, type EffectiveLimits } from '../limits';

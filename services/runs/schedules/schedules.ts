@@ -21,14 +21,14 @@ import {
 } from '../../../db/runs/schedules';
 import type { DatabasePool } from '../../../db/pool';
 import type { PlatformDeps } from '../../../platform/deps';
-import { executionSearchAttributes } from '../../../workflows/shared/search-attributes';
-import { scheduleFireSummary } from '../../../workflows/runs/summaries';
+import { executionSearchAttributes } from '../../../contracts/shared/search-attributes';
+import { scheduleFireSummary } from '../../../contracts/runs/summaries';
 import {
   SCHEDULE_FIRE_WORKFLOW_TYPE,
   scheduleFireWorkflowIdBase,
   scheduleTemporalId,
   type ScheduleFireWorkflowInput,
-} from '../../../workflows/runs/schedule-fire-definitions';
+} from '../../../contracts/runs/schedule-fire';
 import { runsError } from '../errors';
 import { inlineWebhookRow, type InlineWebhookBody } from '../webhooks/inline';
 import { runsQueue } from '../webhooks/starter';

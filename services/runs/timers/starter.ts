@@ -1,13 +1,13 @@
 import type { PlatformDeps } from '../../../platform/deps';
 import { createOutboxDispatcher, type OutboxSource } from '../../../platform/outbox';
 import { dueTimerStarts, markTimerWorkflowsStarted } from '../../../db/runs/timers';
-import { executionSearchAttributes } from '../../../workflows/shared/search-attributes';
+import { executionSearchAttributes } from '../../../contracts/shared/search-attributes';
 import {
   TIMER_WORKFLOW_TYPE,
   timerWorkflowId,
   type TimerWorkflowInput,
-} from '../../../workflows/runs/timer-definitions';
-import { timerSummary } from '../../../workflows/runs/summaries';
+} from '../../../contracts/runs/timer';
+import { timerSummary } from '../../../contracts/runs/summaries';
 import { runsQueue } from '../webhooks/starter';
 
 /** A timer younger than this is still being started by the process that stored it. */

@@ -11,7 +11,7 @@ import {
 } from '../../../db/runs/timers';
 import type { DatabasePool } from '../../../db/pool';
 import type { PlatformDeps } from '../../../platform/deps';
-import { timerWorkflowId } from '../../../workflows/runs/timer-definitions';
+import { timerWorkflowId } from '../../../contracts/runs/timer';
 import { runsError } from '../errors';
 import { inlineWebhookRow, type InlineWebhookBody } from '../webhooks/inline';
 import { runsQueue } from '../webhooks/starter';

@@ -20,14 +20,14 @@ import {
   type TriggerParams,
   type TriggerRow,
 } from '../../../db/runs/triggers';
-import { executionSearchAttributes } from '../../../workflows/shared/search-attributes';
-import { triggerFireSummary } from '../../../workflows/runs/summaries';
+import { executionSearchAttributes } from '../../../contracts/shared/search-attributes';
+import { triggerFireSummary } from '../../../contracts/runs/summaries';
 import {
   TRIGGER_FIRE_WORKFLOW_TYPE,
   triggerFireWorkflowIdBase,
   triggerTemporalId,
   type TriggerFireWorkflowInput,
-} from '../../../workflows/runs/trigger-fire-definitions';
+} from '../../../contracts/runs/trigger-fire';
 import type { PlatformDeps } from '../../../platform/deps';
 import { runsError } from '../errors';
 import { SCHEDULE_CATCHUP_WINDOW } from '../schedules/schedules';

@@ -8,7 +8,7 @@ import {
   type Send,
 } from '../../../platform/webhooks/attempts';
 import { svcSignature } from '../../../platform/webhooks/signing';
-import type { AttemptVerdict } from '../../../workflows/shared/delivery-definitions';
+import type { AttemptVerdict } from '../../../contracts/shared/delivery';
 import { DELIVERY_HEALTH_NOTICES } from './catalogue';
 
 export const USER_AGENT = `Svc/${platformVersion()}`;

@@ -1,5 +1,5 @@
 import type { PlatformDeps } from '../../../platform/deps';
-import { taskQueues } from '../../../platform/temporal';
+import { taskQueues } from '../../../contracts/shared/task-queues';
 import { listenForNotifications } from '../../../platform/pg-notifications';
 import {
   claimUnpublished,

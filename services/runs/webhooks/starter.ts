@@ -1,6 +1,6 @@
 import type { PlatformDeps } from '../../../platform/deps';
 import { createOutboxDispatcher, type OutboxSource } from '../../../platform/outbox';
-import { taskQueues } from '../../../platform/temporal';
+import { taskQueues } from '../../../contracts/shared/task-queues';
 import {
   dueDeliveryStarts,
   findDeliveryEventType,
@@ -10,12 +10,9 @@ import {
 import {
   executionSearchAttributes,
   WEBHOOK_ENDPOINT,
-} from '../../../workflows/shared/search-attributes';
-import {
-  deliveryWorkflowId,
-  type DeliveryWorkflowInput,
-} from '../../../workflows/shared/delivery-definitions';
-import { deliverySummary } from '../../../workflows/shared/summaries';
+} from '../../../contracts/shared/search-attributes';
+import { deliveryWorkflowId, type DeliveryWorkflowInput } from '../../../contracts/shared/delivery';
+import { deliverySummary } from '../../../contracts/shared/summaries';
 import { webhookTerms } from '../../../platform/webhooks/terms';
 import { createDeliveryDispatcher } from './dispatcher';
 

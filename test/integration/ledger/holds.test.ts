@@ -12,7 +12,7 @@ import {
   type PostingBatcher,
 } from '../../../services/ledger/transactions';
 import { readDueHolds, type DueHold } from '../../../db/ledger/transactions';
-import { holdSweepScheduleId, holdWorkflowId } from '../../../workflows/ledger/hold-definitions';
+import { holdSweepScheduleId, holdWorkflowId } from '../../../contracts/ledger/hold';
 import { eventually } from '../../support/services';
 import { LedgerHarness, type TenantClients } from './support';
 import { createTemporalClient } from '../../../platform/temporal';

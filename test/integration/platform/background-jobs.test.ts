@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { createTemporalClient, taskQueues } from '../../../platform/temporal';
+import { createTemporalClient } from '../../../platform/temporal';
+import { taskQueues } from '../../../contracts/shared/task-queues';
 import { createDatabasePool, sql, type DatabasePool } from '../../../db/pool';
 import { ledgerHoldSweepWorkflow } from '../../../workflows/ledger/hold';
 import {

@@ -1,14 +1,14 @@
 import type { Client } from '@temporalio/client';
 import { createTemporalClient } from '../../../platform/temporal';
-import { runWorkflowId } from '../../../workflows/runs/definitions';
-import { dagWorkflowId } from '../../../workflows/runs/dag-definitions';
-import { holdWorkflowId } from '../../../workflows/ledger/hold-definitions';
+import { runWorkflowId } from '../../../contracts/runs/run';
+import { dagWorkflowId } from '../../../contracts/runs/dag';
+import { holdWorkflowId } from '../../../contracts/ledger/hold';
 import {
   DAG_STATE,
   HOLD_EXPIRES_AT,
   RUN_STATE,
   TENANT_ID,
-} from '../../../workflows/shared/search-attributes';
+} from '../../../contracts/shared/search-attributes';
 import { eventually } from '../../support/services';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from '../runs/support';
 import { ALL_WORKFLOW_PERMISSIONS, dagClient, shNode, edge } from '../runs/dag-support';

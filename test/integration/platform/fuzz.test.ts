@@ -7,7 +7,7 @@ import { LedgerHarness } from '../ledger/support';
 import { config, newTenant, startHarness, type Harness } from '../runs/support';
 import { createTemporalClient } from '../../../platform/temporal';
 import { sql } from '../../../db/pool';
-import { scheduleTemporalId } from '../../../workflows/runs/schedule-fire-definitions';
+import { scheduleTemporalId } from '../../../contracts/runs/schedule-fire';
 import { ALL_WORKFLOW_PERMISSIONS } from '../runs/dag-support';
 import { flushLedgerStream } from '../../../services/quota/consumption/ledger-flush';
 import { startQuota, type QuotaHarness } from '../quota/support';

@@ -1,7 +1,7 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { ulid } from 'ulid';
 import { createTemporalClient } from '../../../platform/temporal';
-import { runWorkflowId } from '../../../workflows/runs/definitions';
+import { runWorkflowId } from '../../../contracts/runs/run';
 import { eventually } from '../../support/services';
 import { cleanTestNamespace, testNamespace } from '../../support/test-namespace';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from '../runs/support';

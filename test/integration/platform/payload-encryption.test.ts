@@ -13,7 +13,7 @@ import {
 } from '../../../api/http/codec-endpoint';
 import { EncryptionCodec, ENCRYPTED_ENCODING } from '../../../platform/payload-codec';
 import { CODEC_PATH, CODEC_SESSION_COOKIE } from '../../../api/quota/routes/temporal-codec';
-import { runWorkflowId } from '../../../workflows/runs/definitions';
+import { runWorkflowId } from '../../../contracts/runs/run';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from '../runs/support';
 import { startQuota, type QuotaHarness } from '../quota/support';
 

@@ -4,8 +4,8 @@ import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { sql } from '../../../db/pool';
 import { createTemporalClient } from '../../../platform/temporal';
-import { JOB_NAMES, jobScheduleId, jobWorkflowId } from '../../../services/quota/job-catalogue';
-import { taskQueues } from '../../../platform/temporal';
+import { JOB_NAMES, jobScheduleId, jobWorkflowId } from '../../../contracts/quota/jobs';
+import { taskQueues } from '../../../contracts/shared/task-queues';
 import { config, startQuota, type QuotaHarness } from './support';
 
 describe('quota: background jobs and their probes', () => {

@@ -5,7 +5,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { sql } from '../../../db/pool';
 import { createTemporalClient } from '../../../platform/temporal';
 import { TENANT_SCOPE_NAMES } from '../../../services/quota/scopes';
-import { bootstrapWorkflowId } from '../../../workflows/quota/bootstrap-definitions';
+import { bootstrapWorkflowId } from '../../../contracts/quota/bootstrap';
 import { eventually } from '../../support/services';
 import { config, startQuota, type QuotaHarness } from './support';
 

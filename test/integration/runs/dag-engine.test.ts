@@ -15,7 +15,7 @@ import {
   shNode,
   type DagClient,
 } from './dag-support';
-import { INPUTS_MAX_BYTES } from '../../../workflows/runs/dag-definitions';
+import { INPUTS_MAX_BYTES } from '../../../contracts/runs/dag';
 
 /**
  * The DAG engine against the real stack: every row of the spec's Workflow and Node state

@@ -17,7 +17,7 @@ import {
   purgeContainerOutcomes,
 } from '../../../db/runs/container-outcomes';
 import { createRedis, type Redis } from '../../../db/redis';
-import { runContainerName } from '../../../workflows/runs/definitions';
+import { runContainerName } from '../../../contracts/runs/run';
 import { IMAGE, config } from './support';
 
 /**

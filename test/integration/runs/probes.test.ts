@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { sql } from '../../../db/pool';
-import { retentionScheduleId } from '../../../workflows/runs/retention-definitions';
-import { reconcileScheduleId } from '../../../workflows/runs/reconcile-definitions';
+import { retentionScheduleId } from '../../../contracts/runs/retention';
+import { reconcileScheduleId } from '../../../contracts/runs/reconcile';
 import { eventually } from '../../support/services';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
 import { createTemporalClient } from '../../../platform/temporal';

@@ -9,9 +9,9 @@ import { createLogger } from '../../../platform/logger';
 import { ensureReconcileSchedule } from '../../../services/runs/reconcile';
 import { runAdmin } from '../../../cli/runs';
 import { sql } from '../../../db/pool';
-import { taskQueues } from '../../../workflows/shared/task-queues';
+import { taskQueues } from '../../../contracts/shared/task-queues';
 import type { ReconcileInput } from '../../../workflows/runs/reconcile';
-import { reconcileScheduleId } from '../../../workflows/runs/reconcile-definitions';
+import { reconcileScheduleId } from '../../../contracts/runs/reconcile';
 import { eventually } from '../../support/services';
 import {
   IMAGE,

@@ -6,7 +6,7 @@ import type { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { createDocker } from '../../../platform/docker';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
-import { runWorkflowId } from '../../../workflows/runs/definitions';
+import { runWorkflowId } from '../../../contracts/runs/run';
 import { eventually } from '../../support/services';
 import {
   IMAGE,

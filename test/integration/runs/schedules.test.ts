@@ -7,13 +7,13 @@ import { msToTs, tsToMs } from '@temporalio/common/lib/time';
 import { createTemporalClient } from '../../../platform/temporal';
 import { openApiDocument } from '../../../api/runs/openapi';
 import { sql } from '../../../db/pool';
-import { SERVICE, TENANT_ID } from '../../../workflows/shared/search-attributes';
+import { SERVICE, TENANT_ID } from '../../../contracts/shared/search-attributes';
 import {
   scheduleFireWorkflowIdBase,
   scheduleTemporalId,
-} from '../../../workflows/runs/schedule-fire-definitions';
+} from '../../../contracts/runs/schedule-fire';
 import { createScheduleActivities } from '../../../activities/runs/schedules';
-import { taskQueues } from '../../../workflows/shared/task-queues';
+import { taskQueues } from '../../../contracts/shared/task-queues';
 import { wallTimeOf } from '../../../services/runs/schedules/dst';
 import { eventually } from '../../support/services';
 import {

@@ -6,8 +6,8 @@ import { eventually, startTestService, type TestService } from '../../support/se
 import { createDocker } from '../../../platform/docker';
 import { OWNER_LABEL } from '../../../activities/docker/containers';
 import type { Client } from '@temporalio/client';
-import { taskQueues } from '../../../workflows/shared/task-queues';
-import { executionSearchAttributes } from '../../../workflows/shared/search-attributes';
+import { taskQueues } from '../../../contracts/shared/task-queues';
+import { executionSearchAttributes } from '../../../contracts/shared/search-attributes';
 import type { ReconcileInput, runsReconcileWorkflow } from '../../../workflows/runs/reconcile';
 
 export const config = loadConfig();

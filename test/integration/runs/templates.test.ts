@@ -6,7 +6,7 @@ import { openApiDocument } from '../../../api/runs/openapi';
 import { TEMPLATE_VERSIONS_MAX } from '../../../services/runs/templates/service';
 import { createTemporalClient } from '../../../platform/temporal';
 import { decryptWorkflowSecret } from '../../../platform/secrets';
-import { dagWorkflowId } from '../../../workflows/runs/dag-definitions';
+import { dagWorkflowId } from '../../../contracts/runs/dag';
 import { startTestService, type TestService } from '../../support/services';
 import { dagClient, shNode } from './dag-support';
 import { runsConformance } from './conformance';

@@ -10,8 +10,8 @@ import { openApiDocument } from '../../../api/runs/openapi';
 import { LABELS_MAX, PAYLOAD_MAX_BYTES } from '../../../services/runs/payloads';
 import { TIMER_HORIZON_DAYS } from '../../../api/runs/routes/timers';
 import { sql } from '../../../db/pool';
-import { SERVICE, TENANT_ID } from '../../../workflows/shared/search-attributes';
-import { timerWorkflowId } from '../../../workflows/runs/timer-definitions';
+import { SERVICE, TENANT_ID } from '../../../contracts/shared/search-attributes';
+import { timerWorkflowId } from '../../../contracts/runs/timer';
 import { eventually } from '../../support/services';
 import {
   startHttpsReceiver,

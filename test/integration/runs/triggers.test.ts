@@ -13,13 +13,13 @@ import { createTemporalClient } from '../../../platform/temporal';
 import { openApiDocument } from '../../../api/runs/openapi';
 import { runAdmin } from '../../../cli/runs';
 import { sql } from '../../../db/pool';
-import { SERVICE, TENANT_ID } from '../../../workflows/shared/search-attributes';
-import { dagWorkflowId } from '../../../workflows/runs/dag-definitions';
+import { SERVICE, TENANT_ID } from '../../../contracts/shared/search-attributes';
+import { dagWorkflowId } from '../../../contracts/runs/dag';
 import {
   TRIGGER_FIRE_WORKFLOW_TYPE,
   triggerFireWorkflowIdBase,
   triggerTemporalId,
-} from '../../../workflows/runs/trigger-fire-definitions';
+} from '../../../contracts/runs/trigger-fire';
 import { createTriggerActivities } from '../../../activities/runs/triggers';
 import { createRunsMeteringIfOn } from '../../../services/runs/metering';
 import { eventually } from '../../support/services';

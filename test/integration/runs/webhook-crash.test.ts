@@ -8,7 +8,7 @@ import { webhookTestEnv } from '../../support/webhook-test-env';
 import { client, newTenant, type Harness } from './support';
 import { ulid } from 'ulid';
 import { sql } from '../../../db/pool';
-import { taskQueues } from '../../../platform/temporal';
+import { taskQueues } from '../../../contracts/shared/task-queues';
 
 /**
  * At least once, whoever dies mid-attempt: the worker during an attempt of the delivery's

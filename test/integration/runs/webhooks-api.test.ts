@@ -7,8 +7,8 @@ import { runAdmin } from '../../../cli/runs';
 import { createTemporalClient } from '../../../platform/temporal';
 import { patchEndpoint } from '../../../services/runs/webhooks/endpoints';
 import type { DeliveryStarter } from '../../../services/runs/webhooks/starter';
-import { runWorkflowId } from '../../../workflows/runs/definitions';
-import { dagWorkflowId } from '../../../workflows/runs/dag-definitions';
+import { runWorkflowId } from '../../../contracts/runs/run';
+import { dagWorkflowId } from '../../../contracts/runs/dag';
 import { runsConformance } from './conformance';
 import { RECOVER_LIMIT_MAX } from '../../../api/runs/routes/webhooks';
 import {

@@ -12,10 +12,11 @@ import {
 import { runAdmin } from '../../../cli/runs';
 import { CONTROL_CATCH_UP_MS } from '../../../services/runs/control';
 import { openApiDocument } from '../../../api/runs/openapi';
-import { createTemporalClient, taskQueues } from '../../../platform/temporal';
-import { DAG_STATE, TENANT_ID } from '../../../workflows/shared/search-attributes';
-import { dagWorkflowId } from '../../../workflows/runs/dag-definitions';
-import type { NodeState } from '../../../workflows/runs/dag-rules';
+import { createTemporalClient } from '../../../platform/temporal';
+import { taskQueues } from '../../../contracts/shared/task-queues';
+import { DAG_STATE, TENANT_ID } from '../../../contracts/shared/search-attributes';
+import { dagWorkflowId } from '../../../contracts/runs/dag';
+import type { NodeState } from '../../../contracts/runs/dag-rules';
 import { eventually } from '../../support/services';
 import {
   ALL_RUN_PERMISSIONS,

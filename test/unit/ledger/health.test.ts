@@ -1,5 +1,5 @@
 import { ledgerHealth } from '../../../api/ledger/app';
-import { BackendMonitor, type DatabaseStatus } from '../../../platform/health';
+import { BackendMonitor, type DatabaseStatus } from '../../../db/health';
 
 describe('ledger /healthz from the monitor', () => {
   it('when the first check has not completed, then the monitor says unknown and /healthz 200 with auth_client_credential unknown', async () => {

@@ -6,7 +6,7 @@ import {
   oneLine,
   SUMMARY_MAX_CHARS,
   type ExecutionSummary,
-} from '../../../workflows/shared/summaries';
+} from '../../../contracts/shared/summaries';
 import {
   commandShown,
   dagSummary,
@@ -17,14 +17,14 @@ import {
   selfCheckSummary,
   timerSummary,
   triggerFireSummary,
-} from '../../../workflows/runs/summaries';
-import { holdSummary, holdSweepSummary } from '../../../workflows/ledger/summaries';
+} from '../../../contracts/runs/summaries';
+import { holdSummary, holdSweepSummary } from '../../../contracts/ledger/summaries';
 import {
   alertMailSummary,
   bootstrapSummary,
   jobSummary,
   recipientDomain,
-} from '../../../workflows/quota/summaries';
+} from '../../../contracts/quota/summaries';
 
 const SECRET = 'hunter2-s3cr3t-value';
 const both = (s: ExecutionSummary) => `${s.staticSummary}\n${s.staticDetails}`;

@@ -10,7 +10,7 @@ import {
   type EdgeCondition,
   type FailurePolicy,
   type NodeStates,
-} from '../../../workflows/runs/dag-rules';
+} from '../../../contracts/runs/dag-rules';
 
 type Outcome = 'succeeded' | 'failed';
 

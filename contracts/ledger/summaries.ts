@@ -8,7 +8,7 @@ import {
 } from '../shared/summaries';
 
 /**
- * The ledger's executions as a person sees them in the Web UI (workflows/shared/summaries.ts
+ * The ledger's executions as a person sees them in the Web UI (contracts/shared/summaries.ts
  * says what is never shown). Pure.
  */
 

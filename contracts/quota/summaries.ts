@@ -7,7 +7,7 @@ import {
 } from '../shared/summaries';
 
 /**
- * The quota service's executions as a person sees them in the Web UI (workflows/shared/
+ * The quota service's executions as a person sees them in the Web UI (contracts/shared/
  * summaries.ts says what is never shown). Pure.
  */
 

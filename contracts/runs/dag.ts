@@ -32,7 +32,7 @@ export interface DagWorkflowInput {
   terms: DagRunTerms;
   /**
    * The DAG's name and node count at submit, for its execution's summary in the Web UI only
-   * (workflows/runs/summaries.ts); absent in executions started before.
+   * (contracts/runs/summaries.ts); absent in executions started before.
    */
   name?: string | null;
   nodeCount?: number;

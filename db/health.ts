@@ -1,6 +1,6 @@
-import { isLoginRefused, type DatabasePool } from '../db/pool';
-import { selectOne } from '../db/probes';
-import type { Redis } from '../db/redis';
+import { isLoginRefused, type DatabasePool } from './pool';
+import { selectOne } from './probes';
+import type { Redis } from './redis';
 
 export type BackendStatus = 'up' | 'down';
 export type BackendCheck = () => Promise<BackendStatus>;

@@ -9,7 +9,7 @@ import {
 } from '../shared/summaries';
 
 /**
- * The runs service's executions as a person sees them in the Web UI (workflows/shared/
+ * The runs service's executions as a person sees them in the Web UI (contracts/shared/
  * summaries.ts says what is never shown). Pure: the API's starters and the DAG and trigger
  * workflows (child starts) call them.
  */

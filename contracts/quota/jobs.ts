@@ -1,7 +1,7 @@
 /**
  * The quota service's background jobs, by name: what each does, how often its Temporal schedule
  * runs it, and its budget (the oldest its last success may be before /healthz/jobs answers 503).
- * Pure data: the workflow, the activities and the API read it.
+ * Pure data: the workflow (workflows/quota/jobs.ts), its activity and the API read it.
  */
 export const JOBS = {
   'ledger-flush': {
@@ -38,6 +38,12 @@ export const JOBS = {
 export type JobName = keyof typeof JOBS;
 export const JOB_NAMES = Object.keys(JOBS) as JobName[];
 export const isJobName = (name: string): name is JobName => Object.hasOwn(JOBS, name);
+
+/** One run of a job, as its workflow (workflows/quota/jobs.ts) and its activity take it. */
+export interface QuotaJobInput {
+  job: JobName;
+  trigger: 'schedule' | 'manual';
+}
 
 /** Job runs are listed for this long (ledger-flush alone runs 8,640 times a day). */
 export const JOB_RUN_RETENTION_DAYS = 7;
