@@ -30,7 +30,7 @@ export interface SweepResult {
  * is the database or the service, not a hold, and Temporal retries the activity.
  */
 export async function sweepInBatches(deps: {
-  readDue(after: DueHold | null, limit: number): Promise<DueHold[]>;
+  readDue(after: DueHold | null, limit: number): Promise<readonly DueHold[]>;
   expire(hold: DueHold): Promise<string>;
   batchMax: number;
   budgetMs: number;

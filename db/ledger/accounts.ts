@@ -2,50 +2,59 @@ import { z } from 'zod';
 import { sql, type DatabasePool } from '../pool';
 import type { Tx } from './context';
 
-export type AssetKind = 'fiat' | 'credit' | 'inventory';
-export type AssetStatus = 'active' | 'superseded';
+const assetKind = z.enum(['fiat', 'credit', 'inventory']);
+export type AssetKind = z.infer<typeof assetKind>;
+const assetStatus = z.enum(['active', 'superseded']);
+export type AssetStatus = z.infer<typeof assetStatus>;
 export const SIDES = ['debit', 'credit'] as const;
 export type Side = (typeof SIDES)[number];
-export type AccountStatus = 'active' | 'frozen' | 'closed';
+const accountStatus = z.enum(['active', 'frozen', 'closed']);
+export type AccountStatus = z.infer<typeof accountStatus>;
 export const TRACKINGS = ['sync', 'async'] as const;
 export type Tracking = (typeof TRACKINGS)[number];
 
-export interface AssetTypeRow {
-  asset_type_id: string;
-  code: string;
-  kind: AssetKind;
-  scale: number;
-  status: AssetStatus;
-  description: string | null;
-  created_at: string;
-}
-
-export interface AccountRow {
-  account_id: string;
-  asset_type_id: string;
-  name: string;
-  normal_side: Side;
-  status: AccountStatus;
-  balance_tracking: Tracking;
-  floor_minor: string | null;
-  metadata: Record<string, unknown>;
-  scale: number;
-  created_at: string;
-}
-
-export interface BalanceRow {
-  account_id: string;
-  posted_debits: string;
-  posted_credits: string;
-  pending_debits: string;
-  pending_credits: string;
-  version: string;
-  rolled_up_at: string | null;
-}
-
 const ASSET_COLUMNS = sql.fragment`asset_type_id, code, kind, scale, status, description, created_at`;
+export const assetTypeRow = z.object({
+  asset_type_id: z.string(),
+  code: z.string(),
+  kind: assetKind,
+  scale: z.number(),
+  status: assetStatus,
+  description: z.string().nullable(),
+  created_at: z.string(),
+});
+export type AssetTypeRow = z.infer<typeof assetTypeRow>;
+
 const ACCOUNT_COLUMNS = sql.fragment`a.account_id, a.asset_type_id, a.name, a.normal_side, a.status, a.balance_tracking,
   a.floor_minor, a.metadata, t.scale, a.created_at`;
+export const accountRow = z.object({
+  account_id: z.string(),
+  asset_type_id: z.string(),
+  name: z.string(),
+  normal_side: z.enum(SIDES),
+  status: accountStatus,
+  balance_tracking: z.enum(TRACKINGS),
+  /** numeric: a decimal string; null: unbounded. */
+  floor_minor: z.string().nullable(),
+  metadata: z.record(z.unknown()),
+  /** The asset type's. */
+  scale: z.number(),
+  created_at: z.string(),
+});
+export type AccountRow = z.infer<typeof accountRow>;
+
+export const balanceRow = z.object({
+  account_id: z.string(),
+  /** numeric: decimal strings. */
+  posted_debits: z.string(),
+  posted_credits: z.string(),
+  pending_debits: z.string(),
+  pending_credits: z.string(),
+  /** bigint: a decimal string. */
+  version: z.string(),
+  rolled_up_at: z.string().nullable(),
+});
+export type BalanceRow = z.infer<typeof balanceRow>;
 
 export async function insertAssetType(
   tx: Tx,
@@ -58,16 +67,18 @@ export async function insertAssetType(
     description: string | null;
   },
 ): Promise<AssetTypeRow> {
-  return (await tx.one(sql.unsafe`
+  return tx.one(sql.type(assetTypeRow)`
     INSERT INTO ledger.asset_types (asset_type_id, tenant_id, code, kind, scale, description)
     VALUES (${row.assetTypeId}, ${row.tenantId}, ${row.code}, ${row.kind}, ${row.scale}, ${row.description})
-    RETURNING ${ASSET_COLUMNS}`)) as AssetTypeRow;
+    RETURNING ${ASSET_COLUMNS}`);
 }
 
-export async function listAssetTypes(tx: Tx): Promise<AssetTypeRow[]> {
-  return (await tx.any(
-    sql.unsafe`SELECT ${ASSET_COLUMNS} FROM ledger.asset_types ORDER BY asset_type_id DESC`,
-  )) as AssetTypeRow[];
+export async function listAssetTypes(tx: Tx): Promise<readonly AssetTypeRow[]> {
+  return tx.any(
+    sql.type(
+      assetTypeRow,
+    )`SELECT ${ASSET_COLUMNS} FROM ledger.asset_types ORDER BY asset_type_id DESC`,
+  );
 }
 
 export async function findAssetType(
@@ -75,9 +86,9 @@ export async function findAssetType(
   assetTypeId: string,
   forUpdate = false,
 ): Promise<AssetTypeRow | null> {
-  return (await tx.maybeOne(sql.unsafe`
+  return tx.maybeOne(sql.type(assetTypeRow)`
     SELECT ${ASSET_COLUMNS} FROM ledger.asset_types WHERE asset_type_id = ${assetTypeId}
-    ${forUpdate ? sql.fragment`FOR UPDATE` : sql.fragment``}`)) as AssetTypeRow | null;
+    ${forUpdate ? sql.fragment`FOR UPDATE` : sql.fragment``}`);
 }
 
 export async function updateAssetType(
@@ -89,10 +100,10 @@ export async function updateAssetType(
     patch.description === undefined
       ? sql.fragment`description`
       : sql.fragment`${patch.description}`;
-  return (await tx.one(sql.unsafe`
+  return tx.one(sql.type(assetTypeRow)`
     UPDATE ledger.asset_types SET status = coalesce(${patch.status ?? null}, status), description = ${description}
     WHERE asset_type_id = ${assetTypeId}
-    RETURNING ${ASSET_COLUMNS}`)) as AssetTypeRow;
+    RETURNING ${ASSET_COLUMNS}`);
 }
 
 export async function insertAccount(
@@ -119,32 +130,35 @@ export async function insertAccount(
 }
 
 export async function findAccount(tx: Tx, accountId: string): Promise<AccountRow | null> {
-  return (await tx.maybeOne(sql.unsafe`
+  return tx.maybeOne(sql.type(accountRow)`
     SELECT ${ACCOUNT_COLUMNS} FROM ledger.accounts a JOIN ledger.asset_types t USING (asset_type_id)
-    WHERE a.account_id = ${accountId}`)) as AccountRow | null;
+    WHERE a.account_id = ${accountId}`);
 }
+
+/** ACCOUNT_COLUMNS, then the balance row's columns but its account_id. */
+const lockedAccountRow = accountRow.extend(balanceRow.omit({ account_id: true }).shape);
 
 /** The account and its balance row, both locked (the same order postings use: one account). */
 export async function lockAccount(
   tx: Tx,
   accountId: string,
 ): Promise<(AccountRow & BalanceRow) | null> {
-  return (await tx.maybeOne(sql.unsafe`
+  return tx.maybeOne(sql.type(lockedAccountRow)`
     SELECT ${ACCOUNT_COLUMNS}, b.posted_debits, b.posted_credits, b.pending_debits, b.pending_credits, b.version, b.rolled_up_at
     FROM ledger.accounts a JOIN ledger.asset_types t USING (asset_type_id) JOIN ledger.balances b USING (account_id)
     WHERE a.account_id = ${accountId}
-    FOR UPDATE OF a, b`)) as (AccountRow & BalanceRow) | null;
+    FOR UPDATE OF a, b`);
 }
 
 export async function listAccounts(
   tx: Tx,
   limit: number,
   cursor: string | null,
-): Promise<AccountRow[]> {
-  return (await tx.any(sql.unsafe`
+): Promise<readonly AccountRow[]> {
+  return tx.any(sql.type(accountRow)`
     SELECT ${ACCOUNT_COLUMNS} FROM ledger.accounts a JOIN ledger.asset_types t USING (asset_type_id)
     WHERE (${cursor}::uuid IS NULL OR a.account_id < ${cursor}::uuid)
-    ORDER BY a.account_id DESC LIMIT ${limit}`)) as AccountRow[];
+    ORDER BY a.account_id DESC LIMIT ${limit}`);
 }
 
 export async function updateAccount(
@@ -167,6 +181,13 @@ export async function updateAccount(
     WHERE account_id = ${accountId}`);
 }
 
+const balanceNowRow = balanceRow.extend({
+  /** The instant the row is exact as of. */
+  as_of: z.string(),
+  /** bigint: a decimal string. */
+  queued_deltas: z.string(),
+});
+
 /**
  * The balance row and the instant it is exact as of, read in one snapshot with the account's
  * queued deltas (ledger.account_balance, migration 0008). Sync rows are always current (now);
@@ -176,21 +197,21 @@ export async function findBalance(
   tx: Tx,
   accountId: string,
 ): Promise<(BalanceRow & { as_of: string; queued_deltas: string }) | null> {
-  return (await tx.maybeOne(sql.unsafe`
+  return tx.maybeOne(sql.type(balanceNowRow)`
     SELECT account_id, posted_debits, posted_credits, pending_debits, pending_credits, version, rolled_up_at,
            as_of, queued_deltas
-    FROM ledger.account_balance(${accountId})`)) as
-    (BalanceRow & { as_of: string; queued_deltas: string }) | null;
+    FROM ledger.account_balance(${accountId})`);
 }
 
 /** Queued deltas applied per rollup statement; a full batch is followed by another at once. */
 export const ROLLUP_BATCH_ROWS = 5_000;
 
-export interface RollupBatch {
-  accounts: number;
-  deltas: number;
-  full_batch: boolean;
-}
+export const rollupBatch = z.object({
+  accounts: z.number(),
+  deltas: z.number(),
+  full_batch: z.boolean(),
+});
+export type RollupBatch = z.infer<typeof rollupBatch>;
 
 /**
  * One rollup batch (ledger.rollup_async_balances, migration 0008): up to `rows` queued deltas
@@ -202,9 +223,11 @@ export async function rollupAsyncBalances(
   pool: DatabasePool,
   rows = ROLLUP_BATCH_ROWS,
 ): Promise<RollupBatch> {
-  return (await pool.one(
-    sql.unsafe`SELECT accounts, deltas, full_batch FROM ledger.rollup_async_balances(${rows}::integer)`,
-  )) as RollupBatch;
+  return pool.one(
+    sql.type(
+      rollupBatch,
+    )`SELECT accounts, deltas, full_batch FROM ledger.rollup_async_balances(${rows}::integer)`,
+  );
 }
 
 /** Batches until the queue is empty (for this consumer) or `budgetMs` has passed. */
@@ -224,6 +247,12 @@ export async function drainAsyncBalances(
   }
 }
 
+const rebuiltBalances = z.object({
+  accounts: z.number(),
+  drifted: z.number(),
+  dropped_deltas: z.number(),
+});
+
 /**
  * Repair: async balance rows recomputed from the whole journal and their queued deltas dropped
  * (ledger.rebuild_async_balances). `drifted` counts accounts whose row plus queued deltas did
@@ -234,11 +263,10 @@ export async function rebuildAsyncBalances(
   tenantId: string | null = null,
 ): Promise<{ accounts: number; drifted: number; dropped_deltas: number }> {
   // The API's statement budget is for requests; summing a large journal takes longer.
-  type Rebuilt = { accounts: number; drifted: number; dropped_deltas: number };
   return pool.transaction(async (tx) => {
     await tx.query(sql.unsafe`SELECT set_config('statement_timeout', '0', true)`);
-    return (await tx.one(sql.unsafe`
-      SELECT accounts, drifted, dropped_deltas FROM ledger.rebuild_async_balances(${tenantId}::uuid)`)) as Rebuilt;
+    return tx.one(sql.type(rebuiltBalances)`
+      SELECT accounts, drifted, dropped_deltas FROM ledger.rebuild_async_balances(${tenantId}::uuid)`);
   });
 }
 

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { sql, type DatabasePool } from '../pool';
 import { mapDatabaseError, withTenant, type Tx } from './context';
 
@@ -16,6 +17,16 @@ export type ClaimResult =
   | { kind: 'in_flight' }
   | { kind: 'replay'; status: number; body: unknown };
 
+/** A row of ledger.claim_idempotency_key: claimed, or the key's row as it stands. */
+const idempotencyClaimRow = z.object({
+  claimed: z.boolean(),
+  request_sha256: z.instanceof(Buffer),
+  state: z.string(),
+  response_status: z.number().nullable(),
+  /** jsonb: the recorded response's body. */
+  response_body: z.unknown(),
+});
+
 /**
  * Takes the key for this request, or says why not. A stale in-flight claim (its holder died
  * before finishing) is taken over after `lockMs` when the request is the same.
@@ -26,17 +37,11 @@ export async function claimIdempotencyKey(
   requestSha256: Buffer,
   lockMs: number,
 ): Promise<ClaimResult> {
-  let row: {
-    claimed: boolean;
-    request_sha256: Buffer | string;
-    state: string;
-    response_status: number | null;
-    response_body: unknown;
-  };
+  let row: z.infer<typeof idempotencyClaimRow>;
   try {
-    row = (await pool.one(sql.unsafe`
+    row = await pool.one(sql.type(idempotencyClaimRow)`
       SELECT * FROM ledger.claim_idempotency_key(${scope.tenantId}::uuid, ${scope.endpoint}, ${scope.key},
-                                                 ${sql.binary(requestSha256)}, ${lockMs}::int)`)) as typeof row;
+                                                 ${sql.binary(requestSha256)}, ${lockMs}::int)`);
   } catch (error) {
     throw mapDatabaseError(error);
   }
@@ -50,7 +55,7 @@ export function claimOutcome(
     request_sha256: Buffer | string | null;
     state: string | null;
     response_status: number | null;
-    response_body: unknown;
+    response_body?: unknown;
   },
   requestSha256: Buffer,
 ): ClaimResult {

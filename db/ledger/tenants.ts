@@ -2,8 +2,10 @@ import { z } from 'zod';
 import { byteaArray, sql, type DatabasePool } from '../pool';
 import type { Tx } from './context';
 
-export type TenantStatus = 'active' | 'suspended';
-export type TenantKind = 'production' | 'sandbox';
+const tenantStatus = z.enum(['active', 'suspended']);
+export type TenantStatus = z.infer<typeof tenantStatus>;
+const tenantKind = z.enum(['production', 'sandbox']);
+export type TenantKind = z.infer<typeof tenantKind>;
 export type LedgerRole = 'ledger_admin' | 'ledger_poster' | 'ledger_reader' | 'ledger_partner';
 export const LEDGER_ROLES: readonly LedgerRole[] = [
   'ledger_admin',
@@ -12,42 +14,34 @@ export const LEDGER_ROLES: readonly LedgerRole[] = [
   'ledger_partner',
 ];
 
-export interface TenantRow {
-  tenant_id: string;
-  parent_id: string | null;
-  name: string;
-  kind: TenantKind;
-  contact_email: string | null;
-  status: TenantStatus;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface KeyRow {
-  key_id: string;
-  tenant_id: string;
-  role: LedgerRole;
-  label: string | null;
-  created_at: string;
-  expires_at: string | null;
-  revoked_at: string | null;
-}
-
-const TENANT_COLUMNS = sql.fragment`tenant_id, parent_id, name, kind, contact_email, status, created_at, updated_at`;
-const KEY_COLUMNS = sql.fragment`key_id, tenant_id, role, label, created_at, expires_at, revoked_at`;
-
 const isLedgerRole = (role: string): role is LedgerRole =>
   (LEDGER_ROLES as readonly string[]).includes(role);
+const ledgerRole = z.string().refine(isLedgerRole);
 
-const keyRow = z.object({
+const TENANT_COLUMNS = sql.fragment`tenant_id, parent_id, name, kind, contact_email, status, created_at, updated_at`;
+export const tenantRow = z.object({
+  tenant_id: z.string(),
+  parent_id: z.string().nullable(),
+  name: z.string(),
+  kind: tenantKind,
+  contact_email: z.string().nullable(),
+  status: tenantStatus,
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type TenantRow = z.infer<typeof tenantRow>;
+
+const KEY_COLUMNS = sql.fragment`key_id, tenant_id, role, label, created_at, expires_at, revoked_at`;
+export const keyRow = z.object({
   key_id: z.string(),
   tenant_id: z.string(),
-  role: z.string().refine(isLedgerRole),
+  role: ledgerRole,
   label: z.string().nullable(),
   created_at: z.string(),
   expires_at: z.string().nullable(),
   revoked_at: z.string().nullable(),
-}) satisfies z.ZodType<KeyRow, z.ZodTypeDef, unknown>;
+});
+export type KeyRow = z.infer<typeof keyRow>;
 
 export async function insertTenant(
   tx: Tx,
@@ -59,16 +53,16 @@ export async function insertTenant(
     contactEmail: string | null;
   },
 ): Promise<TenantRow> {
-  return (await tx.one(sql.unsafe`
+  return tx.one(sql.type(tenantRow)`
     INSERT INTO ledger.tenants (tenant_id, parent_id, name, kind, contact_email)
     VALUES (${tenant.tenantId}, ${tenant.parentId}, ${tenant.name}, ${tenant.kind}, ${tenant.contactEmail})
-    RETURNING ${TENANT_COLUMNS}`)) as TenantRow;
+    RETURNING ${TENANT_COLUMNS}`);
 }
 
 export async function findTenant(tx: Tx, tenantId: string): Promise<TenantRow | null> {
-  return (await tx.maybeOne(
-    sql.unsafe`SELECT ${TENANT_COLUMNS} FROM ledger.tenants WHERE tenant_id = ${tenantId}`,
-  )) as TenantRow | null;
+  return tx.maybeOne(
+    sql.type(tenantRow)`SELECT ${TENANT_COLUMNS} FROM ledger.tenants WHERE tenant_id = ${tenantId}`,
+  );
 }
 
 export async function updateTenant(
@@ -76,11 +70,11 @@ export async function updateTenant(
   tenantId: string,
   patch: { name?: string; status?: TenantStatus },
 ): Promise<TenantRow | null> {
-  return (await tx.maybeOne(sql.unsafe`
+  return tx.maybeOne(sql.type(tenantRow)`
     UPDATE ledger.tenants
     SET name = coalesce(${patch.name ?? null}, name), status = coalesce(${patch.status ?? null}, status), updated_at = ledger.now_ms()
     WHERE tenant_id = ${tenantId}
-    RETURNING ${TENANT_COLUMNS}`)) as TenantRow | null;
+    RETURNING ${TENANT_COLUMNS}`);
 }
 
 export async function listChildTenants(
@@ -88,11 +82,11 @@ export async function listChildTenants(
   parentId: string,
   limit: number,
   cursor: string | null,
-): Promise<TenantRow[]> {
-  return (await tx.any(sql.unsafe`
+): Promise<readonly TenantRow[]> {
+  return tx.any(sql.type(tenantRow)`
     SELECT ${TENANT_COLUMNS} FROM ledger.tenants
     WHERE parent_id = ${parentId} AND (${cursor}::uuid IS NULL OR tenant_id < ${cursor}::uuid)
-    ORDER BY tenant_id DESC LIMIT ${limit}`)) as TenantRow[];
+    ORDER BY tenant_id DESC LIMIT ${limit}`);
 }
 
 export async function insertKey(
@@ -106,11 +100,11 @@ export async function insertKey(
     ttlDays: number | null;
   },
 ): Promise<KeyRow> {
-  return (await tx.one(sql.unsafe`
+  return tx.one(sql.type(keyRow)`
     INSERT INTO ledger.api_keys (key_id, tenant_id, secret_sha256, role, label, expires_at)
     VALUES (${key.keyId}, ${key.tenantId}, ${sql.binary(key.secretSha256)}, ${key.role}, ${key.label},
             CASE WHEN ${key.ttlDays}::int IS NULL THEN NULL ELSE ledger.now_ms() + make_interval(days => ${key.ttlDays}::int) END)
-    RETURNING ${KEY_COLUMNS}`)) as KeyRow;
+    RETURNING ${KEY_COLUMNS}`);
 }
 
 export async function listKeys(
@@ -118,11 +112,11 @@ export async function listKeys(
   tenantId: string,
   limit: number,
   cursor: string | null,
-): Promise<KeyRow[]> {
-  return (await tx.any(sql.unsafe`
+): Promise<readonly KeyRow[]> {
+  return tx.any(sql.type(keyRow)`
     SELECT ${KEY_COLUMNS} FROM ledger.api_keys
     WHERE tenant_id = ${tenantId} AND (${cursor}::uuid IS NULL OR key_id < ${cursor}::uuid)
-    ORDER BY key_id DESC LIMIT ${limit}`)) as KeyRow[];
+    ORDER BY key_id DESC LIMIT ${limit}`);
 }
 
 /**
@@ -142,17 +136,19 @@ export async function revokeKey(
     RETURNING ${KEY_COLUMNS}`);
 }
 
-export interface Credential {
-  key_id: string;
-  tenant_id: string;
-  role: LedgerRole;
-  secret_sha256: Buffer;
-  expired: boolean;
-  revoked: boolean;
-  tenant_status: TenantStatus | null;
-  parent_id: string | null;
-  parent_status: TenantStatus | null;
-}
+/** A row of ledger.find_credential. */
+export const credentialRow = z.object({
+  key_id: z.string(),
+  tenant_id: z.string(),
+  role: ledgerRole,
+  secret_sha256: z.instanceof(Buffer),
+  expired: z.boolean(),
+  revoked: z.boolean(),
+  tenant_status: tenantStatus.nullable(),
+  parent_id: z.string().nullable(),
+  parent_status: tenantStatus.nullable(),
+});
+export type Credential = z.infer<typeof credentialRow>;
 
 /**
  * The key with its tenant and the tenant's parent: one statement, no explicit transaction
@@ -162,19 +158,24 @@ export async function findCredential(
   pool: DatabasePool,
   keyId: string,
 ): Promise<Credential | null> {
-  return (await pool.maybeOne(
-    sql.unsafe`SELECT * FROM ledger.find_credential(${keyId}::uuid)`,
-  )) as Credential | null;
+  return pool.maybeOne(
+    sql.type(credentialRow)`SELECT * FROM ledger.find_credential(${keyId}::uuid)`,
+  );
 }
 
-export interface ClaimRow {
+export const claimRow = z.object({
   /** Null when no claim was attempted (the credential cannot pass, or no usable key header). */
-  claimed: boolean | null;
-  request_sha256: Buffer | string | null;
-  state: string | null;
-  response_status: number | null;
-  response_body: unknown;
-}
+  claimed: z.boolean().nullable(),
+  request_sha256: z.instanceof(Buffer).nullable(),
+  state: z.string().nullable(),
+  response_status: z.number().nullable(),
+  /** jsonb: the recorded response's body. */
+  response_body: z.unknown(),
+});
+export type ClaimRow = z.infer<typeof claimRow>;
+
+/** A row of ledger.authenticate_and_claim: the credential's columns, then the claim's. */
+const credentialClaimRow = credentialRow.merge(claimRow);
 
 /**
  * A mutating request's key lookup and idempotency claim in one statement
@@ -188,10 +189,10 @@ export async function findCredentialAndClaim(
   role: LedgerRole,
   claim: { endpoint: string; key: string; requestSha256: Buffer; lockMs: number } | null,
 ): Promise<(Credential & ClaimRow) | null> {
-  return (await pool.maybeOne(sql.unsafe`
+  return pool.maybeOne(sql.type(credentialClaimRow)`
     SELECT * FROM ledger.authenticate_and_claim(${keyId}::uuid, ${sql.binary(secretSha256)}, ${role},
       ${claim?.endpoint ?? null}, ${claim?.key ?? null}, ${claim ? sql.binary(claim.requestSha256) : null},
-      ${claim?.lockMs ?? null}::int)`)) as (Credential & ClaimRow) | null;
+      ${claim?.lockMs ?? null}::int)`);
 }
 
 export interface CredentialClaimRequest {
@@ -200,6 +201,9 @@ export interface CredentialClaimRequest {
   role: LedgerRole;
   claim: { endpoint: string; key: string; requestSha256: Buffer; lockMs: number } | null;
 }
+
+/** A row of ledger.authenticate_and_claim_many: the request's position (from 1), then the row. */
+const orderedCredentialClaimRow = z.object({ ord: z.number() }).merge(credentialClaimRow);
 
 /**
  * findCredentialAndClaim for several requests in one statement and one commit
@@ -210,7 +214,7 @@ export async function findCredentialsAndClaims(
   pool: DatabasePool,
   requests: CredentialClaimRequest[],
 ): Promise<((Credential & ClaimRow) | null)[]> {
-  const rows = (await pool.any(sql.unsafe`
+  const rows = await pool.any(sql.type(orderedCredentialClaimRow)`
     SELECT * FROM ledger.authenticate_and_claim_many(
       ${sql.array(
         requests.map((r) => r.keyId),
@@ -233,8 +237,7 @@ export async function findCredentialsAndClaims(
         'text',
       )},
       ${byteaArray(requests.map((r) => r.claim?.requestSha256 ?? null))},
-      ${requests.find((r) => r.claim)?.claim?.lockMs ?? null}::int)`)) as ((Credential &
-    ClaimRow) & { ord: number })[];
+      ${requests.find((r) => r.claim)?.claim?.lockMs ?? null}::int)`);
   const byOrd: ((Credential & ClaimRow) | null)[] = requests.map(() => null);
   for (const { ord, ...row } of rows) byOrd[ord - 1] = row;
   return byOrd;

@@ -1,61 +1,34 @@
 import { z } from 'zod';
 import { byteaArray, sql, type DatabasePool } from '../pool';
 import type { Tx } from './context';
-import { SIDES, type AccountStatus, type Side, type Tracking } from './accounts';
+import { accountRow, SIDES, type Side } from './accounts';
 
 /** The states of the table's CHECK. */
 export const TRANSACTION_STATES = ['pending', 'committed', 'voided', 'expired'] as const;
 export type TransactionState = (typeof TRANSACTION_STATES)[number];
 
-export interface PostingAccountRow {
-  account_id: string;
-  asset_type_id: string;
-  normal_side: Side;
-  status: AccountStatus;
-  balance_tracking: Tracking;
-  floor_minor: string | null;
-  scale: number;
-}
+export const postingAccountRow = accountRow.pick({
+  account_id: true,
+  asset_type_id: true,
+  normal_side: true,
+  status: true,
+  balance_tracking: true,
+  floor_minor: true,
+  scale: true,
+});
+export type PostingAccountRow = z.infer<typeof postingAccountRow>;
 
-export interface LockedBalanceRow {
-  account_id: string;
-  status: AccountStatus;
-  floor_minor: string | null;
-  posted_debits: string;
-  posted_credits: string;
-  pending_debits: string;
-  pending_credits: string;
-}
-
-export interface TransactionRow {
-  transaction_id: string;
-  tenant_id: string;
-  state: TransactionState;
-  pending: boolean;
-  description: string | null;
-  external_id: string | null;
-  metadata: Record<string, unknown>;
-  effective_at: string;
-  expires_at: string | null;
-  created_at: string;
-  finalized_at: string | null;
-  /** True when expires_at has passed by the database clock. */
-  past_expiry: boolean;
-}
-
-export interface EntryRow {
-  id: string;
-  transaction_id: string;
-  account_id: string;
-  asset_type_id: string;
-  direction: Side;
-  amount_minor: string;
-  /** The asset type's code and scale. */
-  code: string;
-  scale: number;
-  line_no: number;
-  created_at: string;
-}
+export const lockedBalanceRow = z.object({
+  account_id: z.string(),
+  status: accountRow.shape.status,
+  /** numeric: decimal strings. */
+  floor_minor: z.string().nullable(),
+  posted_debits: z.string(),
+  posted_credits: z.string(),
+  pending_debits: z.string(),
+  pending_credits: z.string(),
+});
+export type LockedBalanceRow = z.infer<typeof lockedBalanceRow>;
 
 export interface NewEntry {
   entryId: string;
@@ -66,32 +39,35 @@ export interface NewEntry {
   amountMinor: bigint;
 }
 
+const postingAccountNowRow = postingAccountRow.extend({ now: z.string() });
+
 /** Account facts a posting needs, unlocked (tracking, side, scale never change). */
 export async function readPostingAccounts(
   tx: Tx,
   accountIds: string[],
-): Promise<(PostingAccountRow & { now: string })[]> {
-  return (await tx.any(sql.unsafe`
+): Promise<readonly (PostingAccountRow & { now: string })[]> {
+  return tx.any(sql.type(postingAccountNowRow)`
     SELECT a.account_id, a.asset_type_id, a.normal_side, a.status, a.balance_tracking, a.floor_minor, t.scale,
            ledger.now_ms() AS now
     FROM ledger.accounts a JOIN ledger.asset_types t USING (asset_type_id)
-    WHERE a.account_id = ANY(${sql.array(accountIds, 'uuid')})`)) as (PostingAccountRow & {
-    now: string;
-  })[];
+    WHERE a.account_id = ANY(${sql.array(accountIds, 'uuid')})`);
 }
 
 /**
  * Locks the accounts and balance rows of sync accounts in account_id order (the one lock
  * order of the ledger, so postings never deadlock) and returns the current counters.
  */
-export async function lockSyncBalances(tx: Tx, accountIds: string[]): Promise<LockedBalanceRow[]> {
+export async function lockSyncBalances(
+  tx: Tx,
+  accountIds: string[],
+): Promise<readonly LockedBalanceRow[]> {
   if (accountIds.length === 0) return [];
-  return (await tx.any(sql.unsafe`
+  return tx.any(sql.type(lockedBalanceRow)`
     SELECT a.account_id, a.status, a.floor_minor, b.posted_debits, b.posted_credits, b.pending_debits, b.pending_credits
     FROM ledger.accounts a JOIN ledger.balances b USING (account_id)
     WHERE a.account_id = ANY(${sql.array(accountIds, 'uuid')})
     ORDER BY a.account_id
-    FOR UPDATE OF a, b`)) as LockedBalanceRow[];
+    FOR UPDATE OF a, b`);
 }
 
 /** Copies a hold's legs into committed_legs when it commits. */
@@ -134,24 +110,41 @@ export async function applyBalanceDeltas(tx: Tx, deltas: BalanceDelta[]): Promis
 
 const TRANSACTION_COLUMNS = sql.fragment`transaction_id, tenant_id, state, pending, description, external_id, metadata,
   effective_at, expires_at, created_at, finalized_at, (expires_at IS NOT NULL AND expires_at <= now()) AS past_expiry`;
+export const transactionRow = z.object({
+  transaction_id: z.string(),
+  tenant_id: z.string(),
+  state: z.enum(TRANSACTION_STATES),
+  pending: z.boolean(),
+  description: z.string().nullable(),
+  external_id: z.string().nullable(),
+  metadata: z.record(z.unknown()),
+  effective_at: z.string(),
+  expires_at: z.string().nullable(),
+  created_at: z.string(),
+  finalized_at: z.string().nullable(),
+  /** True when expires_at has passed by the database clock. */
+  past_expiry: z.boolean(),
+});
+export type TransactionRow = z.infer<typeof transactionRow>;
 
 export async function findTransaction(
   tx: Tx,
   transactionId: string,
   forUpdate = false,
 ): Promise<TransactionRow | null> {
-  return (await tx.maybeOne(sql.unsafe`
+  return tx.maybeOne(sql.type(transactionRow)`
     SELECT ${TRANSACTION_COLUMNS} FROM ledger.transactions WHERE transaction_id = ${transactionId}
-    ${forUpdate ? sql.fragment`FOR UPDATE` : sql.fragment``}`)) as TransactionRow | null;
+    ${forUpdate ? sql.fragment`FOR UPDATE` : sql.fragment``}`);
 }
 
 /** A pending transaction past its expires_at, as the hold sweep reads it. */
-export interface DueHold {
-  transaction_id: string;
-  tenant_id: string;
+export const dueHold = z.object({
+  transaction_id: z.string(),
+  tenant_id: z.string(),
   /** expires_at as Postgres prints it (full precision): the keyset cursor's first half. */
-  expires_at: string;
-}
+  expires_at: z.string(),
+});
+export type DueHold = z.infer<typeof dueHold>;
 
 /**
  * Holds past their expires_at in every tenant (system context), oldest first, after `after` in
@@ -161,22 +154,40 @@ export async function readDueHolds(
   tx: Tx,
   after: DueHold | null,
   limit: number,
-): Promise<DueHold[]> {
+): Promise<readonly DueHold[]> {
   const cursor = after
     ? sql.fragment`AND (expires_at, transaction_id) > (${after.expires_at}::timestamptz, ${after.transaction_id}::uuid)`
     : sql.fragment``;
-  return (await tx.any(sql.unsafe`
+  return tx.any(sql.type(dueHold)`
     SELECT transaction_id, tenant_id, expires_at::text AS expires_at FROM ledger.transactions
     WHERE state = 'pending' AND expires_at <= now() ${cursor}
-    ORDER BY expires_at, transaction_id LIMIT ${limit}`)) as DueHold[];
+    ORDER BY expires_at, transaction_id LIMIT ${limit}`);
 }
 
-export async function findEntries(tx: Tx, transactionId: string): Promise<EntryRow[]> {
-  return (await tx.any(sql.unsafe`
+export const entryRow = z.object({
+  id: z.string(),
+  transaction_id: z.string(),
+  account_id: z.string(),
+  asset_type_id: z.string(),
+  direction: z.enum(SIDES),
+  /** numeric: a decimal string. */
+  amount_minor: z.string(),
+  /** The asset type's code and scale. */
+  code: z.string(),
+  scale: z.number(),
+  line_no: z.number(),
+  created_at: z.string(),
+});
+export type EntryRow = z.infer<typeof entryRow>;
+
+export async function findEntries(tx: Tx, transactionId: string): Promise<readonly EntryRow[]> {
+  return tx.any(sql.type(entryRow)`
     SELECT e.entry_id AS id, e.transaction_id, e.account_id, e.asset_type_id, e.direction, e.amount_minor, t.code, t.scale, e.line_no, e.created_at
     FROM ledger.entries e JOIN ledger.asset_types t USING (asset_type_id)
-    WHERE e.transaction_id = ${transactionId} ORDER BY e.line_no`)) as EntryRow[];
+    WHERE e.transaction_id = ${transactionId} ORDER BY e.line_no`);
 }
+
+const finalizedAt = z.object({ finalized_at: z.string() });
 
 /** Conditional: only a pending transaction moves; returns false when it was already final. */
 export async function finalizeTransaction(
@@ -184,10 +195,10 @@ export async function finalizeTransaction(
   transactionId: string,
   state: Exclude<TransactionState, 'pending'>,
 ): Promise<string | null> {
-  return (await tx.maybeOneFirst(sql.unsafe`
+  return tx.maybeOneFirst(sql.type(finalizedAt)`
     UPDATE ledger.transactions SET state = ${state}, finalized_at = ledger.now_ms()
     WHERE transaction_id = ${transactionId} AND state = 'pending'
-    RETURNING finalized_at`)) as string | null;
+    RETURNING finalized_at`);
 }
 
 export interface PostingCall {
@@ -206,21 +217,41 @@ export interface PostingCall {
   idempotency?: { endpoint: string; key: string; status: number };
 }
 
-export interface PostingRefusal {
-  code: string;
-  message: string;
-  details?: unknown;
-}
+/*
+ * The posting functions answer jsonb, whose objects keep their keys shortest first, then in byte
+ * order: the schemas below list them so, and the 201 body keeps the key order of the one recorded
+ * for a replay (ledger.posting_body, posting_check, posting_prepare).
+ */
 
-export interface PostedBody {
-  transaction_id: string;
-  state: TransactionState;
-  created_at: string;
-  accounts: { account_id: string; available_after_minor: string; available_after: string }[];
-}
+export const postingRefusal = z.object({
+  code: z.string(),
+  details: z.unknown(),
+  message: z.string(),
+});
+export type PostingRefusal = z.infer<typeof postingRefusal>;
+
+export const postedBody = z.object({
+  state: z.enum(TRANSACTION_STATES),
+  accounts: z.array(
+    z.object({
+      account_id: z.string(),
+      available_after: z.string(),
+      available_after_minor: z.string(),
+    }),
+  ),
+  created_at: z.string(),
+  transaction_id: z.string(),
+});
+export type PostedBody = z.infer<typeof postedBody>;
 
 /** What a posting gets: the 201 body it recorded, or its refusal (nothing written). */
-export type PostingResult = { body: PostedBody } | { error: PostingRefusal };
+export const postingResult = z.union([
+  z.object({ body: postedBody }),
+  z.object({ error: postingRefusal }),
+]);
+export type PostingResult = z.infer<typeof postingResult>;
+
+const postTransactionRow = z.object({ post_transaction: postingResult });
 
 /**
  * The whole posting in one statement, its own implicit transaction (ledger.post_transaction,
@@ -229,7 +260,7 @@ export type PostingResult = { body: PostedBody } | { error: PostingRefusal };
  */
 export async function postTransaction(pool: DatabasePool, c: PostingCall): Promise<PostingResult> {
   const idem = c.idempotency;
-  return (await pool.oneFirst(sql.unsafe`
+  return pool.oneFirst(sql.type(postTransactionRow)`
     SELECT ledger.post_transaction(
       ${c.tenantId}::uuid, ${c.lockTimeout}, ${c.transactionId}::uuid, ${c.pending}, ${c.description}, ${c.externalId},
       ${sql.jsonb(c.metadata as never)}, ${c.effectiveAt}::timestamptz, ${c.expiresAt}::timestamptz,
@@ -247,7 +278,7 @@ export async function postTransaction(pool: DatabasePool, c: PostingCall): Promi
         c.entries.map((e) => e.amount),
         'text',
       )},
-      ${idem?.endpoint ?? null}, ${idem?.key ?? null}, ${idem?.status ?? null}::smallint)`)) as PostingResult;
+      ${idem?.endpoint ?? null}, ${idem?.key ?? null}, ${idem?.status ?? null}::smallint)`);
 }
 
 /** The posting arrays of ledger.post_transactions (migration 0009), one per field, in call order. */
@@ -308,7 +339,10 @@ function postingArrays(calls: PostingCall[]) {
   );
 }
 
-function checkAnswered<T>(results: T[], calls: unknown[], fn: string): T[] {
+/** jsonb_agg: null for no postings. */
+const postTransactionsRow = z.object({ post_transactions: z.array(postingResult).nullable() });
+
+function checkAnswered<T>(results: T[] | null, calls: unknown[], fn: string): T[] {
   if (!Array.isArray(results) || results.length !== calls.length)
     throw new Error(`${fn} answered ${String(results?.length)} of ${calls.length}`);
   return results;
@@ -327,7 +361,7 @@ export async function postTransactions(
   lockTimeout: string,
   calls: PostingCall[],
 ): Promise<PostingResult[]> {
-  const results = (await pool.oneFirst(sql.unsafe`
+  const results = await pool.oneFirst(sql.type(postTransactionsRow)`
     SELECT ledger.post_transactions(
       ${tenantId}::uuid, ${lockTimeout}, ${postingArrays(calls)},
       ${sql.array(
@@ -341,7 +375,7 @@ export async function postTransactions(
       ${sql.array(
         calls.map((c) => c.idempotency?.status ?? null),
         'int2',
-      )})`)) as PostingResult[];
+      )})`);
   return checkAnswered(results, calls, 'post_transactions');
 }
 
@@ -357,7 +391,17 @@ export interface AuthorizedPostingCall extends Omit<PostingCall, 'idempotency'> 
  * Why a posting was not posted by postTransactionsAuthorized, nothing written for it: its key no
  * longer passes (revoked, expired, suspended tenant), or its Idempotency-Key already has a row.
  */
-export type AuthorizedPostingResult = PostingResult | { fallback: 'credential' | 'key' };
+export const authorizedPostingResult = z.union([
+  z.object({ body: postedBody }),
+  z.object({ error: postingRefusal }),
+  z.object({ fallback: z.enum(['credential', 'key']) }),
+]);
+export type AuthorizedPostingResult = z.infer<typeof authorizedPostingResult>;
+
+/** jsonb_agg: null for no postings. */
+const postTransactionsAuthorizedRow = z.object({
+  post_transactions_authorized: z.array(authorizedPostingResult).nullable(),
+});
 
 /**
  * Postings of one tenant with the checks of their keys and the claims of their Idempotency-Keys
@@ -370,7 +414,7 @@ export async function postTransactionsAuthorized(
   scope: { lockTimeout: string; role: string; endpoint: string; lockMs: number; status: number },
   calls: AuthorizedPostingCall[],
 ): Promise<AuthorizedPostingResult[]> {
-  const results = (await pool.oneFirst(sql.unsafe`
+  const results = await pool.oneFirst(sql.type(postTransactionsAuthorizedRow)`
     SELECT ledger.post_transactions_authorized(
       ${tenantId}::uuid, ${scope.lockTimeout}, ${scope.role}, ${scope.endpoint}, ${scope.lockMs}::int,
       ${scope.status}::smallint,
@@ -384,7 +428,7 @@ export async function postTransactionsAuthorized(
         'text',
       )},
       ${byteaArray(calls.map((c) => c.requestSha256))},
-      ${postingArrays(calls as PostingCall[])})`)) as AuthorizedPostingResult[];
+      ${postingArrays(calls as PostingCall[])})`);
   return checkAnswered(results, calls, 'post_transactions_authorized');
 }
 

@@ -1,6 +1,11 @@
 import { ulid } from 'ulid';
-import { sql, type DatabasePool } from '../../db/pool';
+import type { DatabasePool } from '../../db/pool';
 import { withSystem } from '../../db/ledger/context';
+import {
+  deleteReplayBatch,
+  findMarkedReplayBatch,
+  markReplayBatch,
+} from '../../db/ledger/metering-replay';
 import type { Logger } from '../../platform/logger';
 import type { MeteringConfig } from '../../platform/config';
 import { createQuotaClient } from '../../platform/quota-client/client';
@@ -11,14 +16,6 @@ import { LEDGER_CALLS, callsSubject } from './metering';
 const REPLAY_BATCH_MAX = 1000;
 /** How often each API process looks for calls served while the quota service did not answer. */
 export const REPLAY_INTERVAL_MS = 5_000;
-
-interface ReplayBatch {
-  replayKey: string;
-  tenantId: string;
-  /** The month the calls were served in (the quota service counts them in its month now). */
-  month: string;
-  calls: number;
-}
 
 /**
  * Replays the calls served unmetered (ledger.unmetered_calls) into the quota service, each once:
@@ -39,7 +36,11 @@ export async function replayUnmeteredCalls(deps: {
   });
   let replayed = 0;
   for (;;) {
-    const batch = (await markedBatch(deps.pool)) ?? (await markBatch(deps.pool));
+    const batch =
+      (await withSystem(deps.pool, findMarkedReplayBatch)) ??
+      (await withSystem(deps.pool, (tx) =>
+        markReplayBatch(tx, `ledger:unmetered:${ulid()}`, REPLAY_BATCH_MAX),
+      ));
     if (batch === null) return replayed;
     await quotaAnswer('replay', () =>
       quota.POST('/v1/consume', {
@@ -51,45 +52,9 @@ export async function replayUnmeteredCalls(deps: {
         },
       }),
     );
-    await withSystem(deps.pool, (tx) =>
-      tx.query(
-        sql.unsafe`DELETE FROM ledger.unmetered_calls WHERE replay_key = ${batch.replayKey}`,
-      ),
-    );
+    await withSystem(deps.pool, (tx) => deleteReplayBatch(tx, batch.replayKey));
     replayed += batch.calls;
   }
-}
-
-/** A batch marked by a replay that did not finish, as it was marked. */
-async function markedBatch(pool: DatabasePool): Promise<ReplayBatch | null> {
-  return withSystem(pool, async (tx) => {
-    return (await tx.maybeOne(sql.unsafe`
-      SELECT replay_key AS "replayKey", tenant_id AS "tenantId", month, count(*)::int AS calls
-      FROM ledger.unmetered_calls WHERE replay_key IS NOT NULL
-      GROUP BY replay_key, tenant_id, month ORDER BY replay_key LIMIT 1`)) as ReplayBatch | null;
-  });
-}
-
-/** The oldest unmarked calls of one root tenant and month, marked as one batch under a new key. */
-async function markBatch(pool: DatabasePool): Promise<ReplayBatch | null> {
-  const replayKey = `ledger:unmetered:${ulid()}`;
-  return withSystem(pool, async (tx) => {
-    const marked = (await tx.one(sql.unsafe`
-      WITH oldest AS (
-        SELECT tenant_id, month FROM ledger.unmetered_calls WHERE replay_key IS NULL
-        ORDER BY id LIMIT 1),
-      batch AS (
-        SELECT c.id FROM ledger.unmetered_calls c JOIN oldest USING (tenant_id, month)
-        WHERE c.replay_key IS NULL ORDER BY c.id LIMIT ${REPLAY_BATCH_MAX}
-        FOR UPDATE OF c SKIP LOCKED),
-      marked AS (
-        UPDATE ledger.unmetered_calls u SET replay_key = ${replayKey}
-        FROM batch WHERE u.id = batch.id RETURNING u.tenant_id, u.month)
-      SELECT count(*)::int AS calls, (array_agg(tenant_id))[1] AS "tenantId",
-             (array_agg(month))[1] AS month
-      FROM marked`)) as Omit<ReplayBatch, 'replayKey'>;
-    return marked.calls === 0 ? null : { replayKey, ...marked };
-  });
 }
 
 /**

@@ -484,7 +484,7 @@ const negate = (c: Counters): Counters => ({
 });
 
 /** The counter movement that settles a hold: pending released, and (for commit) posted added. */
-function settlementDeltas(entries: EntryRow[], syncIds: Set<string>, commit: boolean) {
+function settlementDeltas(entries: readonly EntryRow[], syncIds: Set<string>, commit: boolean) {
   const legs: Leg[] = entries.map((e) => ({
     accountId: e.account_id,
     assetTypeId: e.asset_type_id,
@@ -624,7 +624,7 @@ export async function getTransaction(pool: DatabasePool, tenantId: string, trans
   });
 }
 
-export function presentTransaction(t: TransactionRow, entries: EntryRow[]) {
+export function presentTransaction(t: TransactionRow, entries: readonly EntryRow[]) {
   return {
     transaction_id: t.transaction_id,
     state: t.state,

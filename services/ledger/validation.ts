@@ -35,7 +35,7 @@ export interface Page {
 
 /** Fetch limit+1 rows; the extra one says whether a next page exists. */
 export function pageOf<T>(
-  rows: T[],
+  rows: readonly T[],
   limit: number,
   idOf: (row: T) => string,
 ): { items: T[]; next_cursor: string | null } {
