@@ -4,7 +4,7 @@ import { createQuotaBootstrapActivities } from '../activities/quota/bootstrap';
 import { createQuotaJobActivities } from '../activities/quota/jobs';
 import { createDeliveryActivities } from '../activities/shared/delivery';
 import { createAlertMailActivities } from '../activities/quota/alert-mail';
-import type { WorkerDeps } from './workers';
+import type { WorkerDeps } from './deps';
 
 /** The quota service's task queue: tenant bootstraps, background jobs, their Postgres activities. */
 export function quotaWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {

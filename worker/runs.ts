@@ -15,7 +15,7 @@ import { createReconcileActivities } from '../activities/runs/reconcile';
 import { createTimerActivities } from '../activities/runs/timers';
 import { createScheduleActivities } from '../activities/runs/schedules';
 import { createTriggerActivities } from '../activities/runs/triggers';
-import type { WorkerDeps } from './workers';
+import type { WorkerDeps } from './deps';
 import type { Logger } from '../platform/logger';
 import {
   DOCKER_HOST_ALIVE_MS,

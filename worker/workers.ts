@@ -1,29 +1,9 @@
-import {
-  bundleWorkflowCode,
-  NativeConnection,
-  Worker,
-  type WorkflowBundleWithSourceMap,
-} from '@temporalio/worker';
-import type { Config } from '../platform/config';
+import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { payloadDataConverter } from '../platform/payload-codec';
-import type { DatabasePool } from '../db/pool';
-import type { Redis } from '../db/redis';
-import type { Docker } from '../platform/docker';
 import { runsWorkerOptions } from './runs';
 import { ledgerWorkerOptions } from './ledger';
 import { quotaWorkerOptions } from './quota';
-
-export interface WorkerDeps {
-  config: Config;
-  connection: NativeConnection;
-  pool: DatabasePool;
-  /** Keys unprefixed: each service's activities prefix their own. */
-  redis: Redis;
-  /** The quota service's keys (prefix `quota:`, as its API's): fast-mode state and ledger stream. */
-  quotaRedis: Redis;
-  docker: Docker;
-  workflowBundle: WorkflowBundleWithSourceMap;
-}
+import type { WorkerDeps } from './deps';
 
 /** Bundles every workflow once; all workflow workers share the bundle. */
 export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {

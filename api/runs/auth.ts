@@ -1,11 +1,10 @@
 import type { Context, Next } from 'koa';
 import { validate as isUuid, version as uuidVersion } from 'uuid';
-import { runsError } from '../../services/runs/errors';
+import { runsError, type RefusalDetail } from '../../services/runs/errors';
 import type { DatabasePool } from '../../db/pool';
 import { redisScript, type Redis } from '../../db/redis';
 import { findPrincipal, type KeyPrincipal } from '../../db/runs/tenants';
 import type { Permission } from '../../db/runs/permissions';
-import type { RefusalDetail } from './refusals';
 import type { Logger } from '../../platform/logger';
 import { isBackendUnreachable } from '../../db/unreachable';
 

@@ -1,7 +1,7 @@
 import type { Context, Next } from 'koa';
 import { isDomainError, type DomainError } from '../../platform/errors';
 import { errorResponse } from '../http/error-response';
-import { RUNS_ERRORS } from '../../services/runs/errors';
+import { RUNS_ERRORS, type RefusalDetail } from '../../services/runs/errors';
 import type { Logger } from '../../platform/logger';
 import type { DatabasePool } from '../../db/pool';
 import { insertAudit } from '../../db/runs/audit';
@@ -13,13 +13,6 @@ import { principalOf } from './auth';
  * against the tenant"). 401 has no tenant; 404 is a lookup of something the tenant has not.
  */
 const AUDITED_STATUSES = new Set([400, 403, 409, 413, 415, 422, 429]);
-
-/** What a refusal adds to its audit record beyond its code: a route's own details, if any. */
-export interface RefusalDetail {
-  /** False for a refusal not worth a row of its own (a rate limit's repeats within a window). */
-  audit?: boolean;
-  [field: string]: unknown;
-}
 
 /**
  * Writes an audit record for each refusal of an authenticated request, in one place: the action

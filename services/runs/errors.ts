@@ -106,3 +106,10 @@ export const RUNS_ERRORS = {
 
 export type RunsErrorCode = keyof typeof RUNS_ERRORS;
 export const runsError = errorFactory<RunsErrorCode>(RUNS_ERRORS);
+
+/** What a refusal adds to its audit record (api/runs/refusals.ts) beyond its code: a route's own details, if any. */
+export interface RefusalDetail {
+  /** False for a refusal not worth a row of its own (a rate limit's repeats within a window). */
+  audit?: boolean;
+  [field: string]: unknown;
+}

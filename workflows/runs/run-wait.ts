@@ -1,7 +1,6 @@
 import { condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
-import { WORKFLOW_CANCELLED } from '../../contracts/runs/run';
-import type { runWorkflow } from './run';
-import type { RunExecution, TerminalChange } from './run-execution';
+import { WORKFLOW_CANCELLED, type RunWorkflowInput } from '../../contracts/runs/run';
+import type { RunEnded, RunExecution, TerminalChange } from './run-execution';
 
 /**
  * A waiting run relies on the slotFreed signal (sent when a run of its tenant gives a slot back)
@@ -60,7 +59,7 @@ export async function waitForStartAndSlot(run: RunExecution): Promise<Waited> {
       continue;
     }
     if (workflowInfo().historyLength > WAITING_HISTORY_EVENTS_MAX)
-      await continueAsNew<typeof runWorkflow>(input);
+      await continueAsNew<(input: RunWorkflowInput) => Promise<RunEnded>>(input);
     const pollMs = taken === 'no_worker' ? SLOT_POLL_FALLBACK_MS : SLOT_POLL_SIGNALLED_MS;
     await condition(() => run.wake.signalled || run.cancelRequested, untilDeadlines(pollMs));
   }

@@ -25,7 +25,7 @@ from quota_client import (
     ServiceUnavailableError,
     ValidationError,
 )
-from quota_client._base import parse_retry_after
+from quota_client._exceptions import parse_retry_after
 
 BIG = 2**70
 

@@ -8,7 +8,18 @@ import {
 import type { Send } from '../../../platform/webhooks/attempts';
 import { webhookTerms } from '../../../platform/webhooks/terms';
 import { sendAndRecord } from './attempt';
-import type { DeliveryStart } from './starter';
+import type { DeliveryWorkflowInput } from '../../../contracts/shared/delivery';
+
+/** A delivery handed over for its first attempt, or for its workflow (starter.ts). */
+export interface DeliveryStart {
+  deliveryId: string;
+  tenantId: string;
+  endpointId: string;
+  /** For the execution's summary; looked up when a caller did not have it at hand. */
+  eventType?: string;
+  /** A delivery whose first attempt was made without its workflow: where the workflow goes on. */
+  resumeFrom?: DeliveryWorkflowInput['resumeFrom'];
+}
 
 /** First attempts in flight per API process (each holds a connection to its receiver). */
 const IN_FLIGHT_MAX = 32;

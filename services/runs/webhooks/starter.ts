@@ -14,7 +14,7 @@ import {
 import { deliveryWorkflowId, type DeliveryWorkflowInput } from '../../../contracts/shared/delivery';
 import { deliverySummary } from '../../../contracts/shared/summaries';
 import { webhookTerms } from '../../../platform/webhooks/terms';
-import { createDeliveryDispatcher } from './dispatcher';
+import { createDeliveryDispatcher, type DeliveryStart } from './dispatcher';
 
 /** The runs queue of this deployment: its delivery rows are started there (and only those). */
 export const runsQueue = (deps: Pick<PlatformDeps, 'config'>): string =>
@@ -22,16 +22,6 @@ export const runsQueue = (deps: Pick<PlatformDeps, 'config'>): string =>
 
 /** A delivery left retrying is swept this long after: its process may still be handing it over. */
 const DELIVERY_SWEEP_GRACE_SECONDS = 2;
-
-export interface DeliveryStart {
-  deliveryId: string;
-  tenantId: string;
-  endpointId: string;
-  /** For the execution's summary; looked up when a caller did not have it at hand. */
-  eventType?: string;
-  /** A delivery whose first attempt was made without its workflow: where the workflow goes on. */
-  resumeFrom?: DeliveryWorkflowInput['resumeFrom'];
-}
 
 /**
  * Delivery starts as an outbox: delivery/runs/<delivery_id> for a delivery that needs its

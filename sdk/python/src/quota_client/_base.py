@@ -3,11 +3,9 @@ the error mapping and the parsing of answers. The clients only send and sleep.""
 
 from __future__ import annotations
 
-import email.utils
 import json
 import os
 import random
-import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -18,7 +16,13 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel
 
-from ._exceptions import APIConnectionError, APITimeoutError, QuotaError, error_class
+from ._exceptions import (
+    APIConnectionError,
+    APITimeoutError,
+    QuotaError,
+    error_class,
+    parse_retry_after,
+)
 from ._routes import Route
 from ._version import __version__
 
@@ -92,26 +96,6 @@ class RetryPolicy:
         if retry_after is None:
             return self.backoff(retry)
         return retry_after if retry_after <= self.max_retry_after else None
-
-
-def parse_retry_after(response: httpx.Response | None) -> float | None:
-    """Retry-After in seconds: delta-seconds or an HTTP date; None when absent or unreadable."""
-    if response is None:
-        return None
-    value = response.headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        pass
-    else:
-        return max(0.0, seconds)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 def new_idempotency_key() -> str:

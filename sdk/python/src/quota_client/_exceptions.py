@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import email.utils
+import time
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -61,8 +63,6 @@ class QuotaError(QuotaClientError):
     @property
     def retry_after(self) -> float | None:
         """The Retry-After header in seconds, when the service sent one."""
-        from ._base import parse_retry_after
-
         return parse_retry_after(self.response)
 
     @property
@@ -175,3 +175,23 @@ def error_class(status: int) -> type[QuotaError]:
     if status in STATUS_ERRORS:
         return STATUS_ERRORS[status]
     return InternalServerError if status >= 500 else QuotaError
+
+
+def parse_retry_after(response: httpx.Response | None) -> float | None:
+    """Retry-After in seconds: delta-seconds or an HTTP date; None when absent or unreadable."""
+    if response is None:
+        return None
+    value = response.headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        pass
+    else:
+        return max(0.0, seconds)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
