@@ -16,6 +16,7 @@ import { startUnmeteredReplay } from '../../services/ledger/metering-replay';
 import { openApiDocument } from './openapi';
 import { postingBatchMetrics } from '../../services/ledger/metrics';
 import { createLedgerBatchers, type LedgerBatchers } from '../../services/ledger/batchers';
+import { RememberedKeys } from '../../services/ledger/credentials';
 import { drainAsyncBalances } from '../../db/ledger/accounts';
 import { enableAutoPipelining } from '../../db/redis';
 
@@ -90,8 +91,8 @@ function ledgerEdge(deps: PlatformDeps): Middleware[] {
 }
 
 /**
- * What the routes call out to: the app's batchers, the monthly meter, holds' expiry workflows,
- * the posting count.
+ * What the routes call out to: the app's batchers and remembered keys, the monthly meter, holds'
+ * expiry workflows, the posting count.
  */
 function ledgerRouteDeps(
   deps: PlatformDeps,
@@ -103,6 +104,7 @@ function ledgerRouteDeps(
   return {
     pool: deps.pool,
     batchers,
+    keys: new RememberedKeys(),
     meter: callMeter?.meter ?? null,
     holdPlaced: (principal, created) =>
       holds.dispatch({

@@ -97,47 +97,49 @@ function authzFailure(cause: unknown): DomainError {
 }
 
 /**
- * Keys that authenticated in this process, with what of them never changes: tenant, parent, role
+ * Keys that authenticated in this app, with what of them never changes: tenant, parent, role
  * and secret hash. It lets the posting route send a request's posting with the check of its key
  * in one statement (postInOneStatement, services/ledger/posting-statement.ts); revocation, expiry and
  * the tenants' status are still read by that statement, so remembering a key never admits a
- * request the database would refuse. Oldest first out past the bound.
+ * request the database would refuse. Oldest first out past the bound. Each ledger app keeps its
+ * own (made with its batchers), so two apps in one process never share what they learnt.
  */
 export const REMEMBERED_KEYS_MAX = 10_000;
-const rememberedKeys = new Map<string, { secretSha256: Buffer; principal: Principal }>();
 
-function remember(secretSha256: Buffer, principal: Principal): void {
-  if (rememberedKeys.has(principal.keyId)) return;
-  if (rememberedKeys.size >= REMEMBERED_KEYS_MAX)
-    rememberedKeys.delete(rememberedKeys.keys().next().value!);
-  rememberedKeys.set(principal.keyId, { secretSha256, principal });
+export class RememberedKeys {
+  private readonly keys = new Map<string, { secretSha256: Buffer; principal: Principal }>();
+
+  remember(secretSha256: Buffer, principal: Principal): void {
+    if (this.keys.has(principal.keyId)) return;
+    if (this.keys.size >= REMEMBERED_KEYS_MAX) this.keys.delete(this.keys.keys().next().value!);
+    this.keys.set(principal.keyId, { secretSha256, principal });
+  }
+
+  /**
+   * The principal of a bearer header whose key authenticated before, with the secret's hash,
+   * when the presented secret is that key's; else null (the caller authenticates).
+   */
+  principalOf(
+    authorization: string | undefined,
+  ): { principal: Principal; secretSha256: Buffer } | null {
+    const bearer = BEARER.exec(authorization ?? '');
+    const parsed = bearer && parseToken(bearer[1]!);
+    const known = parsed && this.keys.get(parsed.keyId);
+    if (!known) return null;
+    const presented = sha256(parsed.secret);
+    return timingSafeEqual(known.secretSha256, presented)
+      ? { principal: known.principal, secretSha256: presented }
+      : null;
+  }
+
+  /** The database no longer admits this key (revoked, expired, tenant suspended): ask it again next time. */
+  forget(keyId: string): void {
+    this.keys.delete(keyId);
+  }
 }
 
 /**
- * The principal of a bearer header whose key authenticated before in this process, with the
- * secret's hash, when the presented secret is that key's; else null (the caller authenticates).
- */
-export function rememberedPrincipal(
-  authorization: string | undefined,
-): { principal: Principal; secretSha256: Buffer } | null {
-  const bearer = BEARER.exec(authorization ?? '');
-  const parsed = bearer && parseToken(bearer[1]!);
-  const known = parsed && rememberedKeys.get(parsed.keyId);
-  if (!known) return null;
-  const presented = sha256(parsed.secret);
-  return timingSafeEqual(known.secretSha256, presented)
-    ? { principal: known.principal, secretSha256: presented }
-    : null;
-}
-
-/** The database no longer admits this key (revoked, expired, tenant suspended): ask it again next time. */
-export function forgetKey(keyId: string): void {
-  rememberedKeys.delete(keyId);
-}
-
-/**
- * Judges a stored credential against the presented secret: a principal (its key remembered, see
- * rememberedPrincipal), or the spec's 401/403.
+ * Judges a stored credential against the presented secret: a principal, or the spec's 401/403.
  */
 export function judgeCredential(credential: Credential | null, secret: string): Principal {
   const stored = credential ? asBuffer(credential.secret_sha256) : Buffer.alloc(32);
@@ -163,7 +165,6 @@ export function judgeCredential(credential: Credential | null, secret: string): 
     rootTenantId: credential.parent_id ?? credential.tenant_id,
     isSubTenant: credential.parent_id !== null,
   };
-  remember(presented, principal);
   return principal;
 }
 
@@ -173,17 +174,19 @@ export function judgeCredential(credential: Credential | null, secret: string): 
  * AUTHZ_CREDENTIAL_REJECTED when it refuses the service's own login (authzFailure).
  */
 export async function authenticate(
-  pool: DatabasePool,
+  deps: { pool: DatabasePool; keys: RememberedKeys },
   authorization: string | undefined,
 ): Promise<Principal> {
   const parsed = bearerOf(authorization);
   let credential;
   try {
-    credential = await findCredential(pool, parsed.keyId);
+    credential = await findCredential(deps.pool, parsed.keyId);
   } catch (error) {
     throw authzFailure(error);
   }
-  return judgeCredential(credential, parsed.secret);
+  const principal = judgeCredential(credential, parsed.secret);
+  deps.keys.remember(sha256(parsed.secret), principal);
+  return principal;
 }
 
 /** Key lookups with claims per database call (one commit for the claims of the batch). */
@@ -218,24 +221,21 @@ export function createCredentialBatcher(pool: DatabasePool): CredentialBatcher {
  * gets its own row.
  */
 export async function authenticateAndClaim(
-  credentials: CredentialBatcher,
+  deps: { credentials: CredentialBatcher; keys: RememberedKeys },
   authorization: string | undefined,
   role: LedgerRole,
   claim: { endpoint: string; key: string; requestSha256: Buffer; lockMs: number } | null,
 ): Promise<{ principal: Principal; claim: ClaimRow | null }> {
   const parsed = bearerOf(authorization);
+  const secretSha256 = sha256(parsed.secret);
   let row;
   try {
-    row = await credentials.submit('', {
-      keyId: parsed.keyId,
-      secretSha256: sha256(parsed.secret),
-      role,
-      claim,
-    });
+    row = await deps.credentials.submit('', { keyId: parsed.keyId, secretSha256, role, claim });
   } catch (error) {
     throw authzFailure(error);
   }
   const principal = judgeCredential(row, parsed.secret);
+  deps.keys.remember(secretSha256, principal);
   return { principal, claim: row && row.claimed !== null ? row : null };
 }
 

@@ -1,4 +1,4 @@
-import { forgetKey, rememberedPrincipal, type Principal } from './credentials';
+import type { Principal, RememberedKeys } from './credentials';
 import type { IdempotencyScope } from '../../db/ledger/idempotency';
 import type { DomainError } from '../../platform/errors';
 import type { MeteredCall } from './metering';
@@ -14,7 +14,7 @@ import {
 
 /**
  * The posting route's common case in one statement: a request whose key authenticated before in
- * this process (rememberedPrincipal), with a usable Idempotency-Key and a body that parses, is
+ * this app (RememberedKeys), with a usable Idempotency-Key and a body that parses, is
  * metered and then posted together with the check of its key and the claim of its
  * Idempotency-Key (createAuthorizedTransaction). Every other request, and every one that
  * statement hands back with nothing written (key no longer admitted, Idempotency-Key already
@@ -44,8 +44,11 @@ export interface OneStatementPosting {
 }
 
 /** The posting of a request the one-statement path can take, or null (the general path takes it). */
-export function oneStatementPosting(request: PostingRequest): OneStatementPosting | null {
-  const known = rememberedPrincipal(request.authorization);
+export function oneStatementPosting(
+  keys: RememberedKeys,
+  request: PostingRequest,
+): OneStatementPosting | null {
+  const known = keys.principalOf(request.authorization);
   const key = request.idempotencyKey;
   const { body } = request;
   if (!known || known.principal.role !== POSTING_ROUTE.role || key === null) return null;
@@ -82,7 +85,7 @@ export type OneStatementOutcome =
 
 /** The posting with the check of its key and the claim of its Idempotency-Key, in one statement. */
 export async function postInOneStatement(
-  postings: AuthorizedPostingBatcher,
+  deps: { postings: AuthorizedPostingBatcher; keys: RememberedKeys },
   posting: OneStatementPosting,
   call: OneStatementCall,
 ): Promise<OneStatementOutcome> {
@@ -93,7 +96,7 @@ export async function postInOneStatement(
   } catch {
     return { handedBack: 'metering' };
   }
-  const outcome = await createAuthorizedTransaction(postings, principal.tenantId, parsed, {
+  const outcome = await createAuthorizedTransaction(deps.postings, principal.tenantId, parsed, {
     keyId: principal.keyId,
     secretSha256,
     idempotencyKey: key,
@@ -109,7 +112,7 @@ export async function postInOneStatement(
     return { refused: outcome.refused, idempotencyScope };
   }
   if (outcome.fallback === 'credential') {
-    forgetKey(principal.keyId);
+    deps.keys.forget(principal.keyId);
     await metered?.uncount().catch(() => undefined);
   }
   return { handedBack: outcome.fallback };

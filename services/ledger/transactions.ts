@@ -450,7 +450,7 @@ export function createAuthorizedPostingBatcher(pool: DatabasePool): AuthorizedPo
 /**
  * A parsed posting with the check of the key that sent it and the claim of its Idempotency-Key,
  * in one statement and one commit (ledger.post_transactions_authorized, migration 0013); for a
- * key authenticated before (rememberedPrincipal). Throws only when nothing was claimed.
+ * key authenticated before (RememberedKeys). Throws only when nothing was claimed.
  */
 export async function createAuthorizedTransaction(
   postings: AuthorizedPostingBatcher,

@@ -17,6 +17,7 @@ import {
   authenticateAndClaim,
   requireRole,
   type Principal,
+  type RememberedKeys,
 } from '../../../services/ledger/credentials';
 import type { LedgerErrorCode } from '../../../services/ledger/errors';
 import { IDEMPOTENCY_LOCK_MS } from '../../../db/ledger/idempotency';
@@ -38,6 +39,8 @@ export interface LedgerRouteDeps {
   pool: DatabasePool;
   /** The app's batchers: postings and key lookups with claims go to Postgres through them. */
   batchers: LedgerBatchers;
+  /** Keys that authenticated in this app: the posting route's one-statement path takes them. */
+  keys: RememberedKeys;
   /**
    * Runs before the role check on every authenticated request: the monthly call quota, in the
    * quota service; null: metering is off.
@@ -189,7 +192,7 @@ async function meterCallOnce(
 /** Authentication, metering and the role, in that order. */
 export function authorized(deps: LedgerRouteDeps, role: LedgerRole): Middleware {
   return async function authorize(ctx: Context, next: Next) {
-    const principal = await authenticate(deps.pool, authorizationOf(ctx));
+    const principal = await authenticate(deps, authorizationOf(ctx));
     ctx.state.principal = principal;
     await meterCall(deps, principal);
     requireRole(principal, role);
@@ -212,7 +215,7 @@ export function authorizedOnce(
     const key = usableKeyOf(ctx);
     const requestSha256 = requestHashOf(ctx);
     const { principal, claim } = await authenticateAndClaim(
-      batchers.credentials,
+      { credentials: batchers.credentials, keys: deps.keys },
       authorizationOf(ctx),
       role,
       key === null ? null : { endpoint, key, requestSha256, lockMs: IDEMPOTENCY_LOCK_MS },

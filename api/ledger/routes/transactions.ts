@@ -280,7 +280,7 @@ function answerCreated(
  */
 function postingInOneStatement(deps: LedgerRouteDeps): Middleware {
   return async function tryOneStatement(ctx: Context, next: Next) {
-    const posting = oneStatementPosting({
+    const posting = oneStatementPosting(deps.keys, {
       authorization: ctx.get('Authorization') || undefined,
       idempotencyKey: usableKeyOf(ctx),
       body: ctx.request.body,
@@ -301,11 +301,15 @@ async function postedInOneStatement(
   // Read by the general path's guard (authorizedOnce): a request is metered once.
   const metering = deps.meter?.(principal);
   ctx.state.metering = metering;
-  const outcome = await postInOneStatement(deps.batchers.authorizedPostings, posting, {
-    metering,
-    requestSha256: requestHashOf(ctx),
-    countPosting: deps.countPosting,
-  });
+  const outcome = await postInOneStatement(
+    { postings: deps.batchers.authorizedPostings, keys: deps.keys },
+    posting,
+    {
+      metering,
+      requestSha256: requestHashOf(ctx),
+      countPosting: deps.countPosting,
+    },
+  );
   if ('created' in outcome) {
     answerCreated(deps, ctx, principal, outcome.created);
     return true;

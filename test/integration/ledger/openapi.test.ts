@@ -5,6 +5,7 @@ import { lintOpenApi } from '../../support/openapi-lint';
 import { undocumentedRoutes } from '../../support/documented-routes';
 import { ledgerRouter } from '../../../api/ledger/routes';
 import { createLedgerBatchers } from '../../../services/ledger/batchers';
+import { RememberedKeys } from '../../../services/ledger/credentials';
 import { call, LedgerHarness, type Reply, type TenantClients } from './support';
 
 jest.setTimeout(60_000);
@@ -59,7 +60,11 @@ describe('ledger /openapi.json and /llms.txt', () => {
   it('when the ledger router is compared with the document, then every route it serves is documented', () => {
     expect(
       undocumentedRoutes(
-        ledgerRouter({ pool: h.pool, batchers: createLedgerBatchers(h.pool) }),
+        ledgerRouter({
+          pool: h.pool,
+          batchers: createLedgerBatchers(h.pool),
+          keys: new RememberedKeys(),
+        }),
         doc,
       ),
     ).toEqual([]);

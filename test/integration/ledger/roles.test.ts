@@ -1,6 +1,7 @@
 /* eslint-disable @typescript-eslint/no-unsafe-assignment -- JSON replies in tests */
 import { ledgerRouter } from '../../../api/ledger/routes';
 import { createLedgerBatchers } from '../../../services/ledger/batchers';
+import { RememberedKeys } from '../../../services/ledger/credentials';
 import { call, client, LedgerHarness, newKey, transfer, type TenantClients } from './support';
 
 jest.setTimeout(60_000);
@@ -263,7 +264,11 @@ describe('ledger roles: every authenticated route answers its one role and refus
 
   it('when the table is compared with the ledger router, then it has exactly one row per authenticated route', () => {
     const shape = (path: string) => path.replace(/\{[^}]+\}|:[A-Za-z_]+/g, '{}');
-    const served = ledgerRouter({ pool: h.pool, batchers: createLedgerBatchers(h.pool) })
+    const served = ledgerRouter({
+      pool: h.pool,
+      batchers: createLedgerBatchers(h.pool),
+      keys: new RememberedKeys(),
+    })
       .stack.flatMap((layer) =>
         layer.methods
           .filter((method) => method !== 'HEAD')

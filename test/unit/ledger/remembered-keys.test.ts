@@ -1,17 +1,17 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import {
   judgeCredential,
-  rememberedPrincipal,
+  RememberedKeys,
   REMEMBERED_KEYS_MAX,
   sha256,
   tokenOf,
 } from '../../../services/ledger/credentials';
 
-/** A key that authenticates (judgeCredential remembers it); its bearer header. */
-function authenticated(): string {
+/** A key that authenticates, remembered as authenticate() remembers it; its bearer header. */
+function authenticated(keys: RememberedKeys): string {
   const keyId = randomUUID();
   const secret = randomBytes(32).toString('base64url');
-  judgeCredential(
+  const principal = judgeCredential(
     {
       key_id: keyId,
       tenant_id: randomUUID(),
@@ -25,23 +25,34 @@ function authenticated(): string {
     },
     secret,
   );
+  keys.remember(sha256(secret), principal);
   return `Bearer ${tokenOf(keyId, secret)}`;
 }
 
 describe('remembered keys', () => {
   it('when a key authenticated, then its bearer is recognised, and with another secret it is not', () => {
-    const bearer = authenticated();
-    expect(rememberedPrincipal(bearer)?.principal.role).toBe('ledger_poster');
+    const keys = new RememberedKeys();
+    const bearer = authenticated(keys);
+    expect(keys.principalOf(bearer)?.principal.role).toBe('ledger_poster');
     const forged = bearer.slice(0, -3) + (bearer.endsWith('AAA') ? 'BBB' : 'AAA');
-    expect(rememberedPrincipal(forged)).toBeNull();
+    expect(keys.principalOf(forged)).toBeNull();
+  });
+
+  it('when a key is forgotten, or another app learnt it, then its bearer is not recognised', () => {
+    const keys = new RememberedKeys();
+    const bearer = authenticated(keys);
+    expect(new RememberedKeys().principalOf(bearer)).toBeNull();
+    keys.forget(keys.principalOf(bearer)!.principal.keyId);
+    expect(keys.principalOf(bearer)).toBeNull();
   });
 
   it(`when ${REMEMBERED_KEYS_MAX} keys are remembered all stay; one more forgets the oldest only`, () => {
-    const bearers = Array.from({ length: REMEMBERED_KEYS_MAX }, authenticated);
-    expect(bearers.every((b) => rememberedPrincipal(b) !== null)).toBe(true);
-    const newest = authenticated();
-    expect(rememberedPrincipal(bearers[0])).toBeNull();
-    expect(rememberedPrincipal(bearers[1])).not.toBeNull();
-    expect(rememberedPrincipal(newest)).not.toBeNull();
+    const keys = new RememberedKeys();
+    const bearers = Array.from({ length: REMEMBERED_KEYS_MAX }, () => authenticated(keys));
+    expect(bearers.every((b) => keys.principalOf(b) !== null)).toBe(true);
+    const newest = authenticated(keys);
+    expect(keys.principalOf(bearers[0])).toBeNull();
+    expect(keys.principalOf(bearers[1])).not.toBeNull();
+    expect(keys.principalOf(newest)).not.toBeNull();
   });
 });
