@@ -1,20 +1,25 @@
+import { z } from 'zod';
 import { sql } from '../pool';
 import type { Queryable } from './queryable';
 
 /** Alert events of the quota service (migration quota/0005). */
 
-export interface AlertEventRow {
-  id: string;
-  rule_id: string;
-  subject: string;
-  policy_id: string;
-  window_id: string;
-  threshold_pct: number;
+export const alertEventRow = z.object({
+  id: z.string(),
+  rule_id: z.string(),
+  subject: z.string(),
+  policy_id: z.string(),
+  window_id: z.string(),
+  threshold_pct: z.number(),
   /** numeric: a decimal string. */
-  usage_pct: string;
-  suppressed: boolean;
-  triggered_at: string;
-}
+  usage_pct: z.string(),
+  suppressed: z.boolean(),
+  triggered_at: z.string(),
+});
+export type AlertEventRow = z.infer<typeof alertEventRow>;
+
+const EVENT = sql.fragment`id, rule_id, subject, policy_id, window_id, threshold_pct,
+  usage_pct::text, suppressed, triggered_at`;
 
 /** A crossing to record, as decided (services/quota/alerts/crossings.ts). */
 export interface NewAlertEvent {
@@ -29,9 +34,6 @@ export interface NewAlertEvent {
   cooldownSeconds: number;
 }
 
-const EVENT = sql.fragment`id, rule_id, subject, policy_id, window_id, threshold_pct,
-  usage_pct::text, suppressed, triggered_at`;
-
 /**
  * Records the crossings of one request, each once per (rule, subject, policy, window): one
  * already there is left alone. Suppressed when the rule's last unsuppressed event for the
@@ -41,11 +43,11 @@ export async function recordAlertEvents(
   db: Queryable,
   at: { tenantId: string; subject: string; triggeredAt: string },
   events: NewAlertEvent[],
-): Promise<AlertEventRow[]> {
+): Promise<readonly AlertEventRow[]> {
   if (events.length === 0) return [];
   const texts = (pick: (e: NewAlertEvent) => string) => sql.array(events.map(pick), 'text');
   const ints = (pick: (e: NewAlertEvent) => number) => sql.array(events.map(pick), 'int4');
-  return (await db.any(sql.unsafe`
+  return db.any(sql.type(alertEventRow)`
     INSERT INTO quota.alert_events AS a (id, tenant_id, rule_id, subject, policy_id, window_id,
                                          threshold_pct, usage_pct, suppressed, triggered_at)
     SELECT c.id, ${at.tenantId}, c.rule_id, ${at.subject}, c.policy_id, c.window_id,
@@ -61,7 +63,7 @@ export async function recordAlertEvents(
                 ${ints((e) => e.cooldownSeconds)}::int4[])
          AS c(id, rule_id, policy_id, window_id, threshold_pct, usage_pct, cooldown)
     ON CONFLICT (rule_id, subject, policy_id, window_id) DO NOTHING
-    RETURNING ${EVENT}`)) as AlertEventRow[];
+    RETURNING ${EVENT}`);
 }
 
 /** The tenant's alert events, newest first; of one subject when given. */
@@ -69,10 +71,10 @@ export async function listAlertEvents(
   db: Queryable,
   tenantId: string,
   filter: { subject: string | null; limit: number },
-): Promise<AlertEventRow[]> {
+): Promise<readonly AlertEventRow[]> {
   const subject =
     filter.subject === null ? sql.fragment`` : sql.fragment`AND subject = ${filter.subject}`;
-  return (await db.any(sql.unsafe`
+  return db.any(sql.type(alertEventRow)`
     SELECT ${EVENT} FROM quota.alert_events WHERE tenant_id = ${tenantId} ${subject}
-    ORDER BY triggered_at DESC, id DESC LIMIT ${filter.limit}`)) as AlertEventRow[];
+    ORDER BY triggered_at DESC, id DESC LIMIT ${filter.limit}`);
 }

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { sql } from '../pool';
 import type { Queryable } from './queryable';
 
@@ -12,21 +13,23 @@ export interface NewAlertMail {
   workflowTaskQueue: string;
 }
 
-export type AlertMailStatus = 'pending' | 'sent' | 'failed';
+const ALERT_MAIL_STATUSES = ['pending', 'sent', 'failed'] as const;
+export type AlertMailStatus = (typeof ALERT_MAIL_STATUSES)[number];
 
-export interface AlertMailRow {
-  id: string;
-  tenant_id: string;
-  alert_event_id: string;
-  recipient: string;
-  subject_line: string;
-  body_text: string;
-  status: AlertMailStatus;
-  attempt_count: number;
-  last_error: string | null;
-  smtp_response: string | null;
-  sent_at: string | null;
-}
+export const alertMailRow = z.object({
+  id: z.string(),
+  tenant_id: z.string(),
+  alert_event_id: z.string(),
+  recipient: z.string(),
+  subject_line: z.string(),
+  body_text: z.string(),
+  status: z.enum(ALERT_MAIL_STATUSES),
+  attempt_count: z.number(),
+  last_error: z.string().nullable(),
+  smtp_response: z.string().nullable(),
+  sent_at: z.string().nullable(),
+});
+export type AlertMailRow = z.infer<typeof alertMailRow>;
 
 const MAIL = sql.fragment`id, tenant_id, alert_event_id, recipient, subject_line, body_text,
   status, attempt_count, last_error, smtp_response, sent_at`;
@@ -47,10 +50,10 @@ export async function insertAlertMails(db: Queryable, mails: NewAlertMail[]): Pr
 
 /** The mail an attempt sends, counted as attempted; null once it has been sent or has failed. */
 export async function beginMailAttempt(db: Queryable, id: string): Promise<AlertMailRow | null> {
-  return (await db.maybeOne(sql.unsafe`
+  return db.maybeOne(sql.type(alertMailRow)`
     UPDATE quota.alert_mails SET attempt_count = attempt_count + 1, updated_at = now()
     WHERE id = ${id} AND status = 'pending'
-    RETURNING ${MAIL}`)) as AlertMailRow | null;
+    RETURNING ${MAIL}`);
 }
 
 /** An attempt's outcome: sent with the server's reply, or an error (pending: to retry). */
@@ -71,8 +74,11 @@ export async function recordMailOutcome(
 }
 
 /** An event's mails, by recipient. */
-export async function mailsOfEvent(db: Queryable, alertEventId: string): Promise<AlertMailRow[]> {
-  return (await db.any(sql.unsafe`
+export async function mailsOfEvent(
+  db: Queryable,
+  alertEventId: string,
+): Promise<readonly AlertMailRow[]> {
+  return db.any(sql.type(alertMailRow)`
     SELECT ${MAIL} FROM quota.alert_mails WHERE alert_event_id = ${alertEventId}
-    ORDER BY recipient`)) as AlertMailRow[];
+    ORDER BY recipient`);
 }

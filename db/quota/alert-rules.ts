@@ -1,22 +1,24 @@
+import { z } from 'zod';
 import { sql } from '../pool';
 import type { Queryable } from './queryable';
 
 /** Alert rules of the quota service (migration quota/0004). */
 
-export interface AlertRuleRow {
-  id: string;
-  name: string;
-  policy_id: string | null;
-  resource_id: string | null;
-  subject_filter: string | null;
-  threshold_pct: number;
-  webhook_endpoint_ids: string[];
-  emails: string[];
-  cooldown_seconds: number;
-  enabled: boolean;
-  created_at: string;
-  updated_at: string;
-}
+export const alertRuleRow = z.object({
+  id: z.string(),
+  name: z.string(),
+  policy_id: z.string().nullable(),
+  resource_id: z.string().nullable(),
+  subject_filter: z.string().nullable(),
+  threshold_pct: z.number(),
+  webhook_endpoint_ids: z.array(z.string()),
+  emails: z.array(z.string()),
+  cooldown_seconds: z.number(),
+  enabled: z.boolean(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type AlertRuleRow = z.infer<typeof alertRuleRow>;
 
 const RULE = sql.fragment`id, name, policy_id, resource_id, subject_filter, threshold_pct,
   webhook_endpoint_ids, emails, cooldown_seconds, enabled, created_at, updated_at`;
@@ -39,14 +41,14 @@ export async function insertAlertRule(
   tenantId: string,
   r: AlertRuleValues,
 ): Promise<AlertRuleRow> {
-  return (await db.one(sql.unsafe`
+  return db.one(sql.type(alertRuleRow)`
     INSERT INTO quota.alert_rules (id, tenant_id, name, policy_id, resource_id, subject_filter,
                                    threshold_pct, webhook_endpoint_ids, emails, cooldown_seconds,
                                    enabled)
     VALUES (${id}, ${tenantId}, ${r.name}, ${r.policyId}, ${r.resourceId}, ${r.subjectFilter},
             ${r.thresholdPct}, ${sql.array(r.webhookEndpointIds, 'text')},
             ${sql.array(r.emails, 'text')}, ${r.cooldownSeconds}, ${r.enabled})
-    RETURNING ${RULE}`)) as AlertRuleRow;
+    RETURNING ${RULE}`);
 }
 
 export async function findAlertRule(
@@ -55,15 +57,18 @@ export async function findAlertRule(
   id: string,
   lock = false,
 ): Promise<AlertRuleRow | null> {
-  return (await db.maybeOne(sql.unsafe`
+  return db.maybeOne(sql.type(alertRuleRow)`
     SELECT ${RULE} FROM quota.alert_rules WHERE tenant_id = ${tenantId} AND id = ${id}
-    ${lock ? sql.fragment`FOR UPDATE` : sql.fragment``}`)) as AlertRuleRow | null;
+    ${lock ? sql.fragment`FOR UPDATE` : sql.fragment``}`);
 }
 
-export async function listAlertRules(db: Queryable, tenantId: string): Promise<AlertRuleRow[]> {
-  return (await db.any(sql.unsafe`
+export async function listAlertRules(
+  db: Queryable,
+  tenantId: string,
+): Promise<readonly AlertRuleRow[]> {
+  return db.any(sql.type(alertRuleRow)`
     SELECT ${RULE} FROM quota.alert_rules WHERE tenant_id = ${tenantId}
-    ORDER BY created_at, id`)) as AlertRuleRow[];
+    ORDER BY created_at, id`);
 }
 
 /** Replaces the rule's values (a PATCH merged over the row). */
@@ -72,26 +77,34 @@ export async function updateAlertRule(
   id: string,
   r: AlertRuleValues,
 ): Promise<AlertRuleRow> {
-  return (await db.one(sql.unsafe`
+  return db.one(sql.type(alertRuleRow)`
     UPDATE quota.alert_rules
     SET name = ${r.name}, threshold_pct = ${r.thresholdPct},
         webhook_endpoint_ids = ${sql.array(r.webhookEndpointIds, 'text')},
         emails = ${sql.array(r.emails, 'text')}, cooldown_seconds = ${r.cooldownSeconds},
         enabled = ${r.enabled}, updated_at = now()
-    WHERE id = ${id} RETURNING ${RULE}`)) as AlertRuleRow;
+    WHERE id = ${id} RETURNING ${RULE}`);
 }
 
 export async function deleteAlertRule(db: Queryable, id: string): Promise<void> {
   await db.query(sql.unsafe`DELETE FROM quota.alert_rules WHERE id = ${id}`);
 }
 
+const ruleRecipientRow = z.object({
+  rule_id: z.string(),
+  rule_name: z.string(),
+  emails: z.array(z.string()),
+  endpoint_ids: z.array(z.string()),
+});
+export type RuleRecipientRow = z.infer<typeof ruleRecipientRow>;
+
 /** Whom these rules notify of `eventType`: each rule's name, e-mails and live, enabled endpoints. */
 export async function ruleRecipients(
   db: Queryable,
   ruleIds: string[],
   eventType: string,
-): Promise<{ rule_id: string; rule_name: string; emails: string[]; endpoint_ids: string[] }[]> {
-  return (await db.any(sql.unsafe`
+): Promise<readonly RuleRecipientRow[]> {
+  return db.any(sql.type(ruleRecipientRow)`
     SELECT r.id AS rule_id, r.name AS rule_name, r.emails,
            COALESCE(array_agg(e.id ORDER BY e.id) FILTER (WHERE e.id IS NOT NULL), '{}') AS endpoint_ids
     FROM quota.alert_rules r
@@ -99,10 +112,5 @@ export async function ruleRecipients(
       AND e.deleted_at IS NULL AND e.enabled AND ${eventType} = ANY(e.event_types)
     WHERE r.id = ANY(${sql.array(ruleIds, 'text')})
     GROUP BY r.id
-    ORDER BY r.id`)) as {
-    rule_id: string;
-    rule_name: string;
-    emails: string[];
-    endpoint_ids: string[];
-  }[];
+    ORDER BY r.id`);
 }

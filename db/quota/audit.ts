@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { ulid } from '../ids';
 import { sql } from '../pool';
 import type { Queryable } from './queryable';
@@ -13,17 +14,20 @@ export interface AuditInput {
   after: unknown;
 }
 
-export interface AuditRow {
-  id: string;
-  seq: string;
-  actor: string;
-  action: string;
-  entity_type: string;
-  entity_id: string | null;
-  before: unknown;
-  after: unknown;
-  at: string;
-}
+export const auditRow = z.object({
+  id: z.string(),
+  /** bigint: a decimal string. */
+  seq: z.string(),
+  actor: z.string(),
+  action: z.string(),
+  entity_type: z.string(),
+  entity_id: z.string().nullable(),
+  /** jsonb, null when absent. */
+  before: z.unknown(),
+  after: z.unknown(),
+  at: z.string(),
+});
+export type AuditRow = z.infer<typeof auditRow>;
 
 const jsonOrNull = (value: unknown) =>
   value === null || value === undefined ? null : sql.jsonb(value as never);
@@ -51,15 +55,15 @@ export async function listAudit(
   db: Queryable,
   tenantId: string,
   filter: AuditFilter,
-): Promise<AuditRow[]> {
+): Promise<readonly AuditRow[]> {
   const where = [sql.fragment`tenant_id = ${tenantId}`];
   if (filter.actor !== undefined) where.push(sql.fragment`actor = ${filter.actor}`);
   if (filter.action !== undefined) where.push(sql.fragment`action = ${filter.action}`);
   if (filter.from !== undefined) where.push(sql.fragment`at >= ${filter.from}::timestamptz`);
   if (filter.to !== undefined) where.push(sql.fragment`at < ${filter.to}::timestamptz`);
   if (filter.afterSeq !== undefined) where.push(sql.fragment`seq > ${filter.afterSeq}::bigint`);
-  return (await db.any(sql.unsafe`
+  return db.any(sql.type(auditRow)`
     SELECT id, seq, actor, action, entity_type, entity_id, before, after, at FROM quota.audit
     WHERE ${sql.join(where, sql.fragment` AND `)}
-    ORDER BY seq LIMIT ${filter.limit + 1}`)) as AuditRow[];
+    ORDER BY seq LIMIT ${filter.limit + 1}`);
 }

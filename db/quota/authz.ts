@@ -1,12 +1,14 @@
+import { z } from 'zod';
 import { sql } from '../pool';
 import type { Queryable } from './queryable';
 
 /** A relation tuple, Zanzibar's `object#relation@subject`. */
-export interface Tuple {
-  object: string;
-  relation: string;
-  subject: string;
-}
+export const tuple = z.object({
+  object: z.string(),
+  relation: z.string(),
+  subject: z.string(),
+});
+export type Tuple = z.infer<typeof tuple>;
 
 /** Writes tuples; one already there is left as it is (a retried write is harmless). */
 export async function writeTuples(db: Queryable, tuples: Tuple[]): Promise<void> {
@@ -40,14 +42,15 @@ export async function relationsOf(
   object: string,
   subject: string,
 ): Promise<string[]> {
-  return (await db.anyFirst(sql.unsafe`
+  const relations = await db.anyFirst(sql.type(z.object({ relation: z.string() }))`
     SELECT relation FROM quota.authz_tuples WHERE object = ${object} AND subject = ${subject}
-    ORDER BY relation`)) as string[];
+    ORDER BY relation`);
+  return [...relations];
 }
 
 /** Every subject's relations on an object (a tenant's keys and their scopes). */
-export async function relationsOn(db: Queryable, object: string): Promise<Tuple[]> {
-  return (await db.any(sql.unsafe`
+export async function relationsOn(db: Queryable, object: string): Promise<readonly Tuple[]> {
+  return db.any(sql.type(tuple)`
     SELECT object, relation, subject FROM quota.authz_tuples WHERE object = ${object}
-    ORDER BY subject, relation`)) as Tuple[];
+    ORDER BY subject, relation`);
 }

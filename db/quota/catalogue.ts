@@ -1,55 +1,64 @@
 import type { DatabaseTransactionConnection } from 'slonik';
+import { z } from 'zod';
 import { sql } from '../pool';
 import type { Queryable } from './queryable';
 
-export interface ResourceRow {
-  id: string;
-  name: string;
-  description: string;
-  unit: string;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface PolicyRow {
-  id: string;
-  name: string;
-  resource_id: string;
-  kind: 'quota' | 'rate_limit';
-  /** int8 as a decimal string (at most 2^53-1 by the column's check). */
-  limit_amount: string | null;
-  window_kind: 'fixed' | 'rolling' | 'lifetime' | null;
-  window_unit: 'minute' | 'hour' | 'day' | 'week' | 'month' | null;
-  window_size: number | null;
-  tz: string | null;
-  bucket_capacity: string | null;
-  refill_rate_per_sec: number | null;
-  enforcement_mode: 'strict' | 'fast';
-  on_exceed: 'block' | 'allow_overage';
-  on_backend_error: 'deny' | 'allow' | null;
-  enabled: boolean;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface PlanRow {
-  id: string;
-  name: string;
-  description: string;
-  policy_ids: string[];
-  created_at: string;
-  updated_at: string;
-}
-
-export type CatalogueTable = 'resources' | 'policies' | 'plans';
+export const resourceRow = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  unit: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type ResourceRow = z.infer<typeof resourceRow>;
 
 const RESOURCE = sql.fragment`id, name, description, unit, created_at, updated_at`;
+
+export const policyRow = z.object({
+  id: z.string(),
+  name: z.string(),
+  resource_id: z.string(),
+  kind: z.enum(['quota', 'rate_limit']),
+  /** int8 as a decimal string (at most 2^53-1 by the column's check). */
+  limit_amount: z.string().nullable(),
+  window_kind: z.enum(['fixed', 'rolling', 'lifetime']).nullable(),
+  window_unit: z.enum(['minute', 'hour', 'day', 'week', 'month']).nullable(),
+  window_size: z.number().nullable(),
+  tz: z.string().nullable(),
+  bucket_capacity: z.string().nullable(),
+  refill_rate_per_sec: z.number().nullable(),
+  enforcement_mode: z.enum(['strict', 'fast']),
+  on_exceed: z.enum(['block', 'allow_overage']),
+  on_backend_error: z.enum(['deny', 'allow']).nullable(),
+  enabled: z.boolean(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type PolicyRow = z.infer<typeof policyRow>;
+
 const POLICY = sql.fragment`id, name, resource_id, kind, limit_amount, window_kind, window_unit,
   window_size, tz, bucket_capacity, refill_rate_per_sec, enforcement_mode, on_exceed,
   on_backend_error, enabled, created_at, updated_at`;
+
+export const planRow = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  policy_ids: z.array(z.string()),
+});
+export type PlanRow = z.infer<typeof planRow>;
+
 const PLAN = sql.fragment`p.id, p.name, p.description, p.created_at, p.updated_at,
   coalesce((SELECT array_agg(pp.policy_id ORDER BY pp.position) FROM quota.plan_policies pp
             WHERE pp.plan_id = p.id), '{}') AS policy_ids`;
+
+/** The row of a statement that returns the id alone (a plan's insert and update). */
+const idRow = z.object({ id: z.string() });
+
+export type CatalogueTable = 'resources' | 'policies' | 'plans';
 
 /** Column values for an INSERT or UPDATE from a plain object (keys are column names). */
 function assignments(values: Record<string, unknown>) {
@@ -58,14 +67,15 @@ function assignments(values: Record<string, unknown>) {
     .map(([column, value]) => ({ column: sql.identifier([column]), value: value as never }));
 }
 
-async function insertRow<T>(
+async function insertRow<T extends z.ZodTypeAny>(
   db: Queryable,
   table: CatalogueTable,
+  row: T,
   columns: ReturnType<typeof sql.fragment>,
   values: Record<string, unknown>,
-): Promise<T> {
+): Promise<z.infer<T>> {
   const set = assignments(values);
-  return (await db.one(sql.unsafe`
+  return db.one(sql.type(row)`
     INSERT INTO ${sql.identifier(['quota', table])}
       (${sql.join(
         set.map((s) => s.column),
@@ -75,73 +85,80 @@ async function insertRow<T>(
       set.map((s) => sql.fragment`${s.value}`),
       sql.fragment`, `,
     )})
-    RETURNING ${columns}`)) as T;
+    RETURNING ${columns}`);
 }
 
-async function updateRow<T>(
+async function updateRow<T extends z.ZodTypeAny>(
   db: Queryable,
   table: CatalogueTable,
+  row: T,
   columns: ReturnType<typeof sql.fragment>,
   id: string,
   values: Record<string, unknown>,
-): Promise<T> {
+): Promise<z.infer<T>> {
   const set = assignments(values).map((s) => sql.fragment`${s.column} = ${s.value}`);
   set.push(sql.fragment`updated_at = now()`);
-  return (await db.one(sql.unsafe`
+  return db.one(sql.type(row)`
     UPDATE ${sql.identifier(['quota', table])} SET ${sql.join(set, sql.fragment`, `)}
-    WHERE id = ${id} RETURNING ${columns}`)) as T;
+    WHERE id = ${id} RETURNING ${columns}`);
 }
 
-async function findRow<T>(
+async function findRow<T extends z.ZodTypeAny>(
   db: Queryable,
   table: CatalogueTable,
+  row: T,
   columns: ReturnType<typeof sql.fragment>,
   tenantId: string,
   id: string,
   lock: boolean,
-): Promise<T | null> {
-  return (await db.maybeOne(sql.unsafe`
+): Promise<z.infer<T> | null> {
+  return db.maybeOne(sql.type(row)`
     SELECT ${columns} FROM ${sql.identifier(['quota', table])}
-    WHERE tenant_id = ${tenantId} AND id = ${id} ${lock ? sql.fragment`FOR UPDATE` : sql.fragment``}`)) as T | null;
+    WHERE tenant_id = ${tenantId} AND id = ${id} ${lock ? sql.fragment`FOR UPDATE` : sql.fragment``}`);
 }
+
+/** The row of `SELECT EXISTS (…) OR EXISTS (…)`: its one column, unnamed. */
+const eitherExistsRow = z.object({ '?column?': z.boolean() });
+/** The row of `SELECT EXISTS (…)`: its one column, `exists`. */
+const existsRow = z.object({ exists: z.boolean() });
 
 export const resources = {
   insert: (db: Queryable, values: Record<string, unknown>) =>
-    insertRow<ResourceRow>(db, 'resources', RESOURCE, values),
+    insertRow(db, 'resources', resourceRow, RESOURCE, values),
   update: (db: Queryable, id: string, values: Record<string, unknown>) =>
-    updateRow<ResourceRow>(db, 'resources', RESOURCE, id, values),
+    updateRow(db, 'resources', resourceRow, RESOURCE, id, values),
   find: (db: Queryable, tenantId: string, id: string, lock = false) =>
-    findRow<ResourceRow>(db, 'resources', RESOURCE, tenantId, id, lock),
+    findRow(db, 'resources', resourceRow, RESOURCE, tenantId, id, lock),
   list: async (db: Queryable, tenantId: string) =>
-    (await db.any(sql.unsafe`
+    db.any(sql.type(resourceRow)`
       SELECT ${RESOURCE} FROM quota.resources WHERE tenant_id = ${tenantId}
-      ORDER BY created_at, id`)) as ResourceRow[],
+      ORDER BY created_at, id`),
   inUse: async (db: Queryable, id: string) =>
-    (await db.oneFirst(sql.unsafe`
+    db.oneFirst(sql.type(eitherExistsRow)`
       SELECT EXISTS (SELECT 1 FROM quota.policies WHERE resource_id = ${id})
-          OR EXISTS (SELECT 1 FROM quota.alert_rules WHERE resource_id = ${id})`)) as boolean,
+          OR EXISTS (SELECT 1 FROM quota.alert_rules WHERE resource_id = ${id})`),
 };
 
 export const policies = {
   insert: (db: Queryable, values: Record<string, unknown>) =>
-    insertRow<PolicyRow>(db, 'policies', POLICY, values),
+    insertRow(db, 'policies', policyRow, POLICY, values),
   update: (db: Queryable, id: string, values: Record<string, unknown>) =>
-    updateRow<PolicyRow>(db, 'policies', POLICY, id, values),
+    updateRow(db, 'policies', policyRow, POLICY, id, values),
   find: (db: Queryable, tenantId: string, id: string, lock = false) =>
-    findRow<PolicyRow>(db, 'policies', POLICY, tenantId, id, lock),
+    findRow(db, 'policies', policyRow, POLICY, tenantId, id, lock),
   list: async (db: Queryable, tenantId: string) =>
-    (await db.any(sql.unsafe`
+    db.any(sql.type(policyRow)`
       SELECT ${POLICY} FROM quota.policies WHERE tenant_id = ${tenantId}
-      ORDER BY created_at, id`)) as PolicyRow[],
+      ORDER BY created_at, id`),
   /** Which of these ids are policies of the tenant. */
   existing: async (db: Queryable, tenantId: string, ids: string[]) =>
-    (await db.anyFirst(sql.unsafe`
+    db.anyFirst(sql.type(idRow)`
       SELECT id FROM quota.policies
-      WHERE tenant_id = ${tenantId} AND id = ANY(${sql.array(ids, 'text')})`)) as string[],
+      WHERE tenant_id = ${tenantId} AND id = ANY(${sql.array(ids, 'text')})`),
   inUse: async (db: Queryable, id: string) =>
-    (await db.oneFirst(sql.unsafe`
+    db.oneFirst(sql.type(eitherExistsRow)`
       SELECT EXISTS (SELECT 1 FROM quota.plan_policies WHERE policy_id = ${id})
-          OR EXISTS (SELECT 1 FROM quota.alert_rules WHERE policy_id = ${id})`)) as boolean,
+          OR EXISTS (SELECT 1 FROM quota.alert_rules WHERE policy_id = ${id})`),
   /** A policy goes with the overrides that named it. */
   delete: async (db: Queryable, id: string) => {
     await db.query(sql.unsafe`DELETE FROM quota.overrides WHERE policy_id = ${id}`);
@@ -151,21 +168,21 @@ export const policies = {
 
 export const plans = {
   insert: async (db: Queryable, values: Record<string, unknown>): Promise<PlanRow> => {
-    const row = await insertRow<{ id: string }>(db, 'plans', sql.fragment`id`, values);
+    const row = await insertRow(db, 'plans', idRow, sql.fragment`id`, values);
     return (await plans.find(db, values.tenant_id as string, row.id))!;
   },
   update: async (db: Queryable, tenantId: string, id: string, values: Record<string, unknown>) => {
-    await updateRow<{ id: string }>(db, 'plans', sql.fragment`id`, id, values);
+    await updateRow(db, 'plans', idRow, sql.fragment`id`, id, values);
     return (await plans.find(db, tenantId, id))!;
   },
   find: async (db: Queryable, tenantId: string, id: string, lock = false) =>
-    (await db.maybeOne(sql.unsafe`
+    db.maybeOne(sql.type(planRow)`
       SELECT ${PLAN} FROM quota.plans p WHERE p.tenant_id = ${tenantId} AND p.id = ${id}
-      ${lock ? sql.fragment`FOR UPDATE OF p` : sql.fragment``}`)) as PlanRow | null,
+      ${lock ? sql.fragment`FOR UPDATE OF p` : sql.fragment``}`),
   list: async (db: Queryable, tenantId: string) =>
-    (await db.any(sql.unsafe`
+    db.any(sql.type(planRow)`
       SELECT ${PLAN} FROM quota.plans p WHERE p.tenant_id = ${tenantId}
-      ORDER BY p.created_at, p.id`)) as PlanRow[],
+      ORDER BY p.created_at, p.id`),
   /** Replaces a plan's policies, in the order given. */
   setPolicies: async (db: Queryable, planId: string, policyIds: string[]) => {
     await db.query(sql.unsafe`DELETE FROM quota.plan_policies WHERE plan_id = ${planId}`);
@@ -175,8 +192,8 @@ export const plans = {
       FROM unnest(${sql.array(policyIds, 'text')}) WITH ORDINALITY AS p(policy_id, position)`);
   },
   inUse: async (db: Queryable, id: string) =>
-    (await db.oneFirst(sql.unsafe`
-      SELECT EXISTS (SELECT 1 FROM quota.assignments WHERE plan_id = ${id})`)) as boolean,
+    db.oneFirst(sql.type(existsRow)`
+      SELECT EXISTS (SELECT 1 FROM quota.assignments WHERE plan_id = ${id})`),
 };
 
 /** Deletes a catalogue row (its dependants are the caller's to check or remove first). */

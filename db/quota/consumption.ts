@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { sql } from '../pool';
 import type { PolicyRow } from './catalogue';
 import type { Queryable } from './queryable';
@@ -23,6 +24,9 @@ export async function lockSubjectPolicy(
   );
 }
 
+/** quota.lock_counter's answer: the window's usage, a decimal string (text). */
+const lockCounterRow = z.object({ lock_counter: z.string() });
+
 /**
  * A strict quota policy's usage in a window, under lockSubjectPolicy: its current counter row
  * (made at 0 if missing) and, for a rolling window, the other buckets it covers (`otherKeys`), in
@@ -39,10 +43,13 @@ export async function lockCounter(
   },
   otherKeys: string[] = [],
 ): Promise<string> {
-  return (await db.oneFirst(sql.unsafe`
+  return db.oneFirst(sql.type(lockCounterRow)`
     SELECT quota.lock_counter(${key.tenantId}, ${key.subject}, ${key.policyId}, ${key.windowKey},
-                              ${key.expiresAt}, ${sql.array([key.windowKey, ...otherKeys], 'text')})`)) as string;
+                              ${key.expiresAt}, ${sql.array([key.windowKey, ...otherKeys], 'text')})`);
 }
+
+/** A sum as text: its one column, named after coalesce. */
+const coalesceRow = z.object({ coalesce: z.string() });
 
 /** A window's usage, read without a lock or a write (the usage and entitlements routes). */
 export async function readCounter(
@@ -50,10 +57,10 @@ export async function readCounter(
   key: { tenantId: string; subject: string; policyId: string },
   windowKeys: string[],
 ): Promise<string> {
-  return (await db.oneFirst(sql.unsafe`
+  return db.oneFirst(sql.type(coalesceRow)`
     SELECT coalesce(sum(used), 0)::text FROM quota.counters
     WHERE tenant_id = ${key.tenantId} AND subject = ${key.subject} AND policy_id = ${key.policyId}
-      AND window_key = ANY(${sql.array(windowKeys, 'text')})`)) as string;
+      AND window_key = ANY(${sql.array(windowKeys, 'text')})`);
 }
 
 export async function addToCounter(
@@ -67,10 +74,12 @@ export async function addToCounter(
       AND window_key = ${key.windowKey}`);
 }
 
-export interface BucketRow {
-  tokens: string;
-  updated_ms: string;
-}
+/** A token bucket's row, exact: numeric tokens and int8 updated_ms as text. */
+export const bucketRow = z.object({
+  tokens: z.string(),
+  updated_ms: z.string(),
+});
+export type BucketRow = z.infer<typeof bucketRow>;
 
 /**
  * A strict token bucket's row under lockSubjectPolicy, in one round trip
@@ -80,8 +89,8 @@ export async function lockBucket(
   db: Queryable,
   key: { tenantId: string; subject: string; policyId: string },
 ): Promise<BucketRow | null> {
-  return (await db.maybeOne(sql.unsafe`
-    SELECT * FROM quota.lock_bucket(${key.tenantId}, ${key.subject}, ${key.policyId})`)) as BucketRow | null;
+  return db.maybeOne(sql.type(bucketRow)`
+    SELECT * FROM quota.lock_bucket(${key.tenantId}, ${key.subject}, ${key.policyId})`);
 }
 
 /** A token bucket's row as it is; null: none yet (a full bucket). */
@@ -89,9 +98,9 @@ export async function readBucket(
   db: Queryable,
   key: { tenantId: string; subject: string; policyId: string },
 ): Promise<BucketRow | null> {
-  return (await db.maybeOne(sql.unsafe`
+  return db.maybeOne(sql.type(bucketRow)`
     SELECT tokens::text, updated_ms::text FROM quota.buckets
-    WHERE tenant_id = ${key.tenantId} AND subject = ${key.subject} AND policy_id = ${key.policyId}`)) as BucketRow | null;
+    WHERE tenant_id = ${key.tenantId} AND subject = ${key.subject} AND policy_id = ${key.policyId}`);
 }
 
 export async function saveBucket(
@@ -184,12 +193,19 @@ export interface StrictQuotaInput {
   thresholds: string[];
 }
 
-export type StrictQuotasReply =
-  | { status: 'moved' }
-  | { status: 'crossing' }
-  | { status: 'decided'; allowed: boolean; used: string[] }
+const strictQuotasReply = z.discriminatedUnion('status', [
+  z.object({ status: z.literal('moved') }),
+  z.object({ status: z.literal('crossing') }),
+  z.object({ status: z.literal('decided'), allowed: z.boolean(), used: z.array(z.string()) }),
   /** The key's answer as recorded (`response`: its JSON text) under the request hash `hash`. */
-  | { status: 'recorded'; hash: string; response: string };
+  z.object({ status: z.literal('recorded'), hash: z.string(), response: z.string() }),
+]);
+export type StrictQuotasReply = z.infer<typeof strictQuotasReply>;
+
+/** quota.decide_strict_quota_batch's answer (jsonb): the requests' answers, in order. */
+const strictQuotaBatchRow = z.object({
+  decide_strict_quota_batch: z.array(strictQuotasReply),
+});
 
 /** A strict consume as decide_strict_quota_batch takes it. */
 export interface StrictQuotasRequest {
@@ -243,8 +259,8 @@ export async function decideStrictQuotaBatch(
     ledger: ledgerJson(r.ledger),
     idempotency: r.idempotency,
   }));
-  return (await db.oneFirst(sql.unsafe`
-    SELECT quota.decide_strict_quota_batch(${JSON.stringify(batch)}::jsonb)`)) as StrictQuotasReply[];
+  return db.oneFirst(sql.type(strictQuotaBatchRow)`
+    SELECT quota.decide_strict_quota_batch(${JSON.stringify(batch)}::jsonb)`);
 }
 
 /** A strict check as read_strict_quotas takes it. */
@@ -252,7 +268,14 @@ export interface StrictReadRequest extends Omit<StrictQuotasRequest, 'policies' 
   policies: { policy_id: string; window_keys: string[] }[];
 }
 
-export type StrictReadReply = { status: 'moved' } | { status: 'read'; used: string[] };
+const strictReadReply = z.discriminatedUnion('status', [
+  z.object({ status: z.literal('moved') }),
+  z.object({ status: z.literal('read'), used: z.array(z.string()) }),
+]);
+export type StrictReadReply = z.infer<typeof strictReadReply>;
+
+/** quota.read_strict_quotas's answer (jsonb): the checks' answers, in order. */
+const strictReadRow = z.object({ read_strict_quotas: z.array(strictReadReply) });
 
 /**
  * Strict checks' usage read in one statement (db/quota/functions/read_strict_quotas.sql), each
@@ -263,6 +286,6 @@ export async function readStrictQuotas(
   requests: StrictReadRequest[],
 ): Promise<StrictReadReply[]> {
   const batch = requests.map(requestJson);
-  return (await db.oneFirst(sql.unsafe`
-    SELECT quota.read_strict_quotas(${JSON.stringify(batch)}::jsonb)`)) as StrictReadReply[];
+  return db.oneFirst(sql.type(strictReadRow)`
+    SELECT quota.read_strict_quotas(${JSON.stringify(batch)}::jsonb)`);
 }

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { sql } from '../pool';
 import { redisKeysScript as script, type Redis } from '../redis';
 import { partitionOfKey } from './partitions';
@@ -14,25 +15,36 @@ export interface Generations {
   subject: string;
 }
 
+/** A generation as text: its one column, named after coalesce. */
+const coalesceRow = z.object({ coalesce: z.string() });
+
 export async function catalogueGeneration(db: Queryable, tenantId: string): Promise<string> {
-  return (await db.oneFirst(sql.unsafe`
+  return db.oneFirst(sql.type(coalesceRow)`
     SELECT coalesce((SELECT generation FROM quota.catalogue_generations
-                     WHERE tenant_id = ${tenantId}), 0)::text`)) as string;
+                     WHERE tenant_id = ${tenantId}), 0)::text`);
 }
 
 /** A subject's assignment and overrides, and their generation, read in one statement. */
-export interface SubjectRow {
-  generation: string;
-  plan_id: string | null;
-  overrides: { policy_id: string; limit_amount: string | null; enabled: boolean }[];
-}
+export const subjectRow = z.object({
+  generation: z.string(),
+  plan_id: z.string().nullable(),
+  /** json: limit_amount (int8) as text. */
+  overrides: z.array(
+    z.object({
+      policy_id: z.string(),
+      limit_amount: z.string().nullable(),
+      enabled: z.boolean(),
+    }),
+  ),
+});
+export type SubjectRow = z.infer<typeof subjectRow>;
 
 export async function loadSubject(
   db: Queryable,
   tenantId: string,
   subject: string,
 ): Promise<SubjectRow> {
-  return (await db.one(sql.unsafe`
+  return db.one(sql.type(subjectRow)`
     SELECT
       coalesce((SELECT generation FROM quota.subject_generations
                 WHERE tenant_id = ${tenantId} AND subject = ${subject}), 0)::text AS generation,
@@ -42,7 +54,7 @@ export async function loadSubject(
                                                   'limit_amount', limit_amount::text,
                                                   'enabled', enabled))
                 FROM quota.overrides WHERE tenant_id = ${tenantId} AND subject = ${subject}),
-               '[]') AS overrides`)) as SubjectRow;
+               '[]') AS overrides`);
 }
 
 /** Whether a tenant's catalogue and a subject are still at the generations given. */
@@ -52,12 +64,12 @@ export async function generationsCurrent(
   subject: string,
   expected: Generations,
 ): Promise<boolean> {
-  return (await db.oneFirst(sql.unsafe`
+  return db.oneFirst(sql.type(z.object({ '?column?': z.boolean() }))`
     SELECT coalesce((SELECT generation FROM quota.catalogue_generations
                      WHERE tenant_id = ${tenantId}), 0) = ${expected.catalogue}::bigint
        AND coalesce((SELECT generation FROM quota.subject_generations
                      WHERE tenant_id = ${tenantId} AND subject = ${subject}), 0)
-           = ${expected.subject}::bigint`)) as boolean;
+           = ${expected.subject}::bigint`);
 }
 
 /**

@@ -1,12 +1,15 @@
-import { sql } from '../pool';
+import { z } from 'zod';
+import { selectOneRow, sql } from '../pool';
 import type { Queryable } from './queryable';
 
-export interface IdempotencyRecord {
-  request_hash_hex: string;
-  status: number;
+export const idempotencyRecord = z.object({
+  request_hash_hex: z.string(),
+  /** smallint. */
+  status: z.number(),
   /** The answer as JSON text: jsonb keeps integers of any size, text hands them back exact. */
-  response_text: string;
-}
+  response_text: z.string(),
+});
+export type IdempotencyRecord = z.infer<typeof idempotencyRecord>;
 
 /**
  * Claims an idempotency key in the caller's transaction: null when this transaction claimed it
@@ -18,15 +21,15 @@ export async function claimKey(
   db: Queryable,
   key: { tenantId: string; endpoint: string; key: string; requestHash: Buffer },
 ): Promise<IdempotencyRecord | null> {
-  const claimed: unknown = await db.maybeOneFirst(sql.unsafe`
+  const claimed = await db.maybeOneFirst(sql.type(selectOneRow)`
     INSERT INTO quota.idempotency (tenant_id, endpoint, key, request_hash, status, response)
     VALUES (${key.tenantId}, ${key.endpoint}, ${key.key}, ${sql.binary(key.requestHash)}, 0, 'null')
     ON CONFLICT DO NOTHING RETURNING 1`);
   if (claimed !== null) return null;
-  return (await db.one(sql.unsafe`
+  return db.one(sql.type(idempotencyRecord)`
     SELECT encode(request_hash, 'hex') AS request_hash_hex, status, response::text AS response_text
     FROM quota.idempotency
-    WHERE tenant_id = ${key.tenantId} AND endpoint = ${key.endpoint} AND key = ${key.key}`)) as IdempotencyRecord;
+    WHERE tenant_id = ${key.tenantId} AND endpoint = ${key.endpoint} AND key = ${key.key}`);
 }
 
 export async function recordAnswer(

@@ -1,25 +1,28 @@
+import { z } from 'zod';
 import { sql } from '../pool';
 import type { Queryable } from './queryable';
 
-export interface JobRunRow {
-  id: string;
-  task_queue_prefix: string;
-  job: string;
-  trigger: 'schedule' | 'manual';
-  ok: boolean;
-  started_at: string;
-  finished_at: string;
-  report: Record<string, unknown>;
-}
+export const jobRunRow = z.object({
+  /** bigint: a decimal string. */
+  id: z.string(),
+  task_queue_prefix: z.string(),
+  job: z.string(),
+  trigger: z.enum(['schedule', 'manual']),
+  ok: z.boolean(),
+  started_at: z.string(),
+  finished_at: z.string(),
+  report: z.record(z.unknown()),
+});
+export type JobRunRow = z.infer<typeof jobRunRow>;
 
 const RUN = sql.fragment`id, task_queue_prefix, job, trigger, ok, started_at, finished_at, report`;
 
 export async function recordJobRun(db: Queryable, run: Omit<JobRunRow, 'id'>): Promise<JobRunRow> {
-  return (await db.one(sql.unsafe`
+  return db.one(sql.type(jobRunRow)`
     INSERT INTO quota.job_runs (task_queue_prefix, job, trigger, ok, started_at, finished_at, report)
     VALUES (${run.task_queue_prefix}, ${run.job}, ${run.trigger}, ${run.ok}, ${run.started_at},
             ${run.finished_at}, ${sql.jsonb(run.report as never)})
-    RETURNING ${RUN}`)) as JobRunRow;
+    RETURNING ${RUN}`);
 }
 
 /** A deployment's runs, newest first. */
@@ -27,20 +30,19 @@ export async function listJobRuns(
   db: Queryable,
   prefix: string,
   limit: number,
-): Promise<JobRunRow[]> {
-  return (await db.any(sql.unsafe`
+): Promise<readonly JobRunRow[]> {
+  return db.any(sql.type(jobRunRow)`
     SELECT ${RUN} FROM quota.job_runs WHERE task_queue_prefix = ${prefix}
-    ORDER BY id DESC LIMIT ${limit}`)) as JobRunRow[];
+    ORDER BY id DESC LIMIT ${limit}`);
 }
+
+const lastSuccessRow = z.object({ job: z.string(), at: z.string() });
 
 /** Each job's last successful run's end, in a deployment. */
 export async function lastSuccesses(db: Queryable, prefix: string): Promise<Map<string, string>> {
-  const rows = (await db.any(sql.unsafe`
+  const rows = await db.any(sql.type(lastSuccessRow)`
     SELECT job, max(finished_at) AS at FROM quota.job_runs
-    WHERE ok AND task_queue_prefix = ${prefix} GROUP BY job`)) as {
-    job: string;
-    at: string;
-  }[];
+    WHERE ok AND task_queue_prefix = ${prefix} GROUP BY job`);
   return new Map(rows.map((r) => [r.job, r.at]));
 }
 

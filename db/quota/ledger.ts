@@ -1,19 +1,22 @@
+import { z } from 'zod';
 import { sql } from '../pool';
 import type { Queryable } from './queryable';
 
-export interface LedgerRow {
-  id: string;
-  event_id: string;
-  subject: string;
-  resource: string | null;
-  amount: string;
-  entry_type: string;
-  idempotency_key: string | null;
-  reservation_id: string | null;
-  strict_deferred: boolean;
-  metadata: Record<string, unknown> | null;
-  occurred_at: string;
-}
+export const ledgerRow = z.object({
+  id: z.string(),
+  event_id: z.string(),
+  subject: z.string(),
+  resource: z.string().nullable(),
+  /** int8: a decimal string. */
+  amount: z.string(),
+  entry_type: z.string(),
+  idempotency_key: z.string().nullable(),
+  reservation_id: z.string().nullable(),
+  strict_deferred: z.boolean(),
+  metadata: z.record(z.unknown()).nullable(),
+  occurred_at: z.string(),
+});
+export type LedgerRow = z.infer<typeof ledgerRow>;
 
 export interface LedgerFilter {
   subject?: string;
@@ -43,40 +46,41 @@ export async function listLedger(
   db: Queryable,
   tenantId: string,
   filter: LedgerFilter & { afterId?: string; limit: number },
-): Promise<LedgerRow[]> {
+): Promise<readonly LedgerRow[]> {
   const after =
     filter.afterId === undefined
       ? sql.fragment`true`
       : sql.fragment`id > ${filter.afterId}::bigint`;
-  return (await db.any(sql.unsafe`
+  return db.any(sql.type(ledgerRow)`
     SELECT id::text, event_id, subject, resource, amount, entry_type, idempotency_key, reservation_id,
            strict_deferred, metadata, occurred_at
     FROM quota.ledger_entries WHERE ${conditions(tenantId, filter)} AND ${after}
-    ORDER BY id LIMIT ${filter.limit + 1}`)) as LedgerRow[];
+    ORDER BY id LIMIT ${filter.limit + 1}`);
 }
 
-export interface SummaryRowDb {
-  start: string;
-  subject: string;
-  resource: string | null;
-  amount: string;
-  consumed: string;
-  refunded: string;
-  entries: string;
-}
+export const summaryRowDb = z.object({
+  start: z.string(),
+  subject: z.string(),
+  resource: z.string().nullable(),
+  amount: z.string(),
+  consumed: z.string(),
+  refunded: z.string(),
+  entries: z.string(),
+});
+export type SummaryRowDb = z.infer<typeof summaryRowDb>;
 
 /** Net amounts per UTC hour or day, subject and resource, oldest first (at most `limit` rows). */
 export async function summarizeLedger(
   db: Queryable,
   tenantId: string,
   filter: LedgerFilter & { granularity: 'hour' | 'day'; limit: number },
-): Promise<SummaryRowDb[]> {
-  return (await db.any(sql.unsafe`
+): Promise<readonly SummaryRowDb[]> {
+  return db.any(sql.type(summaryRowDb)`
     SELECT date_trunc(${filter.granularity}, occurred_at, 'UTC') AS start, subject, resource,
            sum(amount)::text AS amount,
            coalesce(sum(amount) FILTER (WHERE amount > 0), 0)::text AS consumed,
            (-coalesce(sum(amount) FILTER (WHERE amount < 0), 0))::text AS refunded,
            count(*)::text AS entries
     FROM quota.ledger_entries WHERE ${conditions(tenantId, filter)}
-    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3 LIMIT ${filter.limit}`)) as SummaryRowDb[];
+    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3 LIMIT ${filter.limit}`);
 }

@@ -1,30 +1,33 @@
+import { z } from 'zod';
 import { sql } from '../pool';
 import type { Queryable } from './queryable';
 
-export interface AssignmentRow {
-  subject: string;
-  plan_id: string;
-  plan_name: string;
-  created_at: string;
-  updated_at: string;
-}
+export const assignmentRow = z.object({
+  subject: z.string(),
+  plan_id: z.string(),
+  plan_name: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type AssignmentRow = z.infer<typeof assignmentRow>;
 
-export interface OverrideRow {
-  policy_id: string;
+export const overrideRow = z.object({
+  policy_id: z.string(),
   /** int8 as a decimal string (at most 2^53-1 by the column's check). */
-  limit_amount: string | null;
-  enabled: boolean;
-}
+  limit_amount: z.string().nullable(),
+  enabled: z.boolean(),
+});
+export type OverrideRow = z.infer<typeof overrideRow>;
 
 export async function findAssignment(
   db: Queryable,
   tenantId: string,
   subject: string,
 ): Promise<AssignmentRow | null> {
-  return (await db.maybeOne(sql.unsafe`
+  return db.maybeOne(sql.type(assignmentRow)`
     SELECT a.subject, a.plan_id, p.name AS plan_name, a.created_at, a.updated_at
     FROM quota.assignments a JOIN quota.plans p ON p.id = a.plan_id
-    WHERE a.tenant_id = ${tenantId} AND a.subject = ${subject}`)) as AssignmentRow | null;
+    WHERE a.tenant_id = ${tenantId} AND a.subject = ${subject}`);
 }
 
 /** Assigns a plan, keeping created_at when the subject had one. */
@@ -53,10 +56,10 @@ export async function listOverrides(
   db: Queryable,
   tenantId: string,
   subject: string,
-): Promise<OverrideRow[]> {
-  return (await db.any(sql.unsafe`
+): Promise<readonly OverrideRow[]> {
+  return db.any(sql.type(overrideRow)`
     SELECT policy_id, limit_amount, enabled FROM quota.overrides
-    WHERE tenant_id = ${tenantId} AND subject = ${subject} ORDER BY policy_id`)) as OverrideRow[];
+    WHERE tenant_id = ${tenantId} AND subject = ${subject} ORDER BY policy_id`);
 }
 
 /** The subject's overrides become exactly these. */

@@ -1,20 +1,24 @@
+import { z } from 'zod';
 import { sql } from '../pool';
 import type { Queryable } from './queryable';
 
-export type TenantStatus = 'active' | 'suspended';
-export type BootstrapState = 'pending' | 'running' | 'done' | 'failed';
+const TENANT_STATUSES = ['active', 'suspended'] as const;
+export type TenantStatus = (typeof TENANT_STATUSES)[number];
+const BOOTSTRAP_STATES = ['pending', 'running', 'done', 'failed'] as const;
+export type BootstrapState = (typeof BOOTSTRAP_STATES)[number];
 
-export interface TenantRow {
-  id: string;
-  name: string;
-  status: TenantStatus;
-  bootstrap_state: BootstrapState;
-  bootstrap_attempts: number;
-  bootstrap_error: string | null;
-  created_at: string;
-  updated_at: string;
-  suspended_at: string | null;
-}
+export const tenantRow = z.object({
+  id: z.string(),
+  name: z.string(),
+  status: z.enum(TENANT_STATUSES),
+  bootstrap_state: z.enum(BOOTSTRAP_STATES),
+  bootstrap_attempts: z.number(),
+  bootstrap_error: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  suspended_at: z.string().nullable(),
+});
+export type TenantRow = z.infer<typeof tenantRow>;
 
 const COLUMNS = sql.fragment`id, name, status, bootstrap_state, bootstrap_attempts, bootstrap_error,
   created_at, updated_at, suspended_at`;
@@ -24,9 +28,9 @@ export async function insertTenant(
   db: Queryable,
   tenant: { id: string; name: string; bootstrapQueue: string },
 ): Promise<TenantRow> {
-  return (await db.one(sql.unsafe`
+  return db.one(sql.type(tenantRow)`
     INSERT INTO quota.tenants (id, name, bootstrap_queue)
-    VALUES (${tenant.id}, ${tenant.name}, ${tenant.bootstrapQueue}) RETURNING ${COLUMNS}`)) as TenantRow;
+    VALUES (${tenant.id}, ${tenant.name}, ${tenant.bootstrapQueue}) RETURNING ${COLUMNS}`);
 }
 
 export async function findTenant(
@@ -35,14 +39,14 @@ export async function findTenant(
   options: { lock?: boolean } = {},
 ): Promise<TenantRow | null> {
   const lock = options.lock ? sql.fragment`FOR UPDATE` : sql.fragment``;
-  return (await db.maybeOne(sql.unsafe`
-    SELECT ${COLUMNS} FROM quota.tenants WHERE id = ${id} ${lock}`)) as TenantRow | null;
+  return db.maybeOne(sql.type(tenantRow)`
+    SELECT ${COLUMNS} FROM quota.tenants WHERE id = ${id} ${lock}`);
 }
 
 /** Oldest first. */
-export async function listTenants(db: Queryable): Promise<TenantRow[]> {
-  return (await db.any(sql.unsafe`
-    SELECT ${COLUMNS} FROM quota.tenants ORDER BY created_at, id`)) as TenantRow[];
+export async function listTenants(db: Queryable): Promise<readonly TenantRow[]> {
+  return db.any(sql.type(tenantRow)`
+    SELECT ${COLUMNS} FROM quota.tenants ORDER BY created_at, id`);
 }
 
 export async function updateTenant(
@@ -50,7 +54,7 @@ export async function updateTenant(
   id: string,
   change: { name?: string; status?: TenantStatus },
 ): Promise<TenantRow> {
-  return (await db.one(sql.unsafe`
+  return db.one(sql.type(tenantRow)`
     UPDATE quota.tenants SET
       name = coalesce(${change.name ?? null}, name),
       status = coalesce(${change.status ?? null}, status),
@@ -59,7 +63,7 @@ export async function updateTenant(
         WHEN ${change.status ?? null}::text = 'active' THEN NULL
         ELSE suspended_at END,
       updated_at = now()
-    WHERE id = ${id} RETURNING ${COLUMNS}`)) as TenantRow;
+    WHERE id = ${id} RETURNING ${COLUMNS}`);
 }
 
 /** The bootstrap's progress, as its workflow reports it. */
@@ -81,10 +85,10 @@ export async function requestBootstrap(
   id: string,
   bootstrapQueue: string,
 ): Promise<TenantRow> {
-  return (await db.one(sql.unsafe`
+  return db.one(sql.type(tenantRow)`
     UPDATE quota.tenants SET bootstrap_state = 'pending', bootstrap_error = NULL,
       bootstrap_queue = ${bootstrapQueue}, bootstrap_started_at = NULL, updated_at = now()
-    WHERE id = ${id} RETURNING ${COLUMNS}`)) as TenantRow;
+    WHERE id = ${id} RETURNING ${COLUMNS}`);
 }
 
 /** Tenants whose bootstrap workflow on `queue` is asked for and not yet started. */
@@ -94,11 +98,12 @@ export async function dueBootstraps(
   limit: number,
   skip: string[],
 ): Promise<string[]> {
-  return (await db.anyFirst(sql.unsafe`
+  const ids = await db.anyFirst(sql.type(z.object({ id: z.string() }))`
     SELECT id FROM quota.tenants
     WHERE bootstrap_state IN ('pending', 'running') AND bootstrap_started_at IS NULL
       AND bootstrap_queue = ${queue} AND NOT (id = ANY(${sql.array(skip, 'text')}))
-    ORDER BY created_at LIMIT ${limit}`)) as string[];
+    ORDER BY created_at LIMIT ${limit}`);
+  return [...ids];
 }
 
 export async function markBootstrapsStarted(db: Queryable, ids: string[]): Promise<void> {

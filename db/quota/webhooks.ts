@@ -1,17 +1,24 @@
+import { z } from 'zod';
 import { sql } from '../pool';
 import type { Queryable } from './queryable';
 
 /** Webhook endpoints of the quota service and their deliveries (migration quota/0004). */
 
-export interface WebhookEndpointRow {
-  id: string;
-  url: string;
-  description: string;
-  event_types: string[];
-  enabled: boolean;
-  created_at: string;
-  updated_at: string;
-}
+export const webhookEndpointRow = z.object({
+  id: z.string(),
+  url: z.string(),
+  description: z.string(),
+  event_types: z.array(z.string()),
+  enabled: z.boolean(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type WebhookEndpointRow = z.infer<typeof webhookEndpointRow>;
+
+const ENDPOINT = sql.fragment`id, url, description, event_types, enabled, created_at, updated_at`;
+
+/** An endpoint with its secret (`${ENDPOINT}, secret`). */
+const endpointWithSecretRow = webhookEndpointRow.extend({ secret: z.string() });
 
 /** The delivery statuses (the table's CHECK). */
 export const DELIVERY_STATUSES = [
@@ -24,20 +31,20 @@ export const DELIVERY_STATUSES = [
 ] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
-export interface DeliveryRow {
-  id: string;
-  endpoint_id: string;
-  alert_event_id: string | null;
-  event_type: string;
-  attempt_count: number;
-  status: DeliveryStatus;
-  last_status_code: number | null;
-  last_error: string | null;
-  next_attempt_at: string | null;
-  created_at: string;
-}
+export const deliveryRow = z.object({
+  id: z.string(),
+  endpoint_id: z.string(),
+  alert_event_id: z.string().nullable(),
+  event_type: z.string(),
+  attempt_count: z.number(),
+  status: z.enum(DELIVERY_STATUSES),
+  last_status_code: z.number().nullable(),
+  last_error: z.string().nullable(),
+  next_attempt_at: z.string().nullable(),
+  created_at: z.string(),
+});
+export type DeliveryRow = z.infer<typeof deliveryRow>;
 
-const ENDPOINT = sql.fragment`id, url, description, event_types, enabled, created_at, updated_at`;
 const DELIVERY = sql.fragment`id, endpoint_id, alert_event_id, event_type, attempt_count, status,
   last_status_code, last_error, next_attempt_at, created_at`;
 
@@ -52,12 +59,12 @@ export interface NewEndpoint {
 }
 
 export async function insertEndpoint(db: Queryable, e: NewEndpoint): Promise<WebhookEndpointRow> {
-  return (await db.one(sql.unsafe`
+  return db.one(sql.type(webhookEndpointRow)`
     INSERT INTO quota.webhook_endpoints (id, tenant_id, url, description, event_types, enabled,
                                          secret)
     VALUES (${e.id}, ${e.tenantId}, ${e.url}, ${e.description},
             ${sql.array(e.eventTypes, 'text')}, ${e.enabled}, ${e.secret})
-    RETURNING ${ENDPOINT}`)) as WebhookEndpointRow;
+    RETURNING ${ENDPOINT}`);
 }
 
 /** A live endpoint of the tenant (`lock`: FOR UPDATE), with its secret when asked. */
@@ -67,26 +74,25 @@ export async function findEndpoint(
   id: string,
   lock = false,
 ): Promise<(WebhookEndpointRow & { secret: string }) | null> {
-  return (await db.maybeOne(sql.unsafe`
+  return db.maybeOne(sql.type(endpointWithSecretRow)`
     SELECT ${ENDPOINT}, secret FROM quota.webhook_endpoints
     WHERE tenant_id = ${tenantId} AND id = ${id} AND deleted_at IS NULL
-    ${lock ? sql.fragment`FOR UPDATE` : sql.fragment``}`)) as
-    (WebhookEndpointRow & { secret: string }) | null;
+    ${lock ? sql.fragment`FOR UPDATE` : sql.fragment``}`);
 }
 
 export async function listEndpoints(db: Queryable, tenantId: string) {
-  return (await db.any(sql.unsafe`
+  return db.any(sql.type(webhookEndpointRow)`
     SELECT ${ENDPOINT} FROM quota.webhook_endpoints
     WHERE tenant_id = ${tenantId} AND deleted_at IS NULL
-    ORDER BY created_at, id`)) as WebhookEndpointRow[];
+    ORDER BY created_at, id`);
 }
 
 /** Which of these ids are live endpoints of the tenant. */
 export async function existingEndpoints(db: Queryable, tenantId: string, ids: string[]) {
-  return (await db.anyFirst(sql.unsafe`
+  return db.anyFirst(sql.type(z.object({ id: z.string() }))`
     SELECT id FROM quota.webhook_endpoints
     WHERE tenant_id = ${tenantId} AND deleted_at IS NULL
-      AND id = ANY(${sql.array(ids, 'text')})`)) as string[];
+      AND id = ANY(${sql.array(ids, 'text')})`);
 }
 
 export interface EndpointChanges {
@@ -103,9 +109,9 @@ export async function updateEndpoint(db: Queryable, id: string, c: EndpointChang
   if (c.eventTypes !== undefined)
     sets.push(sql.fragment`event_types = ${sql.array(c.eventTypes, 'text')}`);
   if (c.enabled !== undefined) sets.push(sql.fragment`enabled = ${c.enabled}`);
-  return (await db.one(sql.unsafe`
+  return db.one(sql.type(webhookEndpointRow)`
     UPDATE quota.webhook_endpoints SET ${sql.join(sets, sql.fragment`, `)}
-    WHERE id = ${id} RETURNING ${ENDPOINT}`)) as WebhookEndpointRow;
+    WHERE id = ${id} RETURNING ${ENDPOINT}`);
 }
 
 /** Deleted: found and listed no more; its unfinished deliveries are cancelled with it. */
@@ -120,8 +126,8 @@ export async function deleteEndpoint(db: Queryable, id: string): Promise<void> {
 
 /** Whether an alert rule names the endpoint among its channels. */
 export async function endpointInUse(db: Queryable, id: string): Promise<boolean> {
-  return (await db.oneFirst(sql.unsafe`
-    SELECT EXISTS (SELECT 1 FROM quota.alert_rules WHERE ${id} = ANY(webhook_endpoint_ids))`)) as boolean;
+  return db.oneFirst(sql.type(z.object({ exists: z.boolean() }))`
+    SELECT EXISTS (SELECT 1 FROM quota.alert_rules WHERE ${id} = ANY(webhook_endpoint_ids))`);
 }
 
 export interface NewDelivery {
@@ -139,14 +145,14 @@ export interface NewDelivery {
 }
 
 export async function insertDelivery(db: Queryable, d: NewDelivery): Promise<DeliveryRow> {
-  return (await db.one(sql.unsafe`
+  return db.one(sql.type(deliveryRow)`
     INSERT INTO quota.webhook_deliveries (id, tenant_id, endpoint_id, alert_event_id, event_type,
                                           message_id, payload, status, attempt_count,
                                           workflow_task_queue)
     VALUES (${d.id}, ${d.tenantId}, ${d.endpointId}, ${d.alertEventId}, ${d.eventType},
             ${d.messageId}, ${sql.jsonb(d.payload as never)}, ${d.status}, ${d.attemptCount},
             ${d.workflowTaskQueue ?? null})
-    RETURNING ${DELIVERY}`)) as DeliveryRow;
+    RETURNING ${DELIVERY}`);
 }
 
 /** A finished attempt's outcome, as the delivery's state. */
@@ -156,12 +162,12 @@ export async function recordDeliveryOutcome(
   outcome: { status: DeliveryStatus; statusCode: number | null; error: string | null },
 ): Promise<DeliveryRow> {
   const finished = outcome.status === 'delivered' || outcome.status === 'dead';
-  return (await db.one(sql.unsafe`
+  return db.one(sql.type(deliveryRow)`
     UPDATE quota.webhook_deliveries
     SET status = ${outcome.status}, last_status_code = ${outcome.statusCode},
         last_error = ${outcome.error}, updated_at = now(),
         finished_at = ${finished ? sql.fragment`now()` : sql.fragment`NULL`}
-    WHERE id = ${id} RETURNING ${DELIVERY}`)) as DeliveryRow;
+    WHERE id = ${id} RETURNING ${DELIVERY}`);
 }
 
 /** The tenant's deliveries, newest first; of one endpoint when given. */
@@ -169,24 +175,28 @@ export async function listDeliveries(
   db: Queryable,
   tenantId: string,
   filter: { endpointId: string | null; limit: number },
-): Promise<DeliveryRow[]> {
+): Promise<readonly DeliveryRow[]> {
   const endpoint = filter.endpointId
     ? sql.fragment`AND endpoint_id = ${filter.endpointId}`
     : sql.fragment``;
-  return (await db.any(sql.unsafe`
+  return db.any(sql.type(deliveryRow)`
     SELECT ${DELIVERY} FROM quota.webhook_deliveries
     WHERE tenant_id = ${tenantId} ${endpoint}
-    ORDER BY created_at DESC, id DESC LIMIT ${filter.limit}`)) as DeliveryRow[];
+    ORDER BY created_at DESC, id DESC LIMIT ${filter.limit}`);
 }
 
 /** What an attempt sends: the delivery and its endpoint, or null when there is nothing to send. */
-export interface QuotaAttemptTarget {
-  id: string;
-  url: string;
-  secret: string;
-  message_id: string;
-  payload: Record<string, unknown>;
-}
+export const quotaAttemptTarget = z.object({
+  id: z.string(),
+  url: z.string(),
+  secret: z.string(),
+  message_id: z.string(),
+  payload: z.record(z.unknown()),
+});
+export type QuotaAttemptTarget = z.infer<typeof quotaAttemptTarget>;
+
+/** The attempt's row: its target, and whether its endpoint can still be sent to. */
+const quotaAttemptRow = quotaAttemptTarget.extend({ sendable: z.boolean() });
 
 /**
  * Marks the delivery delivering for this attempt and answers what to send; null when it has
@@ -197,7 +207,7 @@ export async function beginQuotaAttempt(
   id: string,
   attempt: number,
 ): Promise<QuotaAttemptTarget | null> {
-  const row = (await db.maybeOne(sql.unsafe`
+  const row = await db.maybeOne(sql.type(quotaAttemptRow)`
     WITH target AS (
       SELECT d.id, e.url, e.secret, d.message_id, d.payload,
              e.deleted_at IS NULL AND e.enabled AS sendable
@@ -211,8 +221,7 @@ export async function beginQuotaAttempt(
         finished_at = CASE WHEN t.sendable THEN NULL ELSE now() END,
         next_attempt_at = NULL, updated_at = now()
     FROM target t WHERE d.id = t.id
-    RETURNING t.id, t.url, t.secret, t.message_id, t.payload, t.sendable`)) as
-    (QuotaAttemptTarget & { sendable: boolean }) | null;
+    RETURNING t.id, t.url, t.secret, t.message_id, t.payload, t.sendable`);
   return row?.sendable ? row : null;
 }
 

@@ -19,7 +19,11 @@ export interface Page<T> {
 }
 
 /** limit + 1 rows read: the extra one says a next page exists, after the last one shown. */
-export function pageOf<T>(rows: T[], limit: number, cursorOf: (row: T) => string): Page<T> {
+export function pageOf<T>(
+  rows: readonly T[],
+  limit: number,
+  cursorOf: (row: T) => string,
+): Page<T> {
   const entries = rows.slice(0, limit);
   const last = entries[entries.length - 1];
   return { entries, next_cursor: rows.length > limit && last ? cursorOf(last) : null };

@@ -225,4 +225,4 @@ export const listTenantDeliveries = (
   deps: Deps,
   principal: Principal,
   filter: { endpointId: string | null; limit: number },
-): Promise<DeliveryRow[]> => listDeliveries(deps.pool, tenantOf(principal), filter);
+): Promise<readonly DeliveryRow[]> => listDeliveries(deps.pool, tenantOf(principal), filter);

@@ -67,7 +67,7 @@ export async function recordAlerts(
   db: Queryable,
   alerts: StreamedAlerts | null,
   queue: string,
-): Promise<AlertEventRow[]> {
+): Promise<readonly AlertEventRow[]> {
   if (!alerts) return [];
   const recorded = await recordAlertEvents(db, alerts, alerts.events);
   const notified = recorded.filter((e) => !e.suppressed);
