@@ -5,8 +5,8 @@ import { ledgerStreamKey } from './partitions';
 /**
  * A fast-mode decision in one round trip: one script checks the request's catalogue generations,
  * answers an idempotency key's recorded decision, reads each policy's state, decides with the
- * same exact arithmetic as services/quota/consumption (quota-arithmetic.ts: a quota's window; token-bucket.ts: a
- * rate limit's bucket, in millionths; decimal strings, exact at any size), and, all admitting,
+ * same exact arithmetic as services/quota/consumption/verdicts.ts (decideQuota: a quota's window;
+ * takeTokens: a rate limit's bucket, in millionths; decimal strings, exact at any size), and, all admitting,
  * writes the states, appends the ledger entries to the write-ahead stream and records the
  * decision under the idempotency key, atomically. No lock, no retry: Redis runs it alone.
  *

@@ -1,11 +1,7 @@
 import type Router from '@koa/router';
 import Joi from 'joi';
-import {
-  check,
-  consume,
-  refund,
-  type ConsumeBody,
-} from '../../../services/quota/consumption/consume';
+import { check, consume, refund } from '../../../services/quota/consumption/consume';
+import type { ConsumeBody } from '../../../services/quota/consumption/request';
 import {
   CheckResponse,
   CommitResponse,

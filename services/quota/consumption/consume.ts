@@ -33,25 +33,15 @@ import {
   requestHashOf,
 } from './records';
 import { parseExact, stringifyExact } from '../../../platform/exact-json';
+import type { ConsumeBody, Item } from './request';
 
-/**
+/*
  * consume, check and refund. Every item of a request and every policy that governs it are
  * decided together in one atomic step (a Redis script, a Postgres statement or a Postgres
  * transaction, by the policies' modes): all admitted, or nothing consumed. Items naming the same
  * resource are summed. An idempotency key replays the first answer (and its event_id) and
  * consumes nothing more; a concurrent duplicate waits for the first and replays it.
  */
-export interface Item {
-  resource: string;
-  amount: number;
-}
-
-export interface ConsumeBody {
-  subject: string;
-  items: Item[];
-  idempotency_key?: string | null;
-  metadata?: Record<string, unknown>;
-}
 
 export type Deps = {
   pool: DatabasePool;

@@ -11,7 +11,7 @@ import { fastStateKey, subjectPartition } from '../../../db/quota/partitions';
 import type { Redis } from '../../../db/redis';
 import { isBackendUnreachable } from '../../../db/unreachable';
 import { quotaError } from '../errors';
-import { MICRO } from './token-bucket';
+import { MICRO } from './verdicts';
 import {
   bucketVerdict,
   currentWindow,

@@ -11,7 +11,7 @@ import type { DatabasePool } from '../../../db/pool';
 import { NaturalBatcher } from '../../../platform/batching';
 import { crossingUsages } from '../alerts/crossings';
 import { CatalogueMoved, type CatalogueView } from '../catalogue-cache';
-import type { ConsumeBody } from './consume';
+import type { ConsumeBody } from './request';
 import {
   answerOfRecord,
   assertSameRequest,

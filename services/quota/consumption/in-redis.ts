@@ -16,7 +16,7 @@ import type { Redis } from '../../../db/redis';
 import { isBackendUnreachable } from '../../../db/unreachable';
 import { stringifyExact } from '../../../platform/exact-json';
 import { IDEMPOTENCY_WINDOW_HOURS } from '../../../contracts/quota/jobs';
-import type { ConsumeBody } from './consume';
+import type { ConsumeBody } from './request';
 import {
   answerOfRecord,
   assertSameRequest,

@@ -4,7 +4,7 @@ import type { EffectivePolicyRow, LedgerEntryInput } from '../../../db/quota/con
 import { recordedPreStates, type FastPreState } from '../../../db/quota/fast-decide';
 import { parseExact } from '../../../platform/exact-json';
 import { quotaError } from '../errors';
-import type { BucketState } from './token-bucket';
+import type { BucketState } from './verdicts';
 import {
   bucketVerdict,
   currentWindow,

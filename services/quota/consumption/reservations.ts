@@ -28,9 +28,9 @@ import {
   usageOut,
   type Caller,
   type Deps,
-  type Item,
   type SpendingDeps,
 } from './consume';
+import type { Item } from './request';
 import { governingItems, governingPolicies } from './governing';
 import type { CatalogueView } from '../catalogue-cache';
 import { decideAndApply, isFast, type Stores } from './in-transaction';

@@ -1,20 +1,20 @@
 import fc from 'fast-check';
-import { decideQuota } from '../../../services/quota/consumption/quota-arithmetic';
-import { MICRO, takeTokens } from '../../../services/quota/consumption/token-bucket';
+import { decideQuota } from '../../../services/quota/consumption/verdicts';
+import { MICRO, takeTokens } from '../../../services/quota/consumption/verdicts';
 import { BUCKET_EXPIRY_MAX_MS, decideFastStates } from '../../../db/quota/fast-decide';
 import { closeRedis, connectedRedis, type Redis } from '../../../db/redis';
 import { config } from './support';
 
 /**
  * The one-round-trip decision script (db/quota/fast-decide.ts) against the TypeScript arithmetic
- * both enforcement modes answer with (quota-arithmetic.ts, token-bucket.ts): on random states, limits and
+ * both enforcement modes answer with (decideQuota and takeTokens, verdicts.ts): on random states, limits and
  * amounts, from zero to far past 2^53, it admits exactly what they admit and writes the state they
  * compute. Keys under a prefix of their own; no ledger entry is appended.
  */
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const NOW = 1_800_000_000_000;
 
-describe('the fast decision script decides as quota-arithmetic.ts and token-bucket.ts do (property)', () => {
+describe('the fast decision script decides as the arithmetic of verdicts.ts does (property)', () => {
   let redis: Redis;
   let n = 0;
   const guard = { keys: ['gen-a', 'gen-b'], expected: ['0', '0'] };

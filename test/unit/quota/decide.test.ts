@@ -1,4 +1,4 @@
-import { decideQuota } from '../../../services/quota/consumption/quota-arithmetic';
+import { decideQuota } from '../../../services/quota/consumption/verdicts';
 
 describe('a quota decision', () => {
   it('admits up to the limit exactly, and past it only under allow_overage', () => {

@@ -1,9 +1,5 @@
 import fc from 'fast-check';
-import {
-  MICRO,
-  takeTokens,
-  type BucketState,
-} from '../../../services/quota/consumption/token-bucket';
+import { MICRO, takeTokens, type BucketState } from '../../../services/quota/consumption/verdicts';
 
 const block = (capacity: bigint, ratePerSec: number) => ({
   capacity,
