@@ -1,6 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { sql, type DatabasePool } from '../../db/pool';
-import { transitionRun, type Transition } from '../../db/runs/runs';
+import type { DatabasePool } from '../../db/pool';
+import { findRunWorkerId, transitionRun, type Transition } from '../../db/runs/runs';
 import { taskQueues } from '../../contracts/shared/task-queues';
 import type { RunWorkflowInput } from '../../contracts/runs/run';
 import type { ContainerOutcome, LaunchedContainer } from './run-docker';
@@ -266,8 +266,7 @@ async function claimRun(
   });
   if (outcome === 'applied') return claimed;
   // Claimed before (maybe on another host): that host owns the run.
-  const workerId = (await deps.pool.maybeOneFirst(sql.unsafe`
-    SELECT worker_id FROM runs.runs WHERE track_id = ${transition.trackId}`)) as string | null;
+  const workerId = await findRunWorkerId(deps.pool, transition.trackId);
   return workerId === null || workerId === claimed.workerId
     ? claimed
     : hostOf(deps.taskQueuePrefix, workerId);

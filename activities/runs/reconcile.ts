@@ -181,7 +181,7 @@ function staleRunOf(
 }
 
 /** Each stale run's host queue, only where some worker still polls it (else a task would wait). */
-async function sendToLiveHosts(client: Client, stale: StaleRun[], rows: ActiveRunRow[]) {
+async function sendToLiveHosts(client: Client, stale: StaleRun[], rows: readonly ActiveRunRow[]) {
   const hosts = new Map<string, boolean>();
   for (const run of stale) {
     const queue = hostQueueOf(rows.find((r) => r.track_id === run.trackId)!);

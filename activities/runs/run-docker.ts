@@ -331,7 +331,7 @@ export function createRunDockerActivities(deps: {
 
   /** What an earlier attempt of followRunContainer answered before it removed the container. */
   async function keptOutcome(trackId: string): Promise<ContainerOutcome | null> {
-    return (await findContainerOutcome(deps.pool, trackId)) as ContainerOutcome | null;
+    return findContainerOutcome(deps.pool, trackId);
   }
 
   /**

@@ -179,14 +179,16 @@ export async function settleRunSeconds(
   const run = await findRunMetering(deps.pool, input.trackId);
   if (run === null) return;
   const usedSeconds = Math.min(run.timeoutSeconds, Math.max(0, Math.ceil(input.usedSeconds)));
-  if (run.quotaReservationId === null)
+  // A reservation is made for a metered key's run only (services/runs/submit.ts): a run without
+  // one, or without a key, was charged, if at all, before metering moved to the quota service.
+  if (run.quotaReservationId === null || run.keyId === null)
     return refundLegacyCharge(deps.pool, input.trackId, usedSeconds);
   if (deps.metering === null) {
     log.warn('metering is off: a run reserved in the quota service is not settled', input);
     return;
   }
   const settled = await deps.metering.settle({
-    key: run,
+    key: { tenantId: run.tenantId, keyId: run.keyId },
     trackId: input.trackId,
     reservationId: run.quotaReservationId,
     usedSeconds,

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { ulid } from '../ids';
 import { sql, type DatabasePool } from '../pool';
 
@@ -13,16 +14,17 @@ export interface AuditRecordInput {
   detail?: Record<string, unknown>;
 }
 
-export interface AuditRecordRow {
-  audit_id: string;
-  tenant_id: string;
-  ts: string;
-  actor: string;
-  action: string;
-  outcome: 'ok' | 'refused';
-  target: string | null;
-  detail: Record<string, unknown>;
-}
+export const auditRecordRow = z.object({
+  audit_id: z.string(),
+  tenant_id: z.string(),
+  ts: z.string(),
+  actor: z.string(),
+  action: z.string(),
+  outcome: z.enum(['ok', 'refused']),
+  target: z.string().nullable(),
+  detail: z.record(z.unknown()),
+});
+export type AuditRecordRow = z.infer<typeof auditRecordRow>;
 
 export async function insertAudit(db: Queryable, record: AuditRecordInput): Promise<void> {
   await db.query(sql.unsafe`
@@ -36,8 +38,8 @@ export async function listAudit(
   db: Queryable,
   tenantId: string,
   page: { limit: number; offset: number },
-): Promise<AuditRecordRow[]> {
-  return (await db.any(sql.unsafe`
+): Promise<readonly AuditRecordRow[]> {
+  return db.any(sql.type(auditRecordRow)`
     SELECT audit_id, tenant_id, ts, actor, action, outcome, target, detail FROM runs.audit_records
-    WHERE tenant_id = ${tenantId} ORDER BY audit_id DESC LIMIT ${page.limit} OFFSET ${page.offset}`)) as unknown as AuditRecordRow[];
+    WHERE tenant_id = ${tenantId} ORDER BY audit_id DESC LIMIT ${page.limit} OFFSET ${page.offset}`);
 }

@@ -1,7 +1,11 @@
+import { z } from 'zod';
 import { ulid } from '../ids';
-import { sql, type DatabasePool } from '../pool';
+import { selectOneRow, sql, type DatabasePool } from '../pool';
 import {
+  EDGE_CONDITIONS,
+  NODE_STATES,
   TERMINAL_WORKFLOW_STATES,
+  WORKFLOW_STATES,
   isTerminalNode,
   type DagEdge,
   type FailurePolicy,
@@ -17,14 +21,28 @@ import { insertWorkflowEvent, type WorkflowState } from './workflows';
  */
 type Tx = Parameters<Parameters<DatabasePool['transaction']>[0]>[0];
 
-export interface LoadedNode {
-  ref: string;
-  type: 'container' | 'approval';
-  state: NodeState;
-  attempt: number;
-  retries: number;
-  retryBackoffSeconds: number;
-}
+const dagWorkflowRow = z.object({
+  state: z.enum(WORKFLOW_STATES),
+  failure_policy: z.enum(['fail_fast', 'continue']) satisfies z.ZodType<FailurePolicy>,
+  scheduled_start: z.string().nullable(),
+});
+
+/** A node as the workflow drives it; retries and retry_backoff_seconds are in every stored spec. */
+export const loadedNode = z.object({
+  ref: z.string(),
+  type: z.enum(['container', 'approval']),
+  state: z.enum(NODE_STATES),
+  attempt: z.number(),
+  retries: z.number(),
+  retryBackoffSeconds: z.number(),
+});
+export type LoadedNode = z.infer<typeof loadedNode>;
+
+const dagEdge = z.object({
+  from: z.string(),
+  to: z.string(),
+  condition: z.enum(EDGE_CONDITIONS),
+}) satisfies z.ZodType<DagEdge>;
 
 export interface LoadedDag {
   state: WorkflowState;
@@ -37,27 +55,23 @@ export interface LoadedDag {
 
 /** What the workflow needs to drive a DAG: states and rules, not what each node runs. */
 export async function loadDag(pool: DatabasePool, workflowId: string): Promise<LoadedDag | null> {
-  const workflow = (await pool.maybeOne(sql.unsafe`
+  const workflow = await pool.maybeOne(sql.type(dagWorkflowRow)`
     SELECT state, failure_policy, scheduled_start FROM runs.workflows
-    WHERE workflow_id = ${workflowId}`)) as {
-    state: WorkflowState;
-    failure_policy: FailurePolicy;
-    scheduled_start: string | null;
-  } | null;
+    WHERE workflow_id = ${workflowId}`);
   if (!workflow) return null;
-  const nodes = (await pool.any(sql.unsafe`
+  const nodes = await pool.any(sql.type(loadedNode)`
     SELECT ref, type, state, attempt, (spec->>'retries')::int AS retries,
            (spec->>'retry_backoff_seconds')::int AS "retryBackoffSeconds"
-    FROM runs.workflow_nodes WHERE workflow_id = ${workflowId} ORDER BY position`)) as LoadedNode[];
-  const edges = (await pool.any(sql.unsafe`
+    FROM runs.workflow_nodes WHERE workflow_id = ${workflowId} ORDER BY position`);
+  const edges = await pool.any(sql.type(dagEdge)`
     SELECT from_ref AS "from", to_ref AS "to", condition FROM runs.workflow_edges
-    WHERE workflow_id = ${workflowId} ORDER BY position`)) as DagEdge[];
+    WHERE workflow_id = ${workflowId} ORDER BY position`);
   return {
     state: workflow.state,
     failurePolicy: workflow.failure_policy,
     scheduledStart: workflow.scheduled_start,
-    nodes,
-    edges,
+    nodes: [...nodes],
+    edges: [...edges],
   };
 }
 
@@ -126,19 +140,22 @@ export async function recordDagChanges(
 async function eventStored(tx: Tx, eventId: string): Promise<boolean> {
   return (
     (await tx.maybeOne(
-      sql.unsafe`SELECT 1 FROM runs.workflow_events WHERE event_id = ${eventId}`,
+      sql.type(selectOneRow)`SELECT 1 FROM runs.workflow_events WHERE event_id = ${eventId}`,
     )) !== null
   );
 }
 
+const maxConcurrentWorkflowsRow = z.object({ max_concurrent_workflows: z.number() });
+const countRow = z.object({ count: z.number() });
+
 /** Serialized with submits on the tenant's quota row (as insertSubmittedWorkflow). */
 async function roomForOneMore(tx: Tx, tenantId: string): Promise<boolean> {
-  const cap = (await tx.oneFirst(sql.unsafe`
+  const cap = await tx.oneFirst(sql.type(maxConcurrentWorkflowsRow)`
     SELECT max_concurrent_workflows FROM runs.tenant_quotas
-    WHERE tenant_id = ${tenantId} FOR UPDATE`)) as number;
-  const active = (await tx.oneFirst(sql.unsafe`
+    WHERE tenant_id = ${tenantId} FOR UPDATE`);
+  const active = await tx.oneFirst(sql.type(countRow)`
     SELECT count(*)::int FROM runs.workflows
-    WHERE tenant_id = ${tenantId} AND state IN ('pending', 'running', 'paused')`)) as number;
+    WHERE tenant_id = ${tenantId} AND state IN ('pending', 'running', 'paused')`);
   return active < cap;
 }
 
@@ -196,26 +213,40 @@ export interface AttemptSource {
   inputs: { ref: string; output: unknown }[];
 }
 
+/** A node's spec as stored at submit (services/runs/dags/submit.ts, acceptedNodes). */
+const nodeSpec = z.object({
+  image: z.string().optional(),
+  command: z.array(z.string()),
+  env: z.record(z.string()),
+  inputs_from: z.array(z.string()),
+  retries: z.number(),
+  retry_backoff_seconds: z.number(),
+  cpu_limit: z.number().optional(),
+  memory_limit_mb: z.number().optional(),
+  timeout_seconds: z.number().optional(),
+}) satisfies z.ZodType<NodeSpec>;
+
+const attemptSourceRow = z.object({
+  spec: nodeSpec,
+  name: z.string().nullable(),
+  tags: z.array(z.string()),
+  key_id: z.string().nullable(),
+});
+
+const nodeOutputRow = z.object({ ref: z.string(), output: z.unknown() });
+
 export async function attemptSource(
   db: Pick<DatabasePool, 'one' | 'any'>,
   workflowId: string,
   ref: string,
 ): Promise<AttemptSource> {
-  const row = (await db.one(sql.unsafe`
+  const row = await db.one(sql.type(attemptSourceRow)`
     SELECT n.spec, w.name, w.tags, w.key_id FROM runs.workflow_nodes n
     JOIN runs.workflows w USING (workflow_id)
-    WHERE n.workflow_id = ${workflowId} AND n.ref = ${ref}`)) as {
-    spec: NodeSpec;
-    name: string | null;
-    tags: string[];
-    key_id: string | null;
-  };
-  const inputs = (await db.any(sql.unsafe`
+    WHERE n.workflow_id = ${workflowId} AND n.ref = ${ref}`);
+  const inputs = await db.any(sql.type(nodeOutputRow)`
     SELECT ref, output FROM runs.workflow_nodes
-    WHERE workflow_id = ${workflowId} AND ref = ANY(${sql.array(row.spec.inputs_from, 'text')})`)) as {
-    ref: string;
-    output: unknown;
-  }[];
+    WHERE workflow_id = ${workflowId} AND ref = ANY(${sql.array(row.spec.inputs_from, 'text')})`);
   const byRef = new Map(inputs.map((i) => [i.ref, i.output]));
   return {
     spec: row.spec,
@@ -297,12 +328,17 @@ export async function insertNodeRun(
   });
 }
 
+const nodeRunEndRow = z.object({
+  stdoutFile: z.string().nullable(),
+  exitCode: z.number().nullable(),
+});
+
 /** Where a finished node run's stdout is, and how it ended. */
 export async function nodeRunEnd(
   db: Pick<DatabasePool, 'maybeOne'>,
   trackId: string,
 ): Promise<{ stdoutFile: string | null; exitCode: number | null } | null> {
-  return (await db.maybeOne(sql.unsafe`
+  return db.maybeOne(sql.type(nodeRunEndRow)`
     SELECT stdout_file AS "stdoutFile", exit_code AS "exitCode" FROM runs.runs
-    WHERE track_id = ${trackId}`)) as { stdoutFile: string | null; exitCode: number | null } | null;
+    WHERE track_id = ${trackId}`);
 }

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { sql, type DatabasePool } from '../pool';
 
 /** A host whose row is older than this is taken for dead (three missed refreshes). */
@@ -28,6 +29,12 @@ export const someDockerHostAlive = (anyHostQueue: string) => sql.fragment`EXISTS
   WHERE any_host_queue = ${anyHostQueue}
     AND seen_at > now() - make_interval(secs => ${DOCKER_HOST_ALIVE_MS / 1000}))`;
 
+const hostSilenceRow = z.object({
+  any_host_queue: z.string(),
+  worker_id: z.string(),
+  silent_seconds: z.number(),
+});
+
 /**
  * Seconds since each of these hosts last announced itself (the database's clock), keyed by
  * dockerHostKey; a host with no row (withdrawn on a clean stop, or never seen) is absent.
@@ -45,15 +52,11 @@ export async function dockerHostsSilentSeconds(
     hosts.map((h) => h.workerId),
     'text',
   );
-  const rows = (await pool.any(sql.unsafe`
+  const rows = await pool.any(sql.type(hostSilenceRow)`
     SELECT any_host_queue, worker_id,
            EXTRACT(EPOCH FROM (clock_timestamp() - seen_at))::float8 AS silent_seconds
     FROM runs.docker_hosts
-    WHERE (any_host_queue, worker_id) IN (SELECT * FROM unnest(${queues}, ${workers}))`)) as unknown as {
-    any_host_queue: string;
-    worker_id: string;
-    silent_seconds: number;
-  }[];
+    WHERE (any_host_queue, worker_id) IN (SELECT * FROM unnest(${queues}, ${workers}))`);
   return new Map(
     rows.map((r) => [
       dockerHostKey({ anyHostQueue: r.any_host_queue, workerId: r.worker_id }),

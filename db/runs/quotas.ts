@@ -1,26 +1,29 @@
+import { z } from 'zod';
 import { sql, type DatabasePool } from '../pool';
 
 type Queryable = Pick<DatabasePool, 'one' | 'maybeOne' | 'query'>;
 
-export interface TenantQuotasRow {
-  max_concurrent_runs: number;
-  max_daily_runs: number;
-  max_timeout_seconds: number;
+/** A tenant's quotas, its columns in QUOTA_FIELDS' order (the SELECT's and RETURNING's). */
+export const tenantQuotasRow = z.object({
+  max_concurrent_runs: z.number(),
+  max_daily_runs: z.number(),
+  max_timeout_seconds: z.number(),
   /** numeric: a decimal string. */
-  max_cpu_cores: string;
-  max_memory_mb: number;
-  max_queue_seconds: number;
-  working_hours_tjp: string | null;
-  retention_days: number;
-  max_nodes_per_workflow: number;
-  max_concurrent_workflows: number;
-  max_webhook_endpoints: number;
-  max_webhook_payload_bytes: number;
-  max_pending_timers: number;
-  max_schedules: number;
-  max_triggers: number;
-  max_templates: number;
-}
+  max_cpu_cores: z.string(),
+  max_memory_mb: z.number(),
+  max_queue_seconds: z.number(),
+  working_hours_tjp: z.string().nullable(),
+  retention_days: z.number(),
+  max_nodes_per_workflow: z.number(),
+  max_concurrent_workflows: z.number(),
+  max_webhook_endpoints: z.number(),
+  max_webhook_payload_bytes: z.number(),
+  max_pending_timers: z.number(),
+  max_schedules: z.number(),
+  max_triggers: z.number(),
+  max_templates: z.number(),
+});
+export type TenantQuotasRow = z.infer<typeof tenantQuotasRow>;
 
 export const QUOTA_FIELDS = [
   'max_concurrent_runs',
@@ -47,9 +50,8 @@ const COLUMNS = sql.join(
 );
 
 export async function findQuotas(db: Queryable, tenantId: string): Promise<TenantQuotasRow> {
-  const row: unknown = await db.one(sql.unsafe`
+  return db.one(sql.type(tenantQuotasRow)`
     SELECT ${COLUMNS} FROM runs.tenant_quotas WHERE tenant_id = ${tenantId}`);
-  return row as TenantQuotasRow;
 }
 
 /** Updates only the fields given; returns the whole row after the update. */
@@ -64,8 +66,7 @@ export async function updateQuotas(
     const value = changes[field];
     sets.push(sql.fragment`${sql.identifier([field])} = ${value === undefined ? null : value}`);
   }
-  const row: unknown = await db.one(sql.unsafe`
+  return db.one(sql.type(tenantQuotasRow)`
     UPDATE runs.tenant_quotas SET ${sql.join(sets, sql.fragment`, `)}
     WHERE tenant_id = ${tenantId} RETURNING ${COLUMNS}`);
-  return row as TenantQuotasRow;
 }

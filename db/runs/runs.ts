@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ulid } from '../ids';
-import { sql, type DatabasePool } from '../pool';
+import { selectOneRow, sql, type DatabasePool } from '../pool';
 import { someDockerHostAlive } from './docker-hosts';
 import { inlineWebhookInsert, type InlineWebhookRow } from './webhooks';
 
@@ -16,6 +16,7 @@ export {
   type TransitionOutcome,
 } from '../../contracts/runs/run';
 import {
+  RUN_STATES,
   SLOT_STATES,
   type RunState,
   type RunWorkflowInput,
@@ -25,51 +26,66 @@ import {
 
 type Queryable = Pick<DatabasePool, 'query' | 'one' | 'maybeOne' | 'any' | 'oneFirst'>;
 
-export interface RunRow {
-  track_id: string;
-  tenant_id: string;
-  key_id: string | null;
-  state: RunState;
-  reason: string | null;
-  image: string;
-  command: string[];
-  env: Record<string, string>;
-  name: string | null;
-  tags: string[];
-  submitted_at: string;
-  scheduled_start: string | null;
-  eligible_start: string;
-  expires_at: string | null;
-  working_hours_applied: boolean;
-  max_queue_seconds: number;
-  started_at: string | null;
-  finished_at: string | null;
-  exit_code: number | null;
-  container_id: string | null;
-  worker_id: string | null;
-  cpu_limit: string;
-  memory_limit_mb: number;
-  timeout_seconds: number;
-  clamped: boolean;
-  metered: boolean;
-  stdout_file: string | null;
-  stderr_file: string | null;
-  stdout_bytes: string;
-  stderr_bytes: string;
-  result_summary: string | null;
-  workflow_id: string | null;
-  node_ref: string | null;
-}
+const runState = z.enum(RUN_STATES);
 
-export interface RunEventRow {
-  event_id: string;
-  ts: string;
-  from_state: RunState | null;
-  to_state: RunState;
-  event_type: string;
-  reason: string | null;
-  payload: Record<string, unknown>;
-}
+/** A row of runs.runs as `SELECT *` yields it: every column, in the table's order. */
+export const runRow = z.object({
+  track_id: z.string(),
+  tenant_id: z.string(),
+  key_id: z.string().nullable(),
+  state: runState,
+  reason: z.string().nullable(),
+  image: z.string(),
+  command: z.array(z.string()),
+  env: z.record(z.string()),
+  name: z.string().nullable(),
+  tags: z.array(z.string()),
+  submitted_at: z.string(),
+  scheduled_start: z.string().nullable(),
+  eligible_start: z.string(),
+  expires_at: z.string().nullable(),
+  working_hours_applied: z.boolean(),
+  max_queue_seconds: z.number(),
+  started_at: z.string().nullable(),
+  finished_at: z.string().nullable(),
+  exit_code: z.number().nullable(),
+  container_id: z.string().nullable(),
+  worker_id: z.string().nullable(),
+  /** numeric: a decimal string. */
+  cpu_limit: z.string(),
+  memory_limit_mb: z.number(),
+  timeout_seconds: z.number(),
+  clamped: z.boolean(),
+  metered: z.boolean(),
+  stdout_file: z.string().nullable(),
+  stderr_file: z.string().nullable(),
+  /** bigint: a decimal string. */
+  stdout_bytes: z.string(),
+  stderr_bytes: z.string(),
+  result_summary: z.string().nullable(),
+  workflow_id: z.string().nullable(),
+  node_ref: z.string().nullable(),
+  updated_at: z.string(),
+  /** The submit outbox (runs/0003): the workflow's input until its start is confirmed. */
+  workflow_input: z.unknown(),
+  workflow_task_queue: z.string().nullable(),
+  quota_reservation_id: z.string().nullable(),
+});
+export type RunRow = z.infer<typeof runRow>;
+
+export const runEventRow = z.object({
+  event_id: z.string(),
+  ts: z.string(),
+  from_state: runState.nullable(),
+  to_state: runState,
+  event_type: z.string(),
+  reason: z.string().nullable(),
+  payload: z.record(z.unknown()),
+});
+export type RunEventRow = z.infer<typeof runEventRow>;
+
+/** A `count(*)::int` (or an int4 count column) named `count`. */
+const countRow = z.object({ count: z.number() });
 
 export interface NewRun {
   trackId: string;
@@ -115,7 +131,7 @@ export async function insertSubmittedRun(
   const hook = run.webhook
     ? sql.fragment`, hook AS (${inlineWebhookInsert(run.tenantId, run.trackId, run.webhook)} FROM run)`
     : sql.fragment``;
-  const stored = (await db.oneFirst(sql.unsafe`
+  const stored = await db.oneFirst(sql.type(countRow)`
     WITH counted AS (
       INSERT INTO runs.daily_submissions AS d (tenant_id, day, count)
       SELECT ${run.tenantId}, (now() AT TIME ZONE 'UTC')::date, 1 WHERE ${dailyLimit}::int >= 1
@@ -139,15 +155,15 @@ export async function insertSubmittedRun(
       SELECT ${ulid()}, track_id, tenant_id, NULL, 'scheduled', 'run.scheduled', NULL, ${sql.jsonb(eventPayload)}
       FROM run)
     ${hook}
-    SELECT count(*)::int FROM run`)) as number;
+    SELECT count(*)::int FROM run`);
   return stored === 1;
 }
 
 export async function submissionsToday(db: Queryable, tenantId: string): Promise<number> {
-  const count: unknown = await db.maybeOne(sql.unsafe`
+  const row = await db.maybeOne(sql.type(countRow)`
     SELECT count FROM runs.daily_submissions
     WHERE tenant_id = ${tenantId} AND day = (now() AT TIME ZONE 'UTC')::date`);
-  return (count as { count: number } | null)?.count ?? 0;
+  return row?.count ?? 0;
 }
 
 export async function insertEvent(
@@ -170,6 +186,8 @@ export async function insertEvent(
     ON CONFLICT (event_id) DO NOTHING`);
 }
 
+const tenantIdRow = z.object({ tenant_id: z.string() });
+
 /**
  * The one way a run changes state: the row update (conditional on the expected from-state)
  * and its event row commit together, so the event stream is a transactional outbox.
@@ -177,8 +195,8 @@ export async function insertEvent(
  */
 export async function transitionRun(pool: DatabasePool, t: Transition): Promise<TransitionOutcome> {
   return pool.transaction(async (tx) => {
-    const seen: unknown = await tx.maybeOne(
-      sql.unsafe`SELECT 1 FROM runs.run_events WHERE event_id = ${t.eventId}`,
+    const seen = await tx.maybeOne(
+      sql.type(selectOneRow)`SELECT 1 FROM runs.run_events WHERE event_id = ${t.eventId}`,
     );
     if (seen) return 'already_applied';
     const sets = [
@@ -195,14 +213,14 @@ export async function transitionRun(pool: DatabasePool, t: Transition): Promise<
       else
         sets.push(sql.fragment`${sql.identifier([column])} = ${value as string | number | null}`);
     }
-    const updated: unknown = await tx.maybeOne(sql.unsafe`
+    const updated = await tx.maybeOne(sql.type(tenantIdRow)`
       UPDATE runs.runs SET ${sql.join(sets, sql.fragment`, `)}
       WHERE track_id = ${t.trackId} AND state = ${t.from} RETURNING tenant_id`);
     if (!updated) return 'conflict';
     await insertEvent(tx, {
       eventId: t.eventId,
       trackId: t.trackId,
-      tenantId: (updated as { tenant_id: string }).tenant_id,
+      tenantId: updated.tenant_id,
       from: t.from,
       to: t.to,
       eventType: t.eventType,
@@ -218,61 +236,75 @@ export async function findRun(
   tenantId: string,
   trackId: string,
 ): Promise<RunRow | null> {
-  return (await db.maybeOne(sql.unsafe`
-    SELECT * FROM runs.runs WHERE track_id = ${trackId} AND tenant_id = ${tenantId}`)) as RunRow | null;
+  return db.maybeOne(sql.type(runRow)`
+    SELECT * FROM runs.runs WHERE track_id = ${trackId} AND tenant_id = ${tenantId}`);
+}
+
+const workerIdRow = z.object({ worker_id: z.string().nullable() });
+
+/** The host that claimed the run (null: none yet, or no such run). */
+export async function findRunWorkerId(
+  db: Pick<DatabasePool, 'maybeOneFirst'>,
+  trackId: string,
+): Promise<string | null> {
+  return db.maybeOneFirst(sql.type(workerIdRow)`
+    SELECT worker_id FROM runs.runs WHERE track_id = ${trackId}`);
 }
 
 /** Where a run's row stands, for a workflow whose transition found it moved on (a reset). */
-export interface RunStanding {
-  state: RunState;
-  exitCode: number | null;
-  workerId: string | null;
-  containerId: string | null;
+export const runStanding = z.object({
+  state: runState,
+  exitCode: z.number().nullable(),
+  workerId: z.string().nullable(),
+  containerId: z.string().nullable(),
   /** When the container was started (epoch ms), once it has been. */
-  startedAtMs: number | null;
-}
+  startedAtMs: z.number().nullable(),
+});
+export type RunStanding = z.infer<typeof runStanding>;
 
 export async function findRunStanding(db: Queryable, trackId: string): Promise<RunStanding | null> {
-  return (await db.maybeOne(sql.unsafe`
+  return db.maybeOne(sql.type(runStanding)`
     SELECT state, exit_code AS "exitCode", worker_id AS "workerId", container_id AS "containerId",
       (extract(epoch FROM started_at) * 1000)::float8 AS "startedAtMs"
-    FROM runs.runs WHERE track_id = ${trackId}`)) as RunStanding | null;
+    FROM runs.runs WHERE track_id = ${trackId}`);
 }
 
 /** What settling a metered run's seconds needs of its row. */
-export interface RunMetering {
-  tenantId: string;
-  keyId: string;
-  timeoutSeconds: number;
-  quotaReservationId: string | null;
-}
+/** What settling a run's seconds reads of it; keyId is null for a DAG node run of a keyless workflow. */
+export const runMetering = z.object({
+  tenantId: z.string(),
+  keyId: z.string().nullable(),
+  timeoutSeconds: z.number(),
+  quotaReservationId: z.string().nullable(),
+});
+export type RunMetering = z.infer<typeof runMetering>;
 
 export async function findRunMetering(db: Queryable, trackId: string): Promise<RunMetering | null> {
-  return (await db.maybeOne(sql.unsafe`
+  return db.maybeOne(sql.type(runMetering)`
     SELECT tenant_id AS "tenantId", key_id AS "keyId", timeout_seconds AS "timeoutSeconds",
            quota_reservation_id AS "quotaReservationId"
-    FROM runs.runs WHERE track_id = ${trackId}`)) as RunMetering | null;
+    FROM runs.runs WHERE track_id = ${trackId}`);
 }
 
-export async function listEvents(db: Queryable, trackId: string): Promise<RunEventRow[]> {
-  return (await db.any(sql.unsafe`
+export async function listEvents(db: Queryable, trackId: string): Promise<readonly RunEventRow[]> {
+  return db.any(sql.type(runEventRow)`
     SELECT event_id, ts, from_state, to_state, event_type, reason, payload FROM runs.run_events
-    WHERE track_id = ${trackId} ORDER BY event_id`)) as unknown as RunEventRow[];
+    WHERE track_id = ${trackId} ORDER BY event_id`);
 }
 
 export async function listRuns(
   db: Queryable,
   tenantId: string,
   filter: { states: RunState[] | null; tag: string | null; limit: number; offset: number },
-): Promise<RunRow[]> {
+): Promise<readonly RunRow[]> {
   const conditions = [sql.fragment`tenant_id = ${tenantId}`];
   if (filter.states)
     conditions.push(sql.fragment`state = ANY(${sql.array(filter.states, 'text')})`);
   if (filter.tag !== null)
     conditions.push(sql.fragment`tags @> ${sql.array([filter.tag], 'text')}`);
-  return (await db.any(sql.unsafe`
+  return db.any(sql.type(runRow)`
     SELECT * FROM runs.runs WHERE ${sql.join(conditions, sql.fragment` AND `)}
-    ORDER BY track_id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`)) as unknown as RunRow[];
+    ORDER BY track_id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`);
 }
 
 /**
@@ -281,11 +313,17 @@ export async function listRuns(
  */
 export async function queuePosition(db: Queryable, run: RunRow): Promise<number | null> {
   if (run.state !== 'scheduled') return null;
-  return (await db.oneFirst(sql.unsafe`
+  return db.oneFirst(sql.type(countRow)`
     SELECT count(*)::int FROM runs.runs
     WHERE tenant_id = ${run.tenant_id} AND state = 'scheduled'
-      AND (eligible_start, track_id) <= (${run.eligible_start}::timestamptz, ${run.track_id})`)) as number;
+      AND (eligible_start, track_id) <= (${run.eligible_start}::timestamptz, ${run.track_id})`);
 }
+
+/** What taking a slot reads of the run. */
+const slotRunRow = z.object({ tenant_id: z.string(), state: runState, eligible_start: z.string() });
+/** `SELECT EXISTS (…)`: its one column, `exists`. */
+const existsRow = z.object({ exists: z.boolean() });
+const maxConcurrentRunsRow = z.object({ max_concurrent_runs: z.number() });
 
 /**
  * Takes a concurrency slot for the run if a Docker host of its queue is alive (`no_worker`
@@ -300,34 +338,28 @@ export async function tryTakeSlot(
   input: { trackId: string; eventId: string; maxConcurrent: number | null; anyHostQueue?: string },
 ): Promise<TransitionOutcome | 'no_slot' | 'no_worker'> {
   return pool.transaction(async (tx) => {
-    const seen: unknown = await tx.maybeOne(
-      sql.unsafe`SELECT 1 FROM runs.run_events WHERE event_id = ${input.eventId}`,
+    const seen = await tx.maybeOne(
+      sql.type(selectOneRow)`SELECT 1 FROM runs.run_events WHERE event_id = ${input.eventId}`,
     );
     if (seen) return 'already_applied';
-    const run = (await tx.maybeOne(sql.unsafe`
-      SELECT tenant_id, state, eligible_start FROM runs.runs WHERE track_id = ${input.trackId}`)) as {
-      tenant_id: string;
-      state: RunState;
-      eligible_start: string;
-    } | null;
+    const run = await tx.maybeOne(sql.type(slotRunRow)`
+      SELECT tenant_id, state, eligible_start FROM runs.runs WHERE track_id = ${input.trackId}`);
     if (!run || run.state !== 'scheduled') return 'conflict';
     if (
       input.anyHostQueue !== undefined &&
-      !(await tx.oneFirst(sql.unsafe`SELECT ${someDockerHostAlive(input.anyHostQueue)}`))
+      !(await tx.oneFirst(sql.type(existsRow)`SELECT ${someDockerHostAlive(input.anyHostQueue)}`))
     )
       return 'no_worker';
-    const quota = (await tx.one(sql.unsafe`
-      SELECT max_concurrent_runs FROM runs.tenant_quotas WHERE tenant_id = ${run.tenant_id} FOR UPDATE`)) as {
-      max_concurrent_runs: number;
-    };
+    const quota = await tx.one(sql.type(maxConcurrentRunsRow)`
+      SELECT max_concurrent_runs FROM runs.tenant_quotas WHERE tenant_id = ${run.tenant_id} FOR UPDATE`);
     const max = Math.min(quota.max_concurrent_runs, input.maxConcurrent ?? Number.MAX_SAFE_INTEGER);
-    const busy = (await tx.oneFirst(sql.unsafe`
+    const busy = await tx.oneFirst(sql.type(countRow)`
       SELECT count(*)::int FROM runs.runs
-      WHERE tenant_id = ${run.tenant_id} AND state = ANY(${sql.array([...SLOT_STATES], 'text')})`)) as number;
-    const ahead = (await tx.oneFirst(sql.unsafe`
+      WHERE tenant_id = ${run.tenant_id} AND state = ANY(${sql.array([...SLOT_STATES], 'text')})`);
+    const ahead = await tx.oneFirst(sql.type(countRow)`
       SELECT count(*)::int FROM runs.runs
       WHERE tenant_id = ${run.tenant_id} AND state = 'scheduled' AND eligible_start <= now()
-        AND (eligible_start, track_id) < (${run.eligible_start}::timestamptz, ${input.trackId})`)) as number;
+        AND (eligible_start, track_id) < (${run.eligible_start}::timestamptz, ${input.trackId})`);
     if (busy + ahead >= max) return 'no_slot';
     await tx.query(sql.unsafe`
       UPDATE runs.runs SET state = 'queued', updated_at = date_trunc('milliseconds', clock_timestamp())
@@ -346,13 +378,15 @@ export async function tryTakeSlot(
   });
 }
 
+const trackIdRow = z.object({ track_id: z.string() });
+
 /** The tenant's longest-waiting eligible runs, as many as it has free slots. */
 export async function waitingHeads(
   pool: DatabasePool,
   tenantId: string,
   maxConcurrent: number | null,
 ): Promise<string[]> {
-  const rows = (await pool.any(sql.unsafe`
+  const rows = await pool.any(sql.type(trackIdRow)`
     WITH free AS (
       SELECT LEAST(q.max_concurrent_runs, ${maxConcurrent ?? 2147483647}::int) - (
         SELECT count(*) FROM runs.runs r
@@ -361,7 +395,7 @@ export async function waitingHeads(
     SELECT track_id FROM runs.runs
     WHERE tenant_id = ${tenantId} AND state = 'scheduled' AND eligible_start <= now()
     ORDER BY eligible_start, track_id
-    LIMIT GREATEST(0, (SELECT slots FROM free))`)) as unknown as { track_id: string }[];
+    LIMIT GREATEST(0, (SELECT slots FROM free))`);
   return rows.map((r) => r.track_id);
 }
 
@@ -408,8 +442,6 @@ export async function clearRunInputs(db: Queryable, trackIds: string[]): Promise
     sql.unsafe`UPDATE runs.runs SET workflow_input = NULL WHERE track_id = ANY(${sql.array(trackIds, 'text')})`,
   );
 }
-
-const countRow = z.object({ count: z.number() });
 
 /** Runs holding a Docker host now (pulling, running or paused), every tenant's. */
 export async function countBusyRuns(db: Queryable): Promise<number> {

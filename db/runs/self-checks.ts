@@ -1,22 +1,26 @@
+import { z } from 'zod';
 import { sql, type DatabasePool } from '../pool';
 
-export type SelfCheckState = 'scheduled' | 'running' | 'succeeded' | 'failed';
+const selfCheckState = z.enum(['scheduled', 'running', 'succeeded', 'failed']);
+export type SelfCheckState = z.infer<typeof selfCheckState>;
 
-export interface SelfCheckRow {
-  check_id: string;
-  state: SelfCheckState;
-  image: string;
-  command: string[];
-  worker_id: string | null;
-  exit_code: number | null;
-  timed_out: boolean;
-  stdout: string | null;
-  stderr: string | null;
-  error: string | null;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-}
+/** A row of runs.self_checks as `SELECT *` yields it: every column, in the table's order. */
+export const selfCheckRow = z.object({
+  check_id: z.string(),
+  state: selfCheckState,
+  image: z.string(),
+  command: z.array(z.string()),
+  worker_id: z.string().nullable(),
+  exit_code: z.number().nullable(),
+  timed_out: z.boolean(),
+  stdout: z.string().nullable(),
+  stderr: z.string().nullable(),
+  error: z.string().nullable(),
+  created_at: z.string(),
+  started_at: z.string().nullable(),
+  finished_at: z.string().nullable(),
+});
+export type SelfCheckRow = z.infer<typeof selfCheckRow>;
 
 export async function insertSelfCheck(
   pool: DatabasePool,
@@ -35,9 +39,9 @@ export async function findSelfCheck(
   pool: DatabasePool,
   checkId: string,
 ): Promise<SelfCheckRow | null> {
-  return (await pool.maybeOne(
-    sql.unsafe`SELECT * FROM runs.self_checks WHERE check_id = ${checkId}`,
-  )) as SelfCheckRow | null;
+  return pool.maybeOne(
+    sql.type(selfCheckRow)`SELECT * FROM runs.self_checks WHERE check_id = ${checkId}`,
+  );
 }
 
 /** Idempotent: only the first call moves a scheduled check to running. */

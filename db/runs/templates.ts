@@ -1,4 +1,5 @@
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
+import { z } from 'zod';
 import { sql, type DatabasePool } from '../pool';
 
 /**
@@ -10,37 +11,41 @@ import { sql, type DatabasePool } from '../pool';
 type Queryable = Pick<DatabasePool, 'query' | 'one' | 'maybeOne' | 'any' | 'oneFirst' | 'anyFirst'>;
 type Transactional = Queryable & Pick<DatabasePool, 'transaction'>;
 
-export interface TemplateRow {
-  template_id: string;
-  tenant_id: string;
-  name: string | null;
-  description: string | null;
+export const templateRow = z.object({
+  template_id: z.string(),
+  tenant_id: z.string(),
+  name: z.string().nullable(),
+  description: z.string().nullable(),
   /** The latest version. */
-  version: number;
-  created_at: string;
-  updated_at: string;
-}
+  version: z.number(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type TemplateRow = z.infer<typeof templateRow>;
+const TEMPLATE_COLUMNS = sql.fragment`
+  template_id, tenant_id, name, description, version, created_at, updated_at`;
 
-export interface TemplateVersionRow {
-  template_id: string;
-  version: number;
+export const templateVersionRow = z.object({
+  template_id: z.string(),
+  version: z.number(),
   /** The parameter declarations as accepted (services/runs/templates/params.ts). */
-  params: unknown[];
+  params: z.array(z.unknown()),
   /** The definition as accepted: a workflow submit body with `${{ name }}` placeholders. */
-  definition: Record<string, unknown>;
-  created_at: string;
-}
+  definition: z.record(z.unknown()),
+  created_at: z.string(),
+});
+export type TemplateVersionRow = z.infer<typeof templateVersionRow>;
 
 /** How a template is named in a path: by its id, or by its name. */
 export type TemplateRef = { templateId: string } | { name: string };
-
-const TEMPLATE_COLUMNS = sql.fragment`
-  template_id, tenant_id, name, description, version, created_at, updated_at`;
 const LIVE = sql.fragment`deleted_at IS NULL`;
 const NAME_INDEX = 'templates_name';
 
 const isNameTaken = (error: unknown) =>
   error instanceof UniqueIntegrityConstraintViolationError && error.constraint === NAME_INDEX;
+
+const maxTemplatesRow = z.object({ max_templates: z.number() });
+const countRow = z.object({ count: z.number() });
 
 /**
  * Takes the tenant's quota row FOR UPDATE, so its template registrations are serialized (as its
@@ -51,11 +56,11 @@ export async function lockLiveTemplateCount(
   tx: Queryable,
   tenantId: string,
 ): Promise<{ max: number; live: number }> {
-  const max = (await tx.oneFirst(sql.unsafe`
-    SELECT max_templates FROM runs.tenant_quotas WHERE tenant_id = ${tenantId} FOR UPDATE`)) as number;
+  const max = await tx.oneFirst(sql.type(maxTemplatesRow)`
+    SELECT max_templates FROM runs.tenant_quotas WHERE tenant_id = ${tenantId} FOR UPDATE`);
   // A statement of its own: its snapshot is taken after the lock (see lockLiveEndpointCount).
-  const live = (await tx.oneFirst(sql.unsafe`
-    SELECT count(*)::int FROM runs.templates WHERE tenant_id = ${tenantId} AND ${LIVE}`)) as number;
+  const live = await tx.oneFirst(sql.type(countRow)`
+    SELECT count(*)::int FROM runs.templates WHERE tenant_id = ${tenantId} AND ${LIVE}`);
   return { max, live };
 }
 
@@ -76,10 +81,10 @@ export async function insertTemplate(
   try {
     // A savepoint: a refused name leaves the caller's transaction usable.
     return await tx.transaction(async (inner) => {
-      const row = (await inner.one(sql.unsafe`
+      const row = await inner.one(sql.type(templateRow)`
         INSERT INTO runs.templates (template_id, tenant_id, name, description)
         VALUES (${t.templateId}, ${t.tenantId}, ${t.name}, ${t.description})
-        RETURNING ${TEMPLATE_COLUMNS}`)) as TemplateRow;
+        RETURNING ${TEMPLATE_COLUMNS}`);
       await insertTemplateVersion(inner, t.templateId, 1, t.params, t.definition);
       return row;
     });
@@ -116,10 +121,10 @@ export async function findTemplate(
     'templateId' in ref
       ? sql.fragment`template_id = ${ref.templateId}`
       : sql.fragment`name = ${ref.name}`;
-  return (await db.maybeOne(sql.unsafe`
+  return db.maybeOne(sql.type(templateRow)`
     SELECT ${TEMPLATE_COLUMNS} FROM runs.templates
     WHERE tenant_id = ${tenantId} AND ${match} AND ${LIVE}
-    ${lock === 'update' ? sql.fragment`FOR UPDATE` : sql.fragment``}`)) as TemplateRow | null;
+    ${lock === 'update' ? sql.fragment`FOR UPDATE` : sql.fragment``}`);
 }
 
 export async function findTemplateVersion(
@@ -127,16 +132,21 @@ export async function findTemplateVersion(
   templateId: string,
   version: number,
 ): Promise<TemplateVersionRow | null> {
-  return (await db.maybeOne(sql.unsafe`
+  return db.maybeOne(sql.type(templateVersionRow)`
     SELECT template_id, version, params, definition, created_at FROM runs.template_versions
-    WHERE template_id = ${templateId} AND version = ${version}`)) as TemplateVersionRow | null;
+    WHERE template_id = ${templateId} AND version = ${version}`);
 }
 
+const versionRow = z.object({ version: z.number() });
+
 /** A template's version numbers, oldest first. */
-export async function templateVersionNumbers(db: Queryable, templateId: string): Promise<number[]> {
-  return (await db.anyFirst(sql.unsafe`
+export async function templateVersionNumbers(
+  db: Queryable,
+  templateId: string,
+): Promise<readonly number[]> {
+  return db.anyFirst(sql.type(versionRow)`
     SELECT version FROM runs.template_versions WHERE template_id = ${templateId}
-    ORDER BY version`)) as number[];
+    ORDER BY version`);
 }
 
 /** The tenant's live templates, newest first (their ids are ULIDs). */
@@ -144,11 +154,11 @@ export async function listTemplates(
   db: Queryable,
   tenantId: string,
   page: { limit: number; offset: number },
-): Promise<TemplateRow[]> {
-  return (await db.any(sql.unsafe`
+): Promise<readonly TemplateRow[]> {
+  return db.any(sql.type(templateRow)`
     SELECT ${TEMPLATE_COLUMNS} FROM runs.templates
     WHERE tenant_id = ${tenantId} AND ${LIVE}
-    ORDER BY template_id DESC LIMIT ${page.limit} OFFSET ${page.offset}`)) as TemplateRow[];
+    ORDER BY template_id DESC LIMIT ${page.limit} OFFSET ${page.offset}`);
 }
 
 /** What a PATCH changes of the template row; absent fields are left as they are. */
@@ -175,12 +185,11 @@ export async function updateTemplate(
     sets.push(sql.fragment`description = ${changes.description ?? null}`);
   if (changes.version !== undefined) sets.push(sql.fragment`version = ${changes.version}`);
   try {
-    return await tx.transaction(
-      async (inner) =>
-        (await inner.maybeOne(sql.unsafe`
+    return await tx.transaction(async (inner) =>
+      inner.maybeOne(sql.type(templateRow)`
           UPDATE runs.templates SET ${sql.join(sets, sql.fragment`, `)}
           WHERE tenant_id = ${tenantId} AND template_id = ${templateId} AND ${LIVE}
-          RETURNING ${TEMPLATE_COLUMNS}`)) as TemplateRow | null,
+          RETURNING ${TEMPLATE_COLUMNS}`),
     );
   } catch (error) {
     if (isNameTaken(error)) return 'name_taken';

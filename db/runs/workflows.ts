@@ -3,11 +3,14 @@ import { sql, type DatabasePool } from '../pool';
 import { insertAudit, type AuditRecordInput } from './audit';
 import { inlineWebhookInsert, type InlineWebhookRow } from './webhooks';
 import { storedWorkflowInput } from './runs';
-import type {
-  EdgeCondition,
-  FailurePolicy,
-  NodeState,
-  WorkflowState,
+import {
+  EDGE_CONDITIONS,
+  NODE_STATES,
+  WORKFLOW_STATES,
+  type FailurePolicy,
+  type EdgeCondition,
+  type NodeState,
+  type WorkflowState,
 } from '../../contracts/runs/dag-rules';
 import type { DagWorkflowInput } from '../../contracts/runs/dag';
 
@@ -60,12 +63,12 @@ export interface NewWorkflow {
 }
 
 /** One secret parameter of a template run: its name and its ciphertext (platform/secrets.ts). */
-export interface WorkflowSecretRow {
-  name: string;
-  ciphertext: string;
-}
+export const workflowSecretRow = z.object({ name: z.string(), ciphertext: z.string() });
+export type WorkflowSecretRow = z.infer<typeof workflowSecretRow>;
 
 export type SubmitOutcome = 'stored' | 'workflow_quota_exceeded' | 'daily_quota_exceeded';
+
+const countRow = z.object({ count: z.number() });
 
 /**
  * Stores a submitted workflow with its nodes, edges, first event and inline webhook, unless the tenant already
@@ -83,9 +86,9 @@ export async function insertSubmittedWorkflow(
   return db.transaction(async (tx) => {
     await tx.query(sql.unsafe`
       SELECT 1 FROM runs.tenant_quotas WHERE tenant_id = ${workflow.tenantId} FOR UPDATE`);
-    const active = (await tx.oneFirst(sql.unsafe`
+    const active = await tx.oneFirst(sql.type(countRow)`
       SELECT count(*)::int FROM runs.workflows
-      WHERE tenant_id = ${workflow.tenantId} AND state IN ('pending', 'running', 'paused')`)) as number;
+      WHERE tenant_id = ${workflow.tenantId} AND state IN ('pending', 'running', 'paused')`);
     if (active >= limits.maxConcurrent) return 'workflow_quota_exceeded';
     const runs = workflow.nodes.length;
     const counted = await tx.query(sql.unsafe`
@@ -183,42 +186,46 @@ export async function insertWorkflowEvent(tx: Queryable, e: WorkflowEventInput):
     ON CONFLICT (event_id) DO NOTHING`);
 }
 
-export interface WorkflowRow {
-  workflow_id: string;
-  tenant_id: string;
-  name: string | null;
-  state: WorkflowState;
-  failure_policy: FailurePolicy;
-  template_id: string | null;
-  submitted_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  tags: string[];
-}
+const failurePolicy = z.enum(['fail_fast', 'continue']) satisfies z.ZodType<FailurePolicy>;
 
-export interface WorkflowNodeRow {
-  ref: string;
-  type: 'container' | 'approval';
-  spec: Record<string, unknown>;
-  state: NodeState;
-  attempt: number;
-  attempts: string[];
-  current_track_id: string | null;
-  exit_code: number | null;
-  output: unknown;
-  started_at: string | null;
-  finished_at: string | null;
-}
-
-export interface WorkflowEdgeRow {
-  from_ref: string;
-  to_ref: string;
-  condition: EdgeCondition;
-}
-
+export const workflowRow = z.object({
+  workflow_id: z.string(),
+  tenant_id: z.string(),
+  name: z.string().nullable(),
+  state: z.enum(WORKFLOW_STATES),
+  failure_policy: failurePolicy,
+  template_id: z.string().nullable(),
+  submitted_at: z.string(),
+  started_at: z.string().nullable(),
+  finished_at: z.string().nullable(),
+  tags: z.array(z.string()),
+});
+export type WorkflowRow = z.infer<typeof workflowRow>;
 const WORKFLOW_COLUMNS = sql.fragment`
   workflow_id, tenant_id, name, state, failure_policy, template_id, submitted_at, started_at,
   finished_at, tags`;
+
+export const workflowNodeRow = z.object({
+  ref: z.string(),
+  type: z.enum(['container', 'approval']),
+  spec: z.record(z.unknown()),
+  state: z.enum(NODE_STATES),
+  attempt: z.number(),
+  attempts: z.array(z.string()),
+  current_track_id: z.string().nullable(),
+  exit_code: z.number().nullable(),
+  output: z.unknown(),
+  started_at: z.string().nullable(),
+  finished_at: z.string().nullable(),
+});
+export type WorkflowNodeRow = z.infer<typeof workflowNodeRow>;
+
+export const workflowEdgeRow = z.object({
+  from_ref: z.string(),
+  to_ref: z.string(),
+  condition: z.enum(EDGE_CONDITIONS),
+});
+export type WorkflowEdgeRow = z.infer<typeof workflowEdgeRow>;
 
 /** A tenant's workflow row alone; null: none (or not its). */
 export async function findWorkflowRow(
@@ -226,9 +233,9 @@ export async function findWorkflowRow(
   tenantId: string,
   workflowId: string,
 ): Promise<WorkflowRow | null> {
-  return (await db.maybeOne(sql.unsafe`
+  return db.maybeOne(sql.type(workflowRow)`
     SELECT ${WORKFLOW_COLUMNS} FROM runs.workflows
-    WHERE tenant_id = ${tenantId} AND workflow_id = ${workflowId}`)) as WorkflowRow | null;
+    WHERE tenant_id = ${tenantId} AND workflow_id = ${workflowId}`);
 }
 
 /** A tenant's workflow with its nodes and edges in submitted order; null: none (or not its). */
@@ -236,16 +243,20 @@ export async function findWorkflow(
   db: Queryable,
   tenantId: string,
   workflowId: string,
-): Promise<{ workflow: WorkflowRow; nodes: WorkflowNodeRow[]; edges: WorkflowEdgeRow[] } | null> {
+): Promise<{
+  workflow: WorkflowRow;
+  nodes: readonly WorkflowNodeRow[];
+  edges: readonly WorkflowEdgeRow[];
+} | null> {
   const workflow = await findWorkflowRow(db, tenantId, workflowId);
   if (!workflow) return null;
-  const nodes = (await db.any(sql.unsafe`
+  const nodes = await db.any(sql.type(workflowNodeRow)`
     SELECT ref, type, spec, state, attempt, attempts, current_track_id, exit_code, output,
            started_at, finished_at
-    FROM runs.workflow_nodes WHERE workflow_id = ${workflowId} ORDER BY position`)) as WorkflowNodeRow[];
-  const edges = (await db.any(sql.unsafe`
+    FROM runs.workflow_nodes WHERE workflow_id = ${workflowId} ORDER BY position`);
+  const edges = await db.any(sql.type(workflowEdgeRow)`
     SELECT from_ref, to_ref, condition FROM runs.workflow_edges
-    WHERE workflow_id = ${workflowId} ORDER BY position`)) as WorkflowEdgeRow[];
+    WHERE workflow_id = ${workflowId} ORDER BY position`);
   return { workflow, nodes, edges };
 }
 
@@ -262,28 +273,30 @@ export async function listWorkflows(
   db: Queryable,
   tenantId: string,
   filter: WorkflowFilter,
-): Promise<WorkflowRow[]> {
+): Promise<readonly WorkflowRow[]> {
   const conditions = [sql.fragment`tenant_id = ${tenantId}`];
   if (filter.states)
     conditions.push(sql.fragment`state = ANY(${sql.array(filter.states, 'text')})`);
   if (filter.tag !== null)
     conditions.push(sql.fragment`tags @> ${sql.array([filter.tag], 'text')}`);
   if (filter.templateId !== null) conditions.push(sql.fragment`template_id = ${filter.templateId}`);
-  return (await db.any(sql.unsafe`
+  return db.any(sql.type(workflowRow)`
     SELECT ${WORKFLOW_COLUMNS} FROM runs.workflows
     WHERE ${sql.join(conditions, sql.fragment` AND `)}
-    ORDER BY workflow_id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`)) as WorkflowRow[];
+    ORDER BY workflow_id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`);
 }
 
-export interface WorkflowEventRow {
-  id: string;
-  workflow_id: string;
-  node_ref: string | null;
-  kind: 'workflow' | 'node';
-  to_state: string;
-  detail: Record<string, unknown>;
-  created_at: string;
-}
+export const workflowEventRow = z.object({
+  /** bigint, read as text. */
+  id: z.string(),
+  workflow_id: z.string(),
+  node_ref: z.string().nullable(),
+  kind: z.enum(['workflow', 'node']),
+  to_state: z.string(),
+  detail: z.record(z.unknown()),
+  created_at: z.string(),
+});
+export type WorkflowEventRow = z.infer<typeof workflowEventRow>;
 
 /** The events feed: a workflow's events after `since` (an id; 0 from the start), oldest first. */
 export async function workflowEvents(
@@ -291,12 +304,12 @@ export async function workflowEvents(
   workflowId: string,
   since: string,
   limit: number,
-): Promise<WorkflowEventRow[]> {
-  return (await db.any(sql.unsafe`
+): Promise<readonly WorkflowEventRow[]> {
+  return db.any(sql.type(workflowEventRow)`
     SELECT id::text, workflow_id, node_ref, kind, to_state, detail, created_at
     FROM runs.workflow_events
     WHERE workflow_id = ${workflowId} AND id > ${since}::bigint
-    ORDER BY workflow_events.id LIMIT ${limit}`)) as WorkflowEventRow[];
+    ORDER BY workflow_events.id LIMIT ${limit}`);
 }
 
 /**
@@ -306,10 +319,10 @@ export async function workflowEvents(
 export async function workflowSecrets(
   db: Queryable,
   workflowId: string,
-): Promise<WorkflowSecretRow[]> {
-  return (await db.any(sql.unsafe`
+): Promise<readonly WorkflowSecretRow[]> {
+  return db.any(sql.type(workflowSecretRow)`
     SELECT name, ciphertext FROM runs.workflow_secrets
-    WHERE workflow_id = ${workflowId} ORDER BY name`)) as WorkflowSecretRow[];
+    WHERE workflow_id = ${workflowId} ORDER BY name`);
 }
 
 /** The executions of these workflows are started: the submit outbox has nothing left for them. */

@@ -100,7 +100,11 @@ function assertVersion(params: TemplateParam[], definition: Record<string, unkno
 }
 
 /** A template as a read shows it: the version asked for, its definition redacted. */
-function presentTemplate(template: TemplateRow, version: TemplateVersionRow, versions: number[]) {
+function presentTemplate(
+  template: TemplateRow,
+  version: TemplateVersionRow,
+  versions: readonly number[],
+) {
   return {
     template_id: template.template_id,
     name: template.name,

@@ -87,14 +87,24 @@ describe('the follow activity that removes the container', () => {
 
   it('when an outcome has been kept longer than a day, then the retention purge deletes it and keeps the younger ones', async () => {
     const [old, young] = [ulid(), ulid()];
-    await keepContainerOutcome(pool, old, { exitCode: 0 });
-    await keepContainerOutcome(pool, young, { exitCode: 0 });
+    const kept: ContainerOutcome = {
+      exitCode: 0,
+      error: null,
+      stdoutBytes: 0,
+      stderrBytes: 0,
+      resultSummary: '',
+      stdoutFile: 'stdout.log',
+      stderrFile: 'stderr.log',
+      removed: true,
+    };
+    await keepContainerOutcome(pool, old, kept);
+    await keepContainerOutcome(pool, young, kept);
     await pool.query(sql.unsafe`
       UPDATE runs.container_outcomes
       SET kept_at = now() - make_interval(hours => ${CONTAINER_OUTCOME_KEPT_HOURS + 1})
       WHERE track_id = ${old}`);
     await purgeContainerOutcomes(pool, 1_000);
     expect(await findContainerOutcome(pool, old)).toBeNull();
-    expect(await findContainerOutcome(pool, young)).toEqual({ exitCode: 0 });
+    expect(await findContainerOutcome(pool, young)).toEqual(kept);
   });
 });
