@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { ulid } from '../ids';
 import { sql, type DatabasePool } from '../pool';
 
@@ -9,42 +10,46 @@ import { sql, type DatabasePool } from '../pool';
 type Tx = Parameters<Parameters<DatabasePool['transaction']>[0]>[0];
 
 /** What a run event's envelope says of its run (services/runs/webhooks/envelopes.ts). */
-export interface RunSnapshot {
-  track_id: string;
-  name: string | null;
-  tags: string[];
-  image: string;
-  env: Record<string, string>;
-  submitted_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  workflow_id: string | null;
-  node_ref: string | null;
-  exit_code: number | null;
-  stdout_bytes: string;
-  stderr_bytes: string;
-  result_summary: string | null;
-}
+export const runSnapshot = z.object({
+  track_id: z.string(),
+  name: z.string().nullable(),
+  tags: z.array(z.string()),
+  image: z.string(),
+  env: z.record(z.string()),
+  submitted_at: z.string(),
+  started_at: z.string().nullable(),
+  finished_at: z.string().nullable(),
+  workflow_id: z.string().nullable(),
+  node_ref: z.string().nullable(),
+  exit_code: z.number().nullable(),
+  /** int8, as a string. */
+  stdout_bytes: z.string(),
+  /** int8, as a string. */
+  stderr_bytes: z.string(),
+  result_summary: z.string().nullable(),
+});
+export type RunSnapshot = z.infer<typeof runSnapshot>;
 
 /** A committed event not yet published, from any of the three outboxes. */
-export interface UnpublishedEvent {
-  source: 'run' | 'workflow' | 'notice';
+export const unpublishedEvent = z.object({
+  source: z.enum(['run', 'workflow', 'notice']),
   /** run_events.event_id and webhook_notices.event_id; workflow_events.id for a workflow's. */
-  key: string;
-  event_id: string;
-  tenant_id: string;
-  occurred_at: string;
-  event_type: string | null;
-  kind: 'workflow' | 'node' | null;
-  from_state: string | null;
-  to_state: string | null;
-  track_id: string | null;
-  workflow_id: string | null;
-  node_ref: string | null;
-  resource_type: string | null;
-  resource_id: string | null;
-  data: Record<string, unknown> | null;
-}
+  key: z.string(),
+  event_id: z.string(),
+  tenant_id: z.string(),
+  occurred_at: z.string(),
+  event_type: z.string().nullable(),
+  kind: z.enum(['workflow', 'node']).nullable(),
+  from_state: z.string().nullable(),
+  to_state: z.string().nullable(),
+  track_id: z.string().nullable(),
+  workflow_id: z.string().nullable(),
+  node_ref: z.string().nullable(),
+  resource_type: z.string().nullable(),
+  resource_id: z.string().nullable(),
+  data: z.record(z.unknown()).nullable(),
+});
+export type UnpublishedEvent = z.infer<typeof unpublishedEvent>;
 
 /**
  * Claims up to `limit` unpublished events of each outbox, oldest first, locked so that two
@@ -59,14 +64,14 @@ export async function claimUnpublished(
   // share the database (a test's own prefix) never publish, nor start, each other's.
   const ours = (column: ReturnType<typeof sql.identifier>) =>
     sql.fragment`(${column} IS NULL OR ${column} = ${queue})`;
-  const runs = await tx.any(sql.unsafe`
+  const runs = await tx.any(sql.type(unpublishedEvent)`
     SELECT 'run' AS source, e.event_id AS key, e.event_id, e.tenant_id, e.ts AS occurred_at,
            e.event_type, NULL AS kind, e.from_state, e.to_state, e.track_id, r.workflow_id,
            r.node_ref, NULL AS resource_type, NULL AS resource_id, NULL::jsonb AS data
     FROM runs.run_events e JOIN runs.runs r USING (track_id)
     WHERE e.published_at IS NULL AND ${ours(sql.identifier(['r', 'workflow_task_queue']))}
     ORDER BY e.event_id LIMIT ${limit} FOR UPDATE OF e SKIP LOCKED`);
-  const workflows = await tx.any(sql.unsafe`
+  const workflows = await tx.any(sql.type(unpublishedEvent)`
     SELECT 'workflow' AS source, e.id::text AS key, e.event_id, e.tenant_id,
            e.created_at AS occurred_at, NULL AS event_type, e.kind, e.from_state, e.to_state,
            NULL AS track_id, e.workflow_id, e.node_ref, NULL AS resource_type,
@@ -74,14 +79,14 @@ export async function claimUnpublished(
     FROM runs.workflow_events e JOIN runs.workflows w USING (workflow_id)
     WHERE e.published_at IS NULL AND ${ours(sql.identifier(['w', 'workflow_task_queue']))}
     ORDER BY e.id LIMIT ${limit} FOR UPDATE OF e SKIP LOCKED`);
-  const notices = await tx.any(sql.unsafe`
+  const notices = await tx.any(sql.type(unpublishedEvent)`
     SELECT 'notice' AS source, event_id AS key, event_id, tenant_id, created_at AS occurred_at,
            event_type, NULL AS kind, NULL AS from_state, NULL AS to_state, NULL AS track_id,
            NULL AS workflow_id, NULL AS node_ref, resource_type, resource_id, data
     FROM runs.webhook_notices
     WHERE published_at IS NULL AND ${ours(sql.identifier(['workflow_task_queue']))}
     ORDER BY event_id LIMIT ${limit} FOR UPDATE SKIP LOCKED`);
-  return [runs, workflows, notices].flat() as UnpublishedEvent[];
+  return [...runs, ...workflows, ...notices];
 }
 
 export async function markPublished(tx: Tx, events: UnpublishedEvent[]): Promise<void> {
@@ -98,13 +103,14 @@ export async function markPublished(tx: Tx, events: UnpublishedEvent[]): Promise
     UPDATE runs.webhook_notices SET published_at = now() WHERE event_id = ANY(${keys('notice')})`);
 }
 
-export interface Subscription {
-  endpoint_id: string;
-  tenant_id: string;
-  inline_for: string | null;
-  events: string[];
-  active: boolean;
-}
+export const subscription = z.object({
+  endpoint_id: z.string(),
+  tenant_id: z.string(),
+  inline_for: z.string().nullable(),
+  events: z.array(z.string()),
+  active: z.boolean(),
+});
+export type Subscription = z.infer<typeof subscription>;
 
 /**
  * The live subscriptions of these tenants, and the inline ones of these runs and workflows;
@@ -115,62 +121,65 @@ export async function subscriptionsFor(
   tx: Tx,
   tenantIds: string[],
   resourceIds: string[],
-): Promise<Subscription[]> {
-  return (await tx.any(sql.unsafe`
+): Promise<readonly Subscription[]> {
+  return tx.any(sql.type(subscription)`
     SELECT endpoint_id, tenant_id, inline_for, events, active FROM runs.webhook_endpoints
     WHERE deleted_at IS NULL
       AND ((inline_for IS NULL AND tenant_id = ANY(${sql.array(tenantIds, 'text')}))
         OR inline_for = ANY(${sql.array(resourceIds, 'text')}))
-    FOR SHARE`)) as Subscription[];
+    FOR SHARE`);
 }
+
+const payloadLimitRow = z.object({ tenant_id: z.string(), max: z.number() });
 
 /** Each tenant's max_webhook_payload_bytes. */
 export async function payloadLimits(tx: Tx, tenantIds: string[]): Promise<Map<string, number>> {
-  const rows = (await tx.any(sql.unsafe`
+  const rows = await tx.any(sql.type(payloadLimitRow)`
     SELECT tenant_id, max_webhook_payload_bytes AS max FROM runs.tenant_quotas
-    WHERE tenant_id = ANY(${sql.array(tenantIds, 'text')})`)) as {
-    tenant_id: string;
-    max: number;
-  }[];
+    WHERE tenant_id = ANY(${sql.array(tenantIds, 'text')})`);
   return new Map(rows.map((r) => [r.tenant_id, r.max]));
 }
 
 export async function runSnapshots(tx: Tx, trackIds: string[]): Promise<Map<string, RunSnapshot>> {
-  const rows = (await tx.any(sql.unsafe`
+  const rows = await tx.any(sql.type(runSnapshot)`
     SELECT track_id, name, tags, image, env, submitted_at, started_at, finished_at, workflow_id,
            node_ref, exit_code, stdout_bytes, stderr_bytes, result_summary
-    FROM runs.runs WHERE track_id = ANY(${sql.array(trackIds, 'text')})`)) as RunSnapshot[];
+    FROM runs.runs WHERE track_id = ANY(${sql.array(trackIds, 'text')})`);
   return new Map(rows.map((r) => [r.track_id, r]));
 }
 
-export interface WorkflowSnapshot {
-  workflow_id: string;
-  name: string | null;
-  failure_policy: string;
-  tags: string[];
-  nodes: {
-    ref: string;
-    type: string;
-    state: string;
-    attempt: number;
-    current_track_id: string | null;
-    exit_code: number | null;
-    output: unknown;
-  }[];
-}
+export const workflowSnapshot = z.object({
+  workflow_id: z.string(),
+  name: z.string().nullable(),
+  failure_policy: z.string(),
+  tags: z.array(z.string()),
+  /** jsonb_agg of the nodes, in position order. */
+  nodes: z.array(
+    z.object({
+      ref: z.string(),
+      type: z.string(),
+      state: z.string(),
+      attempt: z.number(),
+      current_track_id: z.string().nullable(),
+      exit_code: z.number().nullable(),
+      output: z.unknown(),
+    }),
+  ),
+});
+export type WorkflowSnapshot = z.infer<typeof workflowSnapshot>;
 
 export async function workflowSnapshots(
   tx: Tx,
   workflowIds: string[],
 ): Promise<Map<string, WorkflowSnapshot>> {
-  const rows = (await tx.any(sql.unsafe`
+  const rows = await tx.any(sql.type(workflowSnapshot)`
     SELECT w.workflow_id, w.name, w.failure_policy, w.tags,
            coalesce(jsonb_agg(jsonb_build_object('ref', n.ref, 'type', n.type, 'state', n.state,
              'attempt', n.attempt, 'current_track_id', n.current_track_id,
              'exit_code', n.exit_code, 'output', n.output) ORDER BY n.position), '[]') AS nodes
     FROM runs.workflows w JOIN runs.workflow_nodes n USING (workflow_id)
     WHERE w.workflow_id = ANY(${sql.array(workflowIds, 'text')})
-    GROUP BY w.workflow_id`)) as WorkflowSnapshot[];
+    GROUP BY w.workflow_id`);
   return new Map(rows.map((r) => [r.workflow_id, r]));
 }
 
@@ -188,6 +197,14 @@ export interface NewDelivery {
   workflow_task_queue: string;
 }
 
+const insertedDelivery = z.object({
+  deliveryId: z.string(),
+  tenantId: z.string(),
+  endpointId: z.string(),
+  eventType: z.string(),
+  state: z.string(),
+});
+
 /**
  * Inserts deliveries, one per (subscription, event): a second publish of the same event (a
  * publisher that died after inserting, before its commit) adds none. Answers the pending ones.
@@ -198,7 +215,7 @@ export async function insertDeliveries(
 ): Promise<{ deliveryId: string; tenantId: string; endpointId: string; eventType: string }[]> {
   if (deliveries.length === 0) return [];
   const column = <K extends keyof NewDelivery>(key: K) => deliveries.map((d) => d[key]);
-  const inserted = (await tx.any(sql.unsafe`
+  const inserted = await tx.any(sql.type(insertedDelivery)`
     INSERT INTO runs.webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, track_id,
                                         workflow_id, envelope, truncated, state,
                                         workflow_task_queue, dispatch_until)
@@ -220,29 +237,24 @@ export async function insertDeliveries(
                          ${sql.array(column('workflow_task_queue'), 'text')}::text[])
     ON CONFLICT (endpoint_id, event_id) WHERE redelivery_of IS NULL DO NOTHING
     RETURNING delivery_id::text AS "deliveryId", tenant_id AS "tenantId",
-              endpoint_id AS "endpointId", event_type AS "eventType", state`)) as {
-    deliveryId: string;
-    tenantId: string;
-    endpointId: string;
-    eventType: string;
-    state: string;
-  }[];
+              endpoint_id AS "endpointId", event_type AS "eventType", state`);
   return inserted.filter((d) => d.state === 'pending');
 }
 
 /** What an attempt sends: the delivery, its envelope and where it goes, signed how. */
-export interface AttemptTarget {
-  delivery_id: string;
-  tenant_id: string;
-  endpoint_id: string;
-  inline: boolean;
-  event_id: string;
-  event_type: string;
-  envelope: Record<string, unknown>;
-  url: string;
-  secret: string | null;
-  secret_origin: 'generated' | 'supplied' | 'unknown' | 'none';
-}
+export const attemptTarget = z.object({
+  delivery_id: z.string(),
+  tenant_id: z.string(),
+  endpoint_id: z.string(),
+  inline: z.boolean(),
+  event_id: z.string(),
+  event_type: z.string(),
+  envelope: z.record(z.unknown()),
+  url: z.string(),
+  secret: z.string().nullable(),
+  secret_origin: z.enum(['generated', 'supplied', 'unknown', 'none']),
+});
+export type AttemptTarget = z.infer<typeof attemptTarget>;
 
 /**
  * How long a new, released or recovered delivery is its API process's to attempt first (its
@@ -272,7 +284,7 @@ async function begin(
   attempt: number,
   condition: ReturnType<typeof sql.fragment>,
 ): Promise<AttemptTarget | null> {
-  return (await pool.maybeOne(sql.unsafe`
+  return pool.maybeOne(sql.type(attemptTarget)`
     WITH begun AS (
       UPDATE runs.webhook_deliveries d SET state = 'delivering', attempts = ${attempt},
         next_attempt_at = NULL, updated_at = date_trunc('milliseconds', now())
@@ -282,7 +294,7 @@ async function begin(
       RETURNING d.*)
     SELECT b.delivery_id::text, b.tenant_id, b.endpoint_id, e.inline_for IS NOT NULL AS inline,
            b.event_id, b.event_type, b.envelope, e.url, e.secret, e.secret_origin
-    FROM begun b JOIN runs.webhook_endpoints e USING (endpoint_id)`)) as AttemptTarget | null;
+    FROM begun b JOIN runs.webhook_endpoints e USING (endpoint_id)`);
 }
 
 /** Whether the delivery is in `condition` (after `begin` found it not to be ready). */
@@ -360,12 +372,13 @@ export async function renewDispatchLeases(
 const LEASE_GRACE_SECONDS = 2;
 
 /** A pending delivery a dispatcher adopted: its own lease now, and where it goes. */
-export interface AdoptedDelivery {
-  deliveryId: string;
-  tenantId: string;
-  endpointId: string;
-  eventType: string;
-}
+export const adoptedDelivery = z.object({
+  deliveryId: z.string(),
+  tenantId: z.string(),
+  endpointId: z.string(),
+  eventType: z.string(),
+});
+export type AdoptedDelivery = z.infer<typeof adoptedDelivery>;
 
 /**
  * Takes the lease of up to `limit` pending deliveries of this deployment that no process holds
@@ -377,8 +390,8 @@ export async function adoptLapsedDeliveries(
   pool: DatabasePool,
   queue: string,
   limit: number,
-): Promise<AdoptedDelivery[]> {
-  return (await pool.any(sql.unsafe`
+): Promise<readonly AdoptedDelivery[]> {
+  return pool.any(sql.type(adoptedDelivery)`
     UPDATE runs.webhook_deliveries d SET dispatch_until = ${DISPATCH_LEASE}
     FROM (
       SELECT delivery_id FROM runs.webhook_deliveries
@@ -388,7 +401,7 @@ export async function adoptLapsedDeliveries(
       ORDER BY delivery_id LIMIT ${limit} FOR UPDATE SKIP LOCKED) lapsed
     WHERE d.delivery_id = lapsed.delivery_id
     RETURNING d.delivery_id::text AS "deliveryId", d.tenant_id AS "tenantId",
-              d.endpoint_id AS "endpointId", d.event_type AS "eventType"`)) as AdoptedDelivery[];
+              d.endpoint_id AS "endpointId", d.event_type AS "eventType"`);
 }
 
 export interface AttemptRecord {
@@ -409,6 +422,19 @@ export const AUTO_DISABLE_DEAD_24H = 20;
 /** webhook.endpoint_degraded when the 24-hour dead count reaches this. */
 export const DEGRADED_DEAD_24H = 5;
 
+/** A delivery as its attempt's record left it. */
+const deliveryRecorded = z.object({
+  delivery_id: z.string(),
+  tenant_id: z.string(),
+  endpoint_id: z.string(),
+  event_id: z.string(),
+  event_type: z.string(),
+  test: z.boolean(),
+  /** Its deployment's runs queue: the notices it raises are that deployment's to publish. */
+  workflow_task_queue: z.string(),
+});
+type DeliveryRecorded = z.infer<typeof deliveryRecorded>;
+
 /**
  * Records an attempt and its delivery's new state in one transaction, with what it means for the
  * endpoint: a success resets consecutive_failures; a failure counts one; a dead delivery counts
@@ -417,7 +443,7 @@ export const DEGRADED_DEAD_24H = 5;
  */
 export async function recordAttempt(pool: DatabasePool, a: AttemptRecord): Promise<void> {
   await pool.transaction(async (tx) => {
-    const delivery = (await tx.maybeOne(sql.unsafe`
+    const delivery = await tx.maybeOne(sql.type(deliveryRecorded)`
       UPDATE runs.webhook_deliveries SET
         state = ${a.outcome === 'retry' ? 'retrying' : a.outcome},
         last_status_code = ${a.statusCode}, last_error = ${a.error},
@@ -426,7 +452,7 @@ export async function recordAttempt(pool: DatabasePool, a: AttemptRecord): Promi
         updated_at = date_trunc('milliseconds', now())
       WHERE delivery_id = ${a.deliveryId}::bigint AND state = 'delivering'
       RETURNING delivery_id::text, tenant_id, endpoint_id, event_id, event_type, test,
-                workflow_task_queue`)) as DeliveryRecorded | null;
+                workflow_task_queue`);
     if (!delivery) return; // cancelled meanwhile, or this attempt already recorded
     await tx.query(sql.unsafe`
       INSERT INTO runs.webhook_attempts (delivery_id, attempt, started_at, finished_at,
@@ -446,24 +472,15 @@ export async function recordAttempt(pool: DatabasePool, a: AttemptRecord): Promi
   });
 }
 
-interface DeliveryRecorded {
-  delivery_id: string;
-  tenant_id: string;
-  endpoint_id: string;
-  event_id: string;
-  event_type: string;
-  test: boolean;
-  /** Its deployment's runs queue: the notices it raises are that deployment's to publish. */
-  workflow_task_queue: string | null;
-}
+const deadWindowRow = z.object({ dead: z.number(), delivered: z.number() });
 
 async function afterDead(tx: Tx, delivery: DeliveryRecorded, a: AttemptRecord): Promise<void> {
-  const window = (await tx.one(sql.unsafe`
+  const window = await tx.one(sql.type(deadWindowRow)`
     SELECT count(*) FILTER (WHERE state = 'dead')::int AS dead,
            count(*) FILTER (WHERE state = 'delivered')::int AS delivered
     FROM runs.webhook_deliveries
     WHERE endpoint_id = ${delivery.endpoint_id} AND state IN ('dead', 'delivered')
-      AND finished_at > now() - interval '24 hours'`)) as { dead: number; delivered: number };
+      AND finished_at > now() - interval '24 hours'`);
   if (window.dead >= AUTO_DISABLE_DEAD_24H && window.delivered === 0)
     await tx.query(sql.unsafe`
       UPDATE runs.webhook_endpoints SET active = false,

@@ -1,4 +1,5 @@
-import { sql, type DatabasePool } from '../pool';
+import { z } from 'zod';
+import { selectOneRow, sql, type DatabasePool } from '../pool';
 import { inlineWebhookInsert, type InlineWebhookRow } from './webhooks';
 
 /**
@@ -17,32 +18,35 @@ export const SCHEDULE_FIRED_EVENT = 'schedule.fired';
 export const SCHEDULE_FIRE_OUTCOMES = ['enqueued', 'skipped_disabled'] as const;
 export type ScheduleFireOutcome = (typeof SCHEDULE_FIRE_OUTCOMES)[number];
 
-export interface ScheduleRow {
-  schedule_id: string;
-  tenant_id: string;
-  cron: string;
-  timezone: string;
-  payload: unknown;
-  labels: Record<string, string>;
-  enabled: boolean;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface ScheduleFireRow {
-  occurrence: string;
-  /** The local wall time fired for (`YYYY-MM-DDTHH:MM:SS`); null for fires before the rule. */
-  wall_time: string | null;
-  fired_at: string;
-  /** numeric: a decimal string. */
-  fire_delay_seconds: string;
-  outcome: ScheduleFireOutcome;
-  deliveries_enqueued: number;
-  event_id: string | null;
-}
-
+export const scheduleRow = z.object({
+  schedule_id: z.string(),
+  tenant_id: z.string(),
+  cron: z.string(),
+  timezone: z.string(),
+  /** Any JSON value, opaque. */
+  payload: z.unknown(),
+  labels: z.record(z.string()),
+  enabled: z.boolean(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type ScheduleRow = z.infer<typeof scheduleRow>;
 const SCHEDULE_COLUMNS = sql.fragment`
   schedule_id, tenant_id, cron, timezone, payload, labels, enabled, created_at, updated_at`;
+
+/** A fire ledger row, as listScheduleFires and recordScheduleFire select it. */
+export const scheduleFireRow = z.object({
+  occurrence: z.string(),
+  /** The local wall time fired for (`YYYY-MM-DDTHH:MM:SS`); null for fires before the rule. */
+  wall_time: z.string().nullable(),
+  fired_at: z.string(),
+  /** numeric: a decimal string. */
+  fire_delay_seconds: z.string(),
+  outcome: z.enum(SCHEDULE_FIRE_OUTCOMES),
+  deliveries_enqueued: z.number(),
+  event_id: z.string().nullable(),
+});
+export type ScheduleFireRow = z.infer<typeof scheduleFireRow>;
 
 const NOW = sql.fragment`date_trunc('milliseconds', now())`;
 
@@ -54,12 +58,12 @@ export async function lockEnabledScheduleCount(
   tx: Queryable,
   tenantId: string,
 ): Promise<{ max: number; enabled: number }> {
-  const max = (await tx.oneFirst(sql.unsafe`
+  const max = await tx.oneFirst(sql.type(z.object({ max_schedules: z.number() }))`
     SELECT max_schedules FROM runs.tenant_quotas WHERE tenant_id = ${tenantId}
-    FOR UPDATE`)) as number;
+    FOR UPDATE`);
   // A statement of its own: its snapshot is taken after the lock.
-  const enabled = (await tx.oneFirst(sql.unsafe`
-    SELECT count(*)::int FROM runs.schedules WHERE tenant_id = ${tenantId} AND enabled`)) as number;
+  const enabled = await tx.oneFirst(sql.type(z.object({ count: z.number() }))`
+    SELECT count(*)::int FROM runs.schedules WHERE tenant_id = ${tenantId} AND enabled`);
   return { max, enabled };
 }
 
@@ -75,11 +79,11 @@ export interface NewSchedule {
 }
 
 export async function insertSchedule(tx: Queryable, s: NewSchedule): Promise<ScheduleRow> {
-  const row = (await tx.one(sql.unsafe`
+  const row = await tx.one(sql.type(scheduleRow)`
     INSERT INTO runs.schedules (schedule_id, tenant_id, cron, timezone, payload, labels, enabled)
     VALUES (${s.scheduleId}, ${s.tenantId}, ${s.cron}, ${s.timezone}, ${s.payloadJson}::jsonb,
             ${JSON.stringify(s.labels)}::jsonb, ${s.enabled})
-    RETURNING ${SCHEDULE_COLUMNS}`)) as ScheduleRow;
+    RETURNING ${SCHEDULE_COLUMNS}`);
   if (s.webhook)
     await tx.query(sql.unsafe`${inlineWebhookInsert(s.tenantId, s.scheduleId, s.webhook)}`);
   return row;
@@ -91,10 +95,10 @@ export async function findSchedule(
   scheduleId: string,
   lock = false,
 ): Promise<ScheduleRow | null> {
-  return (await db.maybeOne(sql.unsafe`
+  return db.maybeOne(sql.type(scheduleRow)`
     SELECT ${SCHEDULE_COLUMNS} FROM runs.schedules
     WHERE schedule_id = ${scheduleId} AND tenant_id = ${tenantId}
-    ${lock ? sql.fragment`FOR UPDATE` : sql.fragment``}`)) as ScheduleRow | null;
+    ${lock ? sql.fragment`FOR UPDATE` : sql.fragment``}`);
 }
 
 export interface ScheduleFilter {
@@ -108,14 +112,14 @@ export async function listSchedules(
   db: Queryable,
   tenantId: string,
   filter: ScheduleFilter,
-): Promise<ScheduleRow[]> {
+): Promise<readonly ScheduleRow[]> {
   const conditions = [sql.fragment`tenant_id = ${tenantId}`];
   for (const [key, value] of filter.labels)
     conditions.push(sql.fragment`labels @> ${JSON.stringify({ [key]: value })}::jsonb`);
-  return (await db.any(sql.unsafe`
+  return db.any(sql.type(scheduleRow)`
     SELECT ${SCHEDULE_COLUMNS} FROM runs.schedules
     WHERE ${sql.join(conditions, sql.fragment` AND `)}
-    ORDER BY schedule_id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`)) as ScheduleRow[];
+    ORDER BY schedule_id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`);
 }
 
 export interface ScheduleChanges {
@@ -138,10 +142,10 @@ export async function updateSchedule(
   if (c.payloadJson !== undefined) sets.push(sql.fragment`payload = ${c.payloadJson}::jsonb`);
   if (c.labels !== undefined) sets.push(sql.fragment`labels = ${JSON.stringify(c.labels)}::jsonb`);
   if (c.enabled !== undefined) sets.push(sql.fragment`enabled = ${c.enabled}`);
-  return (await tx.one(sql.unsafe`
+  return tx.one(sql.type(scheduleRow)`
     UPDATE runs.schedules SET ${sql.join(sets, sql.fragment`, `)}
     WHERE schedule_id = ${scheduleId}
-    RETURNING ${SCHEDULE_COLUMNS}`)) as ScheduleRow;
+    RETURNING ${SCHEDULE_COLUMNS}`);
 }
 
 /** Deletes the schedule, its fire ledger (cascade) and its inline webhook's subscription. */
@@ -157,12 +161,12 @@ export async function listScheduleFires(
   db: Queryable,
   scheduleId: string,
   page: { limit: number; offset: number },
-): Promise<ScheduleFireRow[]> {
-  return (await db.any(sql.unsafe`
+): Promise<readonly ScheduleFireRow[]> {
+  return db.any(sql.type(scheduleFireRow)`
     SELECT occurrence, ${wallText(sql.identifier(['wall_time']))} AS wall_time, fired_at,
            fire_delay_seconds::text, outcome, deliveries_enqueued, event_id
     FROM runs.schedule_fires WHERE schedule_id = ${scheduleId}
-    ORDER BY occurrence DESC LIMIT ${page.limit} OFFSET ${page.offset}`)) as ScheduleFireRow[];
+    ORDER BY occurrence DESC LIMIT ${page.limit} OFFSET ${page.offset}`);
 }
 
 const isoMs = (value: ReturnType<typeof sql.identifier>) =>
@@ -189,7 +193,7 @@ export async function recordScheduleFire(
   eventId: string,
 ): Promise<RecordFireOutcome> {
   const { scheduleId, occurrence, wallTime } = fire;
-  const recorded = (await db.maybeOne(sql.unsafe`
+  const recorded = await db.maybeOne(sql.type(scheduleFireRow)`
     WITH s AS (
       SELECT schedule_id, tenant_id, enabled, labels, payload,
              ${occurrence}::timestamptz AS occurrence, ${wallTime}::timestamp AS wall_time,
@@ -228,10 +232,10 @@ export async function recordScheduleFire(
     SELECT fire.occurrence, ${wallText(sql.identifier(['fire', 'wall_time']))} AS wall_time, fire.fired_at,
            fire.fire_delay_seconds::text, fire.outcome,
            fire.deliveries_enqueued, fire.event_id
-    FROM fire LEFT JOIN notice USING (event_id)`)) as ScheduleFireRow | null;
+    FROM fire LEFT JOIN notice USING (event_id)`);
   if (recorded) return { outcome: 'recorded', fire: recorded };
   const exists =
-    (await db.maybeOne(sql.unsafe`
+    (await db.maybeOne(sql.type(selectOneRow)`
       SELECT 1 FROM runs.schedules WHERE schedule_id = ${scheduleId}`)) !== null;
   return exists ? { outcome: 'already_recorded' } : { outcome: 'schedule_deleted' };
 }

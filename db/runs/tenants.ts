@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { ulid } from '../ids';
 import { z } from 'zod';
-import { sql, type DatabasePool } from '../pool';
-import type { Permission } from './permissions';
-import { QUOTA_FIELDS, type TenantQuotasRow } from './quotas';
+import { selectOneRow, sql, type DatabasePool } from '../pool';
+import { PERMISSIONS, type Permission } from './permissions';
+import { QUOTA_FIELDS, tenantQuotasRow, type TenantQuotasRow } from './quotas';
 
 type Queryable = Pick<DatabasePool, 'query' | 'maybeOne' | 'one' | 'any'>;
 
@@ -12,20 +12,22 @@ export function keySha256(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
-export interface TierRow {
-  tier: string;
-  metered: boolean;
-  allowed_images: string[] | null;
-  memory_limit_mb: number | null;
+export const tierRow = z.object({
+  tier: z.string(),
+  metered: z.boolean(),
+  allowed_images: z.array(z.string()).nullable(),
+  memory_limit_mb: z.number().nullable(),
   /** numeric: a decimal string. */
-  cpu_cores: string | null;
-  timeout_seconds: number | null;
-  concurrent_runs: number | null;
-  daily_runs: number | null;
-  workflow_nodes: number | null;
-  retention_days: number | null;
-  metered_seconds_per_day: string | null;
-}
+  cpu_cores: z.string().nullable(),
+  timeout_seconds: z.number().nullable(),
+  concurrent_runs: z.number().nullable(),
+  daily_runs: z.number().nullable(),
+  workflow_nodes: z.number().nullable(),
+  retention_days: z.number().nullable(),
+  /** bigint: a decimal string. */
+  metered_seconds_per_day: z.string().nullable(),
+});
+export type TierRow = z.infer<typeof tierRow>;
 
 export interface KeyPrincipal {
   keyId: string;
@@ -67,17 +69,20 @@ export async function insertTenant(
 
 export async function tenantExists(db: Queryable, tenantId: string): Promise<boolean> {
   return (
-    (await db.maybeOne(sql.unsafe`SELECT 1 FROM runs.tenants WHERE tenant_id = ${tenantId}`)) !==
-    null
+    (await db.maybeOne(
+      sql.type(selectOneRow)`SELECT 1 FROM runs.tenants WHERE tenant_id = ${tenantId}`,
+    )) !== null
   );
 }
 
+const tierMeteredRow = z.object({ metered: z.boolean() });
+
 /** Whether the tier is metered; null when there is no such tier. */
 export async function tierMetered(db: Queryable, tier: string): Promise<boolean | null> {
-  const row: unknown = await db.maybeOne(
-    sql.unsafe`SELECT metered FROM runs.tiers WHERE tier = ${tier}`,
+  const row = await db.maybeOne(
+    sql.type(tierMeteredRow)`SELECT metered FROM runs.tiers WHERE tier = ${tier}`,
   );
-  return (row as { metered: boolean } | null)?.metered ?? null;
+  return row?.metered ?? null;
 }
 
 export async function insertKey(
@@ -104,13 +109,13 @@ export async function insertKey(
   return keyId;
 }
 
+const keyTenantRow = z.object({ tenant_id: z.string() });
+
 /** Revokes by key id; returns the tenant of the key, or null when no live key had that id. */
 export async function revokeKey(db: Queryable, keyId: string): Promise<string | null> {
-  const row = (await db.maybeOne(sql.unsafe`
+  const row = await db.maybeOne(sql.type(keyTenantRow)`
     UPDATE runs.api_keys SET revoked_at = date_trunc('milliseconds', now())
-    WHERE key_id = ${keyId} AND revoked_at IS NULL RETURNING tenant_id`)) as {
-    tenant_id: string;
-  } | null;
+    WHERE key_id = ${keyId} AND revoked_at IS NULL RETURNING tenant_id`);
   return row?.tenant_id ?? null;
 }
 
@@ -124,11 +129,28 @@ export function findPrincipalOfKey(db: Queryable, keyId: string): Promise<KeyPri
   return livePrincipal(db, sql.fragment`k.key_id = ${keyId}`);
 }
 
+/** A tiers row as to_jsonb makes it: numeric and bigint as JSON numbers, with updated_at. */
+const principalTier = tierRow.extend({
+  cpu_cores: z.number().nullable(),
+  metered_seconds_per_day: z.number().nullable(),
+  updated_at: z.string(),
+});
+
+const principalRow = z.object({
+  key_id: z.string(),
+  tenant_id: z.string(),
+  expires_at: z.string().nullable(),
+  permissions: z.array(z.enum(PERMISSIONS)),
+  tier: principalTier.nullable(),
+  /** The tenant's quotas as QUOTA_OBJECT builds them (jsonb: integers as numbers, max_cpu_cores as text). */
+  quotas: tenantQuotasRow,
+});
+
 async function livePrincipal(
   db: Queryable,
   which: ReturnType<typeof sql.fragment>,
 ): Promise<KeyPrincipal | null> {
-  const row = (await db.maybeOne(sql.unsafe`
+  const row = await db.maybeOne(sql.type(principalRow)`
     SELECT k.key_id, k.tenant_id, k.expires_at,
            COALESCE((SELECT array_agg(p.permission ORDER BY p.permission)
                      FROM runs.api_key_permissions p WHERE p.key_id = k.key_id), '{}') AS permissions,
@@ -137,20 +159,7 @@ async function livePrincipal(
     FROM runs.api_keys k LEFT JOIN runs.tiers t ON t.tier = k.tier
     JOIN runs.tenant_quotas q ON q.tenant_id = k.tenant_id
     WHERE ${which} AND k.revoked_at IS NULL
-      AND (k.expires_at IS NULL OR k.expires_at > now())`)) as {
-    key_id: string;
-    tenant_id: string;
-    expires_at: string | null;
-    permissions: Permission[];
-    tier:
-      | (Omit<TierRow, 'cpu_cores' | 'metered_seconds_per_day'> & {
-          cpu_cores: number | null;
-          metered_seconds_per_day: number | null;
-          updated_at: string;
-        })
-      | null;
-    quotas: TenantQuotasRow;
-  } | null;
+      AND (k.expires_at IS NULL OR k.expires_at > now())`);
   if (!row) return null;
   return {
     keyId: row.key_id,
@@ -173,15 +182,13 @@ const QUOTA_OBJECT = sql.fragment`jsonb_build_object(${sql.join(
 )})`;
 
 /** to_jsonb turns numeric into a JSON number; keep the decimal-string convention of the pool. */
-function normaliseTier(tier: Record<string, unknown>): TierRow {
+function normaliseTier(tier: z.infer<typeof principalTier>): TierRow {
   const { updated_at: _updated, ...rest } = tier;
   return {
-    ...(rest as unknown as TierRow),
-    cpu_cores: tier.cpu_cores === null ? null : (tier.cpu_cores as number).toString(),
+    ...rest,
+    cpu_cores: tier.cpu_cores === null ? null : tier.cpu_cores.toString(),
     metered_seconds_per_day:
-      tier.metered_seconds_per_day === null
-        ? null
-        : (tier.metered_seconds_per_day as number).toString(),
+      tier.metered_seconds_per_day === null ? null : tier.metered_seconds_per_day.toString(),
   };
 }
 
@@ -214,27 +221,27 @@ export async function upsertTier(
         sql.fragment`${sql.identifier([field])} = ${value === null ? null : String(value)}::numeric`,
       );
   }
-  const row: unknown = await db.one(sql.unsafe`
+  return db.one(sql.type(tierRow)`
     UPDATE runs.tiers SET ${sql.join(sets, sql.fragment`, `)} WHERE tier = ${tier.tier}
     RETURNING tier, metered, allowed_images, memory_limit_mb, cpu_cores, timeout_seconds, concurrent_runs,
               daily_runs, workflow_nodes, retention_days, metered_seconds_per_day`);
-  return row as TierRow;
 }
 
 /** A live key (not revoked, not expired) on a metered tier, with that tier's daily cap. */
-export interface MeteredKeyRow {
-  tenantId: string;
-  keyId: string;
-  tier: string;
+export const meteredKeyRow = z.object({
+  tenantId: z.string(),
+  keyId: z.string(),
+  tier: z.string(),
   /** The tier's metered_seconds_per_day (bigint as a string); null: uncapped. */
-  cap: string | null;
-}
+  cap: z.string().nullable(),
+});
+export type MeteredKeyRow = z.infer<typeof meteredKeyRow>;
 
 /** The live keys on metered tiers: all of them, or those of one tier, or one key. */
 export async function listMeteredKeys(
   db: Queryable,
   filter: { tier?: string; keyId?: string } = {},
-): Promise<MeteredKeyRow[]> {
+): Promise<readonly MeteredKeyRow[]> {
   const conditions = [
     sql.fragment`t.metered`,
     sql.fragment`k.revoked_at IS NULL`,
@@ -242,21 +249,24 @@ export async function listMeteredKeys(
   ];
   if (filter.tier !== undefined) conditions.push(sql.fragment`t.tier = ${filter.tier}`);
   if (filter.keyId !== undefined) conditions.push(sql.fragment`k.key_id = ${filter.keyId}`);
-  return (await db.any(sql.unsafe`
+  return db.any(sql.type(meteredKeyRow)`
     SELECT k.tenant_id AS "tenantId", k.key_id AS "keyId", t.tier,
            t.metered_seconds_per_day::text AS cap
     FROM runs.api_keys k JOIN runs.tiers t ON t.tier = k.tier
     WHERE ${sql.join(conditions, sql.fragment` AND `)}
-    ORDER BY k.key_id`)) as unknown as MeteredKeyRow[];
+    ORDER BY k.key_id`);
 }
+
+/** A metered tier with its daily cap (bigint as a string; null: uncapped). */
+const meteredTierRow = z.object({ tier: z.string(), cap: z.string().nullable() });
 
 /** The metered tiers, with their daily caps. */
 export async function listMeteredTiers(
   db: Queryable,
-): Promise<{ tier: string; cap: string | null }[]> {
-  return (await db.any(sql.unsafe`
+): Promise<readonly z.infer<typeof meteredTierRow>[]> {
+  return db.any(sql.type(meteredTierRow)`
     SELECT tier, metered_seconds_per_day::text AS cap FROM runs.tiers WHERE metered
-    ORDER BY tier`)) as unknown as { tier: string; cap: string | null }[];
+    ORDER BY tier`);
 }
 
 export async function setKeyTier(
@@ -270,15 +280,25 @@ export async function setKeyTier(
   return result.rowCount === 1;
 }
 
+/** A tenant's key as the operator CLI lists it. */
+const keyListRow = z.object({
+  key_id: z.string(),
+  tenant_id: z.string(),
+  tier: z.string().nullable(),
+  label: z.string().nullable(),
+  created_at: z.string(),
+  expires_at: z.string().nullable(),
+  revoked_at: z.string().nullable(),
+  permissions: z.array(z.string()),
+});
+
 export async function listKeys(db: Queryable, tenantId: string) {
-  return db.any(sql.unsafe`
+  return db.any(sql.type(keyListRow)`
     SELECT k.key_id, k.tenant_id, k.tier, k.label, k.created_at, k.expires_at, k.revoked_at,
            COALESCE((SELECT array_agg(p.permission ORDER BY p.permission)
                      FROM runs.api_key_permissions p WHERE p.key_id = k.key_id), '{}') AS permissions
     FROM runs.api_keys k WHERE k.tenant_id = ${tenantId} ORDER BY k.key_id`);
 }
-
-const keyTenantRow = z.object({ tenant_id: z.string() });
 
 /** The tenant of a key, revoked or not; null when there is no such key. */
 export async function findKeyTenant(

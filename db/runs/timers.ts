@@ -19,20 +19,23 @@ export type TimerState = (typeof TIMER_STATES)[number];
 /** The notice a fired timer publishes (services/runs/webhooks/catalogue.ts). */
 export const TIMER_FIRED_EVENT = 'timer.fired';
 
-export interface TimerRow {
-  timer_id: string;
-  tenant_id: string;
-  state: TimerState;
-  fire_at: string;
-  payload: unknown;
-  labels: Record<string, string>;
-  created_at: string;
-  fired_at: string | null;
-  cancelled_at: string | null;
-  /** numeric: a decimal string, null until fired. */
-  fire_delay_seconds: string | null;
-}
+const timerState = z.enum(TIMER_STATES);
 
+export const timerRow = z.object({
+  timer_id: z.string(),
+  tenant_id: z.string(),
+  state: timerState,
+  fire_at: z.string(),
+  /** Any JSON value, opaque. */
+  payload: z.unknown(),
+  labels: z.record(z.string()),
+  created_at: z.string(),
+  fired_at: z.string().nullable(),
+  cancelled_at: z.string().nullable(),
+  /** numeric: a decimal string, null until fired. */
+  fire_delay_seconds: z.string().nullable(),
+});
+export type TimerRow = z.infer<typeof timerRow>;
 const TIMER_COLUMNS = sql.fragment`
   timer_id, tenant_id, state, fire_at, payload, labels, created_at, fired_at, cancelled_at,
   fire_delay_seconds`;
@@ -47,13 +50,13 @@ export async function lockPendingTimerCount(
   tx: Queryable,
   tenantId: string,
 ): Promise<{ max: number; pending: number }> {
-  const max = (await tx.oneFirst(sql.unsafe`
+  const max = await tx.oneFirst(sql.type(z.object({ max_pending_timers: z.number() }))`
     SELECT max_pending_timers FROM runs.tenant_quotas WHERE tenant_id = ${tenantId}
-    FOR UPDATE`)) as number;
+    FOR UPDATE`);
   // A statement of its own: its snapshot is taken after the lock, so it sees the timer that the
   // creation holding the lock before us committed.
-  const pending = (await tx.oneFirst(sql.unsafe`
-    SELECT count(*)::int FROM runs.timers WHERE tenant_id = ${tenantId} AND state = 'pending'`)) as number;
+  const pending = await tx.oneFirst(sql.type(z.object({ count: z.number() }))`
+    SELECT count(*)::int FROM runs.timers WHERE tenant_id = ${tenantId} AND state = 'pending'`);
   return { max, pending };
 }
 
@@ -71,11 +74,11 @@ export interface NewTimer {
 
 /** Inserts a pending timer (fire_at kept to the millisecond) and its inline webhook. */
 export async function insertTimer(tx: Queryable, t: NewTimer): Promise<TimerRow> {
-  const row = (await tx.one(sql.unsafe`
+  const row = await tx.one(sql.type(timerRow)`
     INSERT INTO runs.timers (timer_id, tenant_id, fire_at, payload, labels, workflow_task_queue)
     VALUES (${t.timerId}, ${t.tenantId}, date_trunc('milliseconds', ${t.fireAt}::timestamptz),
             ${t.payloadJson}::jsonb, ${JSON.stringify(t.labels)}::jsonb, ${t.workflowTaskQueue})
-    RETURNING ${TIMER_COLUMNS}`)) as TimerRow;
+    RETURNING ${TIMER_COLUMNS}`);
   if (t.webhook)
     await tx.query(sql.unsafe`${inlineWebhookInsert(t.tenantId, t.timerId, t.webhook)}`);
   return row;
@@ -86,9 +89,9 @@ export async function findTimer(
   tenantId: string,
   timerId: string,
 ): Promise<TimerRow | null> {
-  return (await db.maybeOne(sql.unsafe`
+  return db.maybeOne(sql.type(timerRow)`
     SELECT ${TIMER_COLUMNS} FROM runs.timers
-    WHERE timer_id = ${timerId} AND tenant_id = ${tenantId}`)) as TimerRow | null;
+    WHERE timer_id = ${timerId} AND tenant_id = ${tenantId}`);
 }
 
 export interface TimerFilter {
@@ -105,17 +108,20 @@ export async function listTimers(
   db: Queryable,
   tenantId: string,
   filter: TimerFilter,
-): Promise<TimerRow[]> {
+): Promise<readonly TimerRow[]> {
   const conditions = [sql.fragment`tenant_id = ${tenantId}`];
   if (filter.states)
     conditions.push(sql.fragment`state = ANY(${sql.array(filter.states, 'text')})`);
   for (const [key, value] of filter.labels)
     conditions.push(sql.fragment`labels @> ${JSON.stringify({ [key]: value })}::jsonb`);
-  return (await db.any(sql.unsafe`
+  return db.any(sql.type(timerRow)`
     SELECT ${TIMER_COLUMNS} FROM runs.timers
     WHERE ${sql.join(conditions, sql.fragment` AND `)}
-    ORDER BY timer_id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`)) as TimerRow[];
+    ORDER BY timer_id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`);
 }
+
+const timerIdRow = z.object({ timer_id: z.string() });
+const timerStateRow = z.object({ state: timerState });
 
 /**
  * Cancels a pending timer in one conditional UPDATE. Answers `cancelled` when this call
@@ -129,15 +135,13 @@ export async function cancelTimer(
   timerId: string,
 ): Promise<{ outcome: 'cancelled' } | { outcome: 'unchanged'; state: TimerState } | null> {
   const cancelled =
-    (await tx.maybeOne(sql.unsafe`
+    (await tx.maybeOne(sql.type(timerIdRow)`
       UPDATE runs.timers SET state = 'cancelled', cancelled_at = ${NOW}
       WHERE timer_id = ${timerId} AND tenant_id = ${tenantId} AND state = 'pending'
       RETURNING timer_id`)) !== null;
   if (cancelled) return { outcome: 'cancelled' };
-  const state = (await tx.maybeOne(sql.unsafe`
-    SELECT state FROM runs.timers WHERE timer_id = ${timerId} AND tenant_id = ${tenantId}`)) as {
-    state: TimerState;
-  } | null;
+  const state = await tx.maybeOne(sql.type(timerStateRow)`
+    SELECT state FROM runs.timers WHERE timer_id = ${timerId} AND tenant_id = ${tenantId}`);
   return state ? { outcome: 'unchanged', state: state.state } : null;
 }
 
@@ -148,6 +152,8 @@ export type FireOutcome =
   | { outcome: 'fired'; eventId: string; fireDelaySeconds: string }
   | { outcome: 'unchanged'; state: TimerState }
   | { outcome: 'missing' };
+
+const firedTimerRow = z.object({ event_id: z.string(), fire_delay_seconds: z.string() });
 
 /**
  * Fires a pending timer: the row pending → fired (fired_at now, fire_delay_seconds = fired_at −
@@ -160,7 +166,7 @@ export async function fireTimer(
   timerId: string,
   eventId: string,
 ): Promise<FireOutcome> {
-  const fired = (await db.maybeOne(sql.unsafe`
+  const fired = await db.maybeOne(sql.type(firedTimerRow)`
     WITH fired AS (
       UPDATE runs.timers SET state = 'fired', fired_at = ${NOW},
         fire_delay_seconds = greatest(0, round(extract(epoch FROM ${NOW} - fire_at)::numeric, 3))
@@ -179,15 +185,15 @@ export async function fireTimer(
       FROM fired
       RETURNING event_id)
     SELECT notice.event_id, fired.fire_delay_seconds::text
-    FROM fired CROSS JOIN notice`)) as { event_id: string; fire_delay_seconds: string } | null;
+    FROM fired CROSS JOIN notice`);
   if (fired)
     return {
       outcome: 'fired',
       eventId: fired.event_id,
       fireDelaySeconds: fired.fire_delay_seconds,
     };
-  const row = (await db.maybeOne(sql.unsafe`
-    SELECT state FROM runs.timers WHERE timer_id = ${timerId}`)) as { state: TimerState } | null;
+  const row = await db.maybeOne(sql.type(timerStateRow)`
+    SELECT state FROM runs.timers WHERE timer_id = ${timerId}`);
   return row ? { outcome: 'unchanged', state: row.state } : { outcome: 'missing' };
 }
 

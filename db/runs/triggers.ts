@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { sql, type DatabasePool } from '../pool';
 
 /**
@@ -22,38 +23,39 @@ export type TriggerDisabledReason = (typeof TRIGGER_DISABLED_REASONS)[number];
 export const TRIGGER_FIRE_OUTCOMES = ['launched', 'skipped_disabled', 'failed'] as const;
 export type TriggerFireOutcome = (typeof TRIGGER_FIRE_OUTCOMES)[number];
 
-export interface TriggerRow {
-  trigger_id: string;
-  tenant_id: string;
-  template_id: string;
-  key_id: string;
-  cron: string;
-  timezone: string;
-  version: number | null;
-  params: Record<string, string>;
-  sealed_params: string | null;
-  secret_params: string[];
-  enabled: boolean;
-  disabled_reason: TriggerDisabledReason | null;
-  disabled_detail: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface TriggerFireRow {
-  occurrence: string;
-  wall_time: string;
-  fired_at: string;
-  /** numeric: a decimal string. */
-  fire_delay_seconds: string;
-  outcome: TriggerFireOutcome;
-  workflow_id: string | null;
-  error: string | null;
-}
-
+export const triggerRow = z.object({
+  trigger_id: z.string(),
+  tenant_id: z.string(),
+  template_id: z.string(),
+  key_id: z.string(),
+  cron: z.string(),
+  timezone: z.string(),
+  version: z.number().nullable(),
+  params: z.record(z.string()),
+  sealed_params: z.string().nullable(),
+  secret_params: z.array(z.string()),
+  enabled: z.boolean(),
+  disabled_reason: z.enum(TRIGGER_DISABLED_REASONS).nullable(),
+  disabled_detail: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type TriggerRow = z.infer<typeof triggerRow>;
 const TRIGGER_COLUMNS = sql.fragment`
   trigger_id, tenant_id, template_id, key_id, cron, timezone, version, params, sealed_params,
   secret_params, enabled, disabled_reason, disabled_detail, created_at, updated_at`;
+
+export const triggerFireRow = z.object({
+  occurrence: z.string(),
+  wall_time: z.string(),
+  fired_at: z.string(),
+  /** numeric: a decimal string. */
+  fire_delay_seconds: z.string(),
+  outcome: z.enum(TRIGGER_FIRE_OUTCOMES),
+  workflow_id: z.string().nullable(),
+  error: z.string().nullable(),
+});
+export type TriggerFireRow = z.infer<typeof triggerFireRow>;
 const FIRE_COLUMNS = sql.fragment`
   to_char(occurrence AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS occurrence,
   to_char(wall_time, 'YYYY-MM-DD"T"HH24:MI:SS') AS wall_time,
@@ -68,12 +70,12 @@ export async function lockEnabledTriggerCount(
   tx: Queryable,
   tenantId: string,
 ): Promise<{ max: number; enabled: number }> {
-  const max = (await tx.oneFirst(sql.unsafe`
+  const max = await tx.oneFirst(sql.type(z.object({ max_triggers: z.number() }))`
     SELECT max_triggers FROM runs.tenant_quotas WHERE tenant_id = ${tenantId}
-    FOR UPDATE`)) as number;
+    FOR UPDATE`);
   // A statement of its own: its snapshot is taken after the lock.
-  const enabled = (await tx.oneFirst(sql.unsafe`
-    SELECT count(*)::int FROM runs.triggers WHERE tenant_id = ${tenantId} AND enabled`)) as number;
+  const enabled = await tx.oneFirst(sql.type(z.object({ count: z.number() }))`
+    SELECT count(*)::int FROM runs.triggers WHERE tenant_id = ${tenantId} AND enabled`);
   return { max, enabled };
 }
 
@@ -97,13 +99,13 @@ export interface TriggerParams {
 }
 
 export async function insertTrigger(tx: Queryable, t: NewTrigger): Promise<TriggerRow> {
-  return (await tx.one(sql.unsafe`
+  return tx.one(sql.type(triggerRow)`
     INSERT INTO runs.triggers (trigger_id, tenant_id, template_id, key_id, cron, timezone, version,
                                params, sealed_params, secret_params, enabled)
     VALUES (${t.triggerId}, ${t.tenantId}, ${t.templateId}, ${t.keyId}, ${t.cron}, ${t.timezone},
             ${t.version}, ${JSON.stringify(t.params.plain)}::jsonb, ${t.params.sealed},
             ${sql.array(t.params.secretNames, 'text')}, ${t.enabled})
-    RETURNING ${TRIGGER_COLUMNS}`)) as TriggerRow;
+    RETURNING ${TRIGGER_COLUMNS}`);
 }
 
 /** A tenant's trigger (null: none, or another tenant's); `lock` takes it FOR UPDATE. */
@@ -113,10 +115,10 @@ export async function findTrigger(
   triggerId: string,
   lock = false,
 ): Promise<TriggerRow | null> {
-  return (await db.maybeOne(sql.unsafe`
+  return db.maybeOne(sql.type(triggerRow)`
     SELECT ${TRIGGER_COLUMNS} FROM runs.triggers
     WHERE trigger_id = ${triggerId} AND tenant_id = ${tenantId}
-    ${lock ? sql.fragment`FOR UPDATE` : sql.fragment``}`)) as TriggerRow | null;
+    ${lock ? sql.fragment`FOR UPDATE` : sql.fragment``}`);
 }
 
 export interface TriggerFilter {
@@ -130,14 +132,14 @@ export async function listTriggers(
   db: Queryable,
   tenantId: string,
   filter: TriggerFilter,
-): Promise<TriggerRow[]> {
+): Promise<readonly TriggerRow[]> {
   const template = filter.templateId
     ? sql.fragment`AND template_id = ${filter.templateId}`
     : sql.fragment``;
-  return (await db.any(sql.unsafe`
+  return db.any(sql.type(triggerRow)`
     SELECT ${TRIGGER_COLUMNS} FROM runs.triggers
     WHERE tenant_id = ${tenantId} ${template}
-    ORDER BY trigger_id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`)) as TriggerRow[];
+    ORDER BY trigger_id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`);
 }
 
 export interface TriggerChanges {
@@ -165,10 +167,10 @@ export async function updateTrigger(
       secret_params = ${sql.array(c.params.secretNames, 'text')}`);
   if (c.enabled !== undefined)
     sets.push(sql.fragment`enabled = ${c.enabled}, disabled_reason = NULL, disabled_detail = NULL`);
-  return (await tx.one(sql.unsafe`
+  return tx.one(sql.type(triggerRow)`
     UPDATE runs.triggers SET ${sql.join(sets, sql.fragment`, `)}
     WHERE trigger_id = ${triggerId}
-    RETURNING ${TRIGGER_COLUMNS}`)) as TriggerRow;
+    RETURNING ${TRIGGER_COLUMNS}`);
 }
 
 export async function deleteTrigger(tx: Queryable, triggerId: string): Promise<void> {
@@ -180,8 +182,8 @@ export async function findTriggerOfFire(
   db: Queryable,
   triggerId: string,
 ): Promise<TriggerRow | null> {
-  return (await db.maybeOne(sql.unsafe`
-    SELECT ${TRIGGER_COLUMNS} FROM runs.triggers WHERE trigger_id = ${triggerId}`)) as TriggerRow | null;
+  return db.maybeOne(sql.type(triggerRow)`
+    SELECT ${TRIGGER_COLUMNS} FROM runs.triggers WHERE trigger_id = ${triggerId}`);
 }
 
 export interface TriggerOccurrence {
@@ -195,23 +197,23 @@ export async function findTriggerFire(
   db: Queryable,
   o: TriggerOccurrence,
 ): Promise<TriggerFireRow | null> {
-  return (await db.maybeOne(sql.unsafe`
+  return db.maybeOne(sql.type(triggerFireRow)`
     SELECT ${FIRE_COLUMNS} FROM runs.trigger_fires
     WHERE trigger_id = ${o.triggerId}
       AND (occurrence = ${o.occurrence}::timestamptz OR wall_time = ${o.wallTime}::timestamp)
-    LIMIT 1`)) as TriggerFireRow | null;
+    LIMIT 1`);
 }
+
+const occurrenceWorkflowRow = z.object({ workflow_id: z.string() });
 
 /** The workflow a fire of this occurrence launched (a retry after the launch committed). */
 export async function workflowOfOccurrence(
   db: Queryable,
   o: TriggerOccurrence,
 ): Promise<string | null> {
-  const row = (await db.maybeOne(sql.unsafe`
+  const row = await db.maybeOne(sql.type(occurrenceWorkflowRow)`
     SELECT workflow_id FROM runs.workflows
-    WHERE trigger_id = ${o.triggerId} AND trigger_occurrence = ${o.occurrence}::timestamptz`)) as {
-    workflow_id: string;
-  } | null;
+    WHERE trigger_id = ${o.triggerId} AND trigger_occurrence = ${o.occurrence}::timestamptz`);
   return row?.workflow_id ?? null;
 }
 
@@ -226,7 +228,7 @@ export async function recordTriggerFire(
   db: Queryable,
   f: TriggerFireRecord,
 ): Promise<TriggerFireRow | null> {
-  return (await db.maybeOne(sql.unsafe`
+  return db.maybeOne(sql.type(triggerFireRow)`
     INSERT INTO runs.trigger_fires (trigger_id, occurrence, wall_time, fired_at,
                                     fire_delay_seconds, outcome, workflow_id, error)
     SELECT ${f.triggerId}, o, ${f.wallTime}::timestamp, ${NOW},
@@ -234,7 +236,7 @@ export async function recordTriggerFire(
            ${f.outcome}, ${f.workflowId}, ${f.error}
     FROM (SELECT ${f.occurrence}::timestamptz AS o) occurrence
     ON CONFLICT DO NOTHING
-    RETURNING ${FIRE_COLUMNS}`)) as TriggerFireRow | null;
+    RETURNING ${FIRE_COLUMNS}`);
 }
 
 /** Disables the trigger for a refusal its fire met (PATCH enabled: true clears the reason). */
@@ -256,9 +258,9 @@ export async function listTriggerFires(
   db: Queryable,
   triggerId: string,
   page: { limit: number; offset: number },
-): Promise<TriggerFireRow[]> {
-  return (await db.any(sql.unsafe`
+): Promise<readonly TriggerFireRow[]> {
+  return db.any(sql.type(triggerFireRow)`
     SELECT ${FIRE_COLUMNS} FROM runs.trigger_fires WHERE trigger_id = ${triggerId}
     ORDER BY trigger_fires.occurrence DESC
-    LIMIT ${page.limit} OFFSET ${page.offset}`)) as TriggerFireRow[];
+    LIMIT ${page.limit} OFFSET ${page.offset}`);
 }

@@ -30,26 +30,28 @@ export const TERMINAL_DELIVERY_STATES: readonly DeliveryState[] = [
 /** Deliveries still owed an attempt and none in flight: what deleting their endpoint cancels. */
 const CANCELLABLE_STATES: readonly DeliveryState[] = ['held', 'pending', 'retrying'];
 
-export type SecretOrigin = 'generated' | 'supplied' | 'unknown';
+/** A tenant endpoint's secret_origin ('none' is an inline webhook's only: never listed). */
+const secretOrigin = z.enum(['generated', 'supplied', 'unknown']);
+export type SecretOrigin = z.infer<typeof secretOrigin>;
 
 /** A tenant endpoint as the API shows it: never its secret. */
-export interface EndpointRow {
-  endpoint_id: string;
-  tenant_id: string;
-  url: string;
-  events: string[];
-  secret_origin: SecretOrigin;
-  description: string | null;
-  active: boolean;
-  disabled_reason: string | null;
-  consecutive_failures: number;
+export const endpointRow = z.object({
+  endpoint_id: z.string(),
+  tenant_id: z.string(),
+  url: z.string(),
+  events: z.array(z.string()),
+  secret_origin: secretOrigin,
+  description: z.string().nullable(),
+  active: z.boolean(),
+  disabled_reason: z.string().nullable(),
+  consecutive_failures: z.number(),
   /** int8, as a string. */
-  dead_deliveries_total: string;
-  last_dead_delivery_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
+  dead_deliveries_total: z.string(),
+  last_dead_delivery_at: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type EndpointRow = z.infer<typeof endpointRow>;
 const ENDPOINT_COLUMNS = sql.fragment`
   endpoint_id, tenant_id, url, events, secret_origin, description, active, disabled_reason,
   consecutive_failures, dead_deliveries_total, last_dead_delivery_at, created_at, updated_at`;
@@ -78,24 +80,24 @@ export async function lockLiveEndpointCount(
   tx: Queryable,
   tenantId: string,
 ): Promise<{ max: number; live: number }> {
-  const max = (await tx.oneFirst(sql.unsafe`
+  const max = await tx.oneFirst(sql.type(z.object({ max_webhook_endpoints: z.number() }))`
     SELECT max_webhook_endpoints FROM runs.tenant_quotas
-    WHERE tenant_id = ${tenantId} FOR UPDATE`)) as number;
+    WHERE tenant_id = ${tenantId} FOR UPDATE`);
   // A statement of its own: its snapshot is taken after the lock, so it sees the endpoint the
   // creation that held the lock before committed (one statement would count as of its start).
-  const live = (await tx.oneFirst(sql.unsafe`
+  const live = await tx.oneFirst(sql.type(z.object({ count: z.number() }))`
     SELECT count(*)::int FROM runs.webhook_endpoints
-    WHERE tenant_id = ${tenantId} AND ${LIVE_ENDPOINT}`)) as number;
+    WHERE tenant_id = ${tenantId} AND ${LIVE_ENDPOINT}`);
   return { max, live };
 }
 
 export async function insertEndpoint(tx: Queryable, e: NewEndpoint): Promise<EndpointRow> {
-  return (await tx.one(sql.unsafe`
+  return tx.one(sql.type(endpointRow)`
     INSERT INTO runs.webhook_endpoints (endpoint_id, tenant_id, url, events, secret, secret_origin,
                                         description)
     VALUES (${e.endpointId}, ${e.tenantId}, ${e.url}, ${sql.array(e.events, 'text')}, ${e.secret},
             ${e.secretOrigin}, ${e.description})
-    RETURNING ${ENDPOINT_COLUMNS}`)) as EndpointRow;
+    RETURNING ${ENDPOINT_COLUMNS}`);
 }
 
 /**
@@ -110,10 +112,10 @@ export async function findEndpoint(
   lock: 'share' | 'update' | null = null,
 ): Promise<EndpointRow | null> {
   const locking = { share: sql.fragment`FOR SHARE`, update: sql.fragment`FOR UPDATE` };
-  return (await db.maybeOne(sql.unsafe`
+  return db.maybeOne(sql.type(endpointRow)`
     SELECT ${ENDPOINT_COLUMNS} FROM runs.webhook_endpoints
     WHERE endpoint_id = ${endpointId} AND tenant_id = ${tenantId} AND ${LIVE_ENDPOINT}
-    ${lock === null ? sql.fragment`` : locking[lock]}`)) as EndpointRow | null;
+    ${lock === null ? sql.fragment`` : locking[lock]}`);
 }
 
 /** The tenant's live endpoints, oldest first. */
@@ -121,11 +123,11 @@ export async function listEndpoints(
   db: Queryable,
   tenantId: string,
   page: { limit: number; offset: number },
-): Promise<EndpointRow[]> {
-  return (await db.any(sql.unsafe`
+): Promise<readonly EndpointRow[]> {
+  return db.any(sql.type(endpointRow)`
     SELECT ${ENDPOINT_COLUMNS} FROM runs.webhook_endpoints
     WHERE tenant_id = ${tenantId} AND ${LIVE_ENDPOINT}
-    ORDER BY endpoint_id LIMIT ${page.limit} OFFSET ${page.offset}`)) as EndpointRow[];
+    ORDER BY endpoint_id LIMIT ${page.limit} OFFSET ${page.offset}`);
 }
 
 /** What a PATCH or a rotation changes; absent fields are left as they are. */
@@ -170,18 +172,19 @@ export async function updateEndpoint(
       sql.fragment`active = false`,
       sql.fragment`disabled_reason = CASE WHEN active THEN 'disabled_by_tenant' ELSE disabled_reason END`,
     );
-  return (await tx.maybeOne(sql.unsafe`
+  return tx.maybeOne(sql.type(endpointRow)`
     UPDATE runs.webhook_endpoints SET ${sql.join(sets, sql.fragment`, `)}
     WHERE endpoint_id = ${endpointId} AND tenant_id = ${tenantId} AND ${LIVE_ENDPOINT}
-    RETURNING ${ENDPOINT_COLUMNS}`)) as EndpointRow | null;
+    RETURNING ${ENDPOINT_COLUMNS}`);
 }
 
 /** A delivery to hand to the delivery starter. */
-export interface DeliveryStart {
-  deliveryId: string;
-  tenantId: string;
-  endpointId: string;
-}
+export const deliveryStart = z.object({
+  deliveryId: z.string(),
+  tenantId: z.string(),
+  endpointId: z.string(),
+});
+export type DeliveryStart = z.infer<typeof deliveryStart>;
 
 /**
  * Releases every delivery held for the endpoint while it was disabled, however long ago it was
@@ -195,14 +198,14 @@ export async function releaseHeldDeliveries(
   endpointId: string,
   taskQueue: string,
 ): Promise<DeliveryStart[]> {
-  const rows = (await tx.any(sql.unsafe`
+  const rows = await tx.any(sql.type(deliveryStart)`
     UPDATE runs.webhook_deliveries SET state = 'pending', workflow_started = false,
       workflow_task_queue = ${taskQueue}, dispatch_until = ${DISPATCH_LEASE},
       next_attempt_at = NULL, updated_at = ${NOW}
     WHERE endpoint_id = ${endpointId} AND state = 'held'
     RETURNING delivery_id::text AS "deliveryId", tenant_id AS "tenantId",
-              endpoint_id AS "endpointId"`)) as DeliveryStart[];
-  return rows.sort((a, b) => compareIds(a.deliveryId, b.deliveryId));
+              endpoint_id AS "endpointId"`);
+  return [...rows].sort((a, b) => compareIds(a.deliveryId, b.deliveryId));
 }
 
 /** Two int8 ids (as text) in numeric order. */
@@ -247,13 +250,13 @@ export interface NewDelivery {
 
 /** A pending delivery of no run or workflow (a test); answers its delivery_id. */
 export async function insertDelivery(tx: Queryable, d: NewDelivery): Promise<string> {
-  return (await tx.oneFirst(sql.unsafe`
+  return tx.oneFirst(sql.type(z.object({ delivery_id: z.string() }))`
     INSERT INTO runs.webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, envelope,
                                          test, state, workflow_task_queue, dispatch_until)
     VALUES (${d.tenantId}, ${d.endpointId}, ${d.eventId}, ${d.eventType},
             ${sql.jsonb(d.envelope as never)}, ${d.test}, 'pending', ${d.taskQueue},
             ${DISPATCH_LEASE})
-    RETURNING delivery_id::text`)) as string;
+    RETURNING delivery_id::text`);
 }
 
 /**
@@ -267,7 +270,7 @@ export async function insertRedeliveries(
   state: 'pending' | 'held',
   taskQueue: string,
 ): Promise<DeliveryStart[]> {
-  const made = (await tx.any(sql.unsafe`
+  const made = await tx.any(sql.type(deliveryStart)`
     INSERT INTO runs.webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, track_id,
                                          workflow_id, envelope, truncated, test, state, redelivery_of,
                                          workflow_task_queue, dispatch_until)
@@ -277,8 +280,8 @@ export async function insertRedeliveries(
     JOIN runs.webhook_deliveries d ON d.delivery_id = o.id
     ORDER BY o.position
     RETURNING delivery_id::text AS "deliveryId", tenant_id AS "tenantId",
-              endpoint_id AS "endpointId"`)) as DeliveryStart[];
-  return made.sort((x, y) => compareIds(x.deliveryId, y.deliveryId));
+              endpoint_id AS "endpointId"`);
+  return [...made].sort((x, y) => compareIds(x.deliveryId, y.deliveryId));
 }
 
 /** The events a recover re-sends: made in [since, until), at most `limit` of them. */
@@ -301,7 +304,7 @@ export async function insertRecoveries(
   window: RecoverWindow,
   taskQueue: string,
 ): Promise<{ made: DeliveryStart[]; more: boolean }> {
-  const newest = (await tx.anyFirst(sql.unsafe`
+  const newest = await tx.anyFirst(sql.type(z.object({ newest_id: z.string() }))`
     WITH mine AS (
       SELECT delivery_id, event_id, redelivery_of, state, test, created_at
       FROM runs.webhook_deliveries
@@ -313,7 +316,7 @@ export async function insertRecoveries(
       GROUP BY event_id HAVING bool_and(state IN ('dead', 'cancelled')))
     SELECT u.newest_id::text FROM unreceived u JOIN mine f ON f.delivery_id = u.first_id
     WHERE f.created_at < ${window.until}::timestamptz
-    ORDER BY u.first_id LIMIT ${window.limit + 1}`)) as string[];
+    ORDER BY u.first_id LIMIT ${window.limit + 1}`);
   const more = newest.length > window.limit;
   const resent = newest.slice(0, window.limit);
   if (resent.length === 0) return { made: [], more };
@@ -321,32 +324,33 @@ export async function insertRecoveries(
 }
 
 /** A delivery as the API shows it, with what its subscription is. */
-export interface DeliveryRow {
+export const deliveryRow = z.object({
   /** int8, as text. */
-  delivery_id: string;
-  tenant_id: string;
-  endpoint_id: string;
+  delivery_id: z.string(),
+  tenant_id: z.string(),
+  endpoint_id: z.string(),
   /** Its subscription is an inline webhook of a run or workflow. */
-  inline: boolean;
-  endpoint_active: boolean;
-  endpoint_deleted: boolean;
-  event_id: string;
-  event_type: string;
-  track_id: string | null;
-  workflow_id: string | null;
-  state: DeliveryState;
-  attempts: number;
-  next_attempt_at: string | null;
-  last_status_code: number | null;
-  last_error: string | null;
-  test: boolean;
-  truncated: boolean;
-  redelivery_of: string | null;
-  created_at: string;
-  updated_at: string;
-  finished_at: string | null;
-}
-
+  inline: z.boolean(),
+  endpoint_active: z.boolean(),
+  endpoint_deleted: z.boolean(),
+  event_id: z.string(),
+  event_type: z.string(),
+  track_id: z.string().nullable(),
+  workflow_id: z.string().nullable(),
+  state: z.enum(DELIVERY_STATES),
+  attempts: z.number(),
+  next_attempt_at: z.string().nullable(),
+  last_status_code: z.number().nullable(),
+  last_error: z.string().nullable(),
+  test: z.boolean(),
+  truncated: z.boolean(),
+  /** int8, as text. */
+  redelivery_of: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  finished_at: z.string().nullable(),
+});
+export type DeliveryRow = z.infer<typeof deliveryRow>;
 const DELIVERY_COLUMNS = sql.fragment`
   d.delivery_id::text, d.tenant_id, d.endpoint_id, e.inline_for IS NOT NULL AS inline,
   e.active AS endpoint_active, e.deleted_at IS NOT NULL AS endpoint_deleted, d.event_id,
@@ -364,11 +368,11 @@ export async function findDelivery(
   deliveryId: string,
   lockEndpoint = false,
 ): Promise<DeliveryRow | null> {
-  return (await db.maybeOne(sql.unsafe`
+  return db.maybeOne(sql.type(deliveryRow)`
     SELECT ${DELIVERY_COLUMNS}
     FROM runs.webhook_deliveries d JOIN runs.webhook_endpoints e USING (endpoint_id)
     WHERE d.delivery_id = ${deliveryId}::bigint AND d.tenant_id = ${tenantId}
-    ${lockEndpoint ? sql.fragment`FOR SHARE OF e` : sql.fragment``}`)) as DeliveryRow | null;
+    ${lockEndpoint ? sql.fragment`FOR SHARE OF e` : sql.fragment``}`);
 }
 
 /** Whose deliveries a list reads: one endpoint's, one run's, one workflow's. */
@@ -394,7 +398,7 @@ export async function listDeliveries(
   tenantId: string,
   scope: DeliveryScope,
   filter: DeliveryFilter,
-): Promise<DeliveryRow[]> {
+): Promise<readonly DeliveryRow[]> {
   const conditions = [
     scopeCondition(scope),
     sql.fragment`d.tenant_id = ${tenantId}`,
@@ -402,28 +406,32 @@ export async function listDeliveries(
   ];
   if (filter.states)
     conditions.push(sql.fragment`d.state = ANY(${sql.array(filter.states, 'text')})`);
-  return (await db.any(sql.unsafe`
+  return db.any(sql.type(deliveryRow)`
     SELECT ${DELIVERY_COLUMNS}
     FROM runs.webhook_deliveries d JOIN runs.webhook_endpoints e USING (endpoint_id)
     WHERE ${sql.join(conditions, sql.fragment` AND `)}
-    ORDER BY d.delivery_id LIMIT ${filter.limit}`)) as DeliveryRow[];
+    ORDER BY d.delivery_id LIMIT ${filter.limit}`);
 }
 
-export interface AttemptRow {
-  attempt: number;
-  started_at: string;
-  finished_at: string;
-  status_code: number | null;
-  error: string | null;
-  outcome: 'delivered' | 'retry' | 'dead';
-}
+export const attemptRow = z.object({
+  attempt: z.number(),
+  started_at: z.string(),
+  finished_at: z.string(),
+  status_code: z.number().nullable(),
+  error: z.string().nullable(),
+  outcome: z.enum(['delivered', 'retry', 'dead']),
+});
+export type AttemptRow = z.infer<typeof attemptRow>;
 
 /** A delivery's attempts, first first. */
-export async function listAttempts(db: Queryable, deliveryId: string): Promise<AttemptRow[]> {
-  return (await db.any(sql.unsafe`
+export async function listAttempts(
+  db: Queryable,
+  deliveryId: string,
+): Promise<readonly AttemptRow[]> {
+  return db.any(sql.type(attemptRow)`
     SELECT attempt, started_at, finished_at, status_code, error, outcome
     FROM runs.webhook_attempts WHERE delivery_id = ${deliveryId}::bigint
-    ORDER BY attempt`)) as AttemptRow[];
+    ORDER BY attempt`);
 }
 
 /** The inline webhook of one run or workflow: a subscription scoped to it alone. */

@@ -130,7 +130,7 @@ async function deliveriesOf(
 }
 
 interface Context {
-  subscriptions: Subscription[];
+  subscriptions: readonly Subscription[];
   limits: Map<string, number>;
   runs: Map<string, RunSnapshot>;
   workflows: Map<string, WorkflowSnapshot>;
