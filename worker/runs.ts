@@ -22,7 +22,7 @@ import {
   announceDockerHost,
   withdrawDockerHost,
 } from '../db/runs/docker-hosts';
-import { createLogObjects } from '../services/runs/log-objects';
+import { createLogObjectsIfOn } from '../services/runs/log-objects';
 import { removeContainersOfEndedRuns } from '../activities/runs/ended-containers';
 
 /** The any-host worker's activity slots: the containers one host may follow at once. */
@@ -80,7 +80,7 @@ export function runsWorkerOptions(deps: WorkerDeps): Partial<WorkerOptions>[] {
   const { config } = deps;
   const queues = taskQueues(config.taskQueuePrefix);
   // One set per process: both Docker queues share its pulls in flight (see PULL_FRESH_MS).
-  const logObjects = config.runs.logObjects && createLogObjects(config.runs.logObjects);
+  const logObjects = createLogObjectsIfOn(config.runs.logObjects);
   // One client per process: every activity that reserves or settles run seconds shares it.
   const metering = createRunsMeteringIfOn(config.runs.metering);
   const runDocker = createRunDockerActivities({

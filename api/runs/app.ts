@@ -20,6 +20,7 @@ import { createDeliveryStarter } from '../../services/runs/webhooks/starter';
 import { createEventPublisher } from '../../services/runs/webhooks/publisher';
 import { createTimerStarter } from '../../services/runs/timers/starter';
 import { createRunsMeteringIfOn } from '../../services/runs/metering';
+import { createLogObjectsIfOn } from '../../services/runs/log-objects';
 
 export const RUNS_BODY_LIMIT_BYTES = 1024 * 1024;
 export const RUNS_JSON_DEPTH_MAX = 64;
@@ -55,10 +56,11 @@ export function logMeteringOff(deps: Pick<PlatformDeps, 'config' | 'logger'>): v
 }
 
 export function createRunsApi(platform: PlatformDeps): ServiceInstance {
-  // The process's one metering client, for every route that meters (built with the app).
+  // The process's one metering client and log object store, for every route that uses them.
   const deps: RunsDeps = {
     ...platform,
     metering: createRunsMeteringIfOn(platform.config.runs.metering),
+    logObjects: createLogObjectsIfOn(platform.config.runs.logObjects),
   };
   const starters: Starters = {
     runs: createWorkflowStarter(deps),

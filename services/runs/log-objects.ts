@@ -45,6 +45,10 @@ const streamPrefix = (run: RunRef, stream: LogStream) => `${runPrefix(run)}${str
 const chunkKey = (run: RunRef, stream: LogStream, index: number) =>
   `${streamPrefix(run, stream)}${String(index).padStart(INDEX_DIGITS, '0')}`;
 
+/** The object store of RUNS_LOG_S3_*, or null when run logs are files (one client per process). */
+export const createLogObjectsIfOn = (config: LogObjectsConfig | null): LogObjects | null =>
+  config && createLogObjects(config);
+
 export function createLogObjects(config: LogObjectsConfig): LogObjects {
   const s3 = new S3Client({
     endpoint: config.endpoint,

@@ -1,6 +1,5 @@
 import type { PlatformDeps } from '../../platform/deps';
-import type { Config } from '../../platform/config';
-import { createLogObjects, type LogObjects, type RunRef } from './log-objects';
+import type { LogObjects, RunRef } from './log-objects';
 import { isTerminal } from '../../db/runs/runs';
 import { loadRun } from './reads';
 import { LOG_CACHE_LINES_MAX, logCacheKey, logFilePath, type LogStream } from './log-store';
@@ -20,13 +19,8 @@ export interface LogPage {
 /** Where the lines came from, for the X-Log-Source header. */
 export type LogSource = 'cache' | 'file' | 'object' | 'none';
 
-/** One object-store client per configuration (the API's, made on first use). */
-const clients = new WeakMap<Config, LogObjects | null>();
-function logObjectsOf(config: Config): LogObjects | null {
-  if (!clients.has(config))
-    clients.set(config, config.runs.logObjects && createLogObjects(config.runs.logObjects));
-  return clients.get(config)!;
-}
+/** What reading a run's logs needs: the run logs' object store (RUNS_LOG_S3_*); null: files. */
+export type LogReadDeps = PlatformDeps & { logObjects: LogObjects | null };
 
 /** A page from the object store's chunks, whichever host captured the run. */
 async function readObjectPage(
@@ -52,7 +46,7 @@ async function readObjectPage(
  * lines. `eof` is true once the run is terminal and the page reaches the end.
  */
 export async function readRunLogs(
-  deps: PlatformDeps,
+  deps: LogReadDeps,
   tenantId: string,
   trackId: string,
   query: { stream: LogStream; since: number | null; limit: number },
@@ -68,8 +62,8 @@ export async function readRunLogs(
     const next = start + lines.length;
     return { page: { lines, next_since: next, eof: terminal && next >= cached }, source: 'cache' };
   }
-  const objects = logObjectsOf(deps.config);
-  if (objects) return readObjectPage(objects, { tenantId, trackId }, query, terminal);
+  if (deps.logObjects)
+    return readObjectPage(deps.logObjects, { tenantId, trackId }, query, terminal);
   // Only the lines the page needs, through the index the capture keeps beside the file.
   const found = await readLogFilePage(
     logFilePath(deps.config.runs.logDir, tenantId, trackId, query.stream),

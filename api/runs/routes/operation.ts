@@ -8,6 +8,7 @@ import type { Permission } from '../../../db/runs/permissions';
 import { authenticate, requirePermission, tenantRateLimit } from '../auth';
 import type { DagStarter } from '../../../services/runs/dags/starter';
 import type { MeteringDeps } from '../../../services/runs/metering';
+import type { LogReadDeps } from '../../../services/runs/logs';
 import { runsError } from '../../../services/runs/errors';
 import { ErrorBody } from '../../../services/runs/models';
 import { auditRefusals } from '../refusals';
@@ -36,7 +37,7 @@ export interface Starters {
  * What the tenant routes are given: the platform's backends and the process's metering client
  * (submit, DAG submit, template runs and usage reads meter through it; null: metering is off).
  */
-export type RunsDeps = PlatformDeps & MeteringDeps;
+export type RunsDeps = PlatformDeps & MeteringDeps & Pick<LogReadDeps, 'logObjects'>;
 
 // ---------------------------------------------------------------- declarations
 
