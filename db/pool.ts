@@ -3,12 +3,16 @@ import {
   SchemaValidationError,
   sql,
   type DatabasePool,
+  type DatabaseTransactionConnection,
   type Interceptor,
 } from 'slonik';
 import { z } from 'zod';
 import { typeParsers } from './type-parsers';
 
 export type { DatabasePool };
+
+/** A transaction's connection: what `pool.transaction` hands its callback. */
+export type Tx = DatabaseTransactionConnection;
 export { sql } from 'slonik';
 
 /**

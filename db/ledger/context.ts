@@ -1,9 +1,5 @@
-import {
-  InvalidInputError,
-  StatementTimeoutError,
-  type DatabaseTransactionConnection,
-} from 'slonik';
-import { isLoginRefused, sql, sqlDetail, sqlState, type DatabasePool } from '../pool';
+import { InvalidInputError, StatementTimeoutError } from 'slonik';
+import { isLoginRefused, sql, sqlDetail, sqlState, type DatabasePool, type Tx } from '../pool';
 import { DomainError, type DomainErrorInit } from '../../platform/errors';
 
 /**
@@ -29,7 +25,7 @@ export type DatabaseRefusalCode =
 const refused = (code: DatabaseRefusalCode, init: DomainErrorInit = {}) =>
   new DomainError(code, init);
 
-export type Tx = DatabaseTransactionConnection;
+export type { Tx };
 
 /** The refusal of a sub-tenant's sub-tenant: by the API first, by the depth trigger behind it. */
 export const SUB_TENANT_DEPTH_MESSAGE =

@@ -7,6 +7,13 @@ import type { Tx } from './context';
  * answer, replayed into it in batches (services/ledger/metering-replay.ts). System context.
  */
 
+/** A call served unmetered, counted in `month` (YYYY-MM) of the tenant's. */
+export async function recordUnmeteredCall(tx: Tx, tenantId: string, month: string): Promise<void> {
+  await tx.query(
+    sql.unsafe`INSERT INTO ledger.unmetered_calls (tenant_id, month) VALUES (${tenantId}, ${month})`,
+  );
+}
+
 /** A batch of one root tenant's calls, marked with the idempotency key it is consumed under. */
 export const replayBatch = z.object({
   replayKey: z.string(),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ulid } from '../ids';
-import { selectOneRow, sql, type DatabasePool } from '../pool';
+import { selectOneRow, sql, type DatabasePool, type Tx } from '../pool';
 import {
   EDGE_CONDITIONS,
   NODE_STATES,
@@ -19,7 +19,6 @@ import { insertWorkflowEvent, type WorkflowState } from './workflows';
  * the workflow or its nodes with its event, in one transaction, keyed by event ids the workflow
  * made, so a retried activity changes nothing twice.
  */
-type Tx = Parameters<Parameters<DatabasePool['transaction']>[0]>[0];
 
 const dagWorkflowRow = z.object({
   state: z.enum(WORKFLOW_STATES),

@@ -1,13 +1,12 @@
 import { z } from 'zod';
 import { ulid } from '../ids';
-import { sql, type DatabasePool } from '../pool';
+import { sql, type DatabasePool, type Tx } from '../pool';
 
 /**
  * The delivery engine's Postgres side for the runs service (migration runs/0008): the events to
  * publish, the subscriptions they match, the deliveries they make, and each attempt's record
  * with what it means for its endpoint (failures, auto-disable, notices).
  */
-type Tx = Parameters<Parameters<DatabasePool['transaction']>[0]>[0];
 
 /** What a run event's envelope says of its run (services/runs/webhooks/envelopes.ts). */
 export const runSnapshot = z.object({

@@ -1,6 +1,7 @@
 import { ledgerError } from './errors';
-import { sql, type DatabasePool } from '../../db/pool';
+import type { DatabasePool } from '../../db/pool';
 import { withSystem } from '../../db/ledger/context';
+import { recordUnmeteredCall } from '../../db/ledger/metering-replay';
 import type { Logger } from '../../platform/logger';
 import type { MeteringConfig } from '../../platform/config';
 import type { Principal } from './credentials';
@@ -336,9 +337,7 @@ async function recordUnmetered(
   why: QuotaUnavailable,
 ): Promise<void> {
   deps.logger.warn({ err: why.message, tenantId }, 'metering unreachable; call served unmetered');
-  await withSystem(deps.pool, (tx) =>
-    tx.query(
-      sql.unsafe`INSERT INTO ledger.unmetered_calls (tenant_id, month) VALUES (${tenantId}, ${monthOf(new Date())})`,
-    ),
-  ).catch((dbError: unknown) => deps.logger.error({ err: dbError }, 'unmetered call not recorded'));
+  await withSystem(deps.pool, (tx) => recordUnmeteredCall(tx, tenantId, monthOf(new Date()))).catch(
+    (dbError: unknown) => deps.logger.error({ err: dbError }, 'unmetered call not recorded'),
+  );
 }

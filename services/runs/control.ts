@@ -9,7 +9,7 @@ import {
 import { RUNS_ERRORS, runsError } from './errors';
 import type { PlatformDeps } from '../../platform/deps';
 import { isCatalogueCode } from '../../platform/errors';
-import { insertAudit } from '../../db/runs/audit';
+import { auditOf } from './audit';
 import { deleteRunRow, isTerminal } from '../../db/runs/runs';
 import type { KeyPrincipal } from '../../db/runs/tenants';
 import {
@@ -63,7 +63,7 @@ export async function controlRun(
       });
     }
   }
-  await audit(deps, principal, action, trackId);
+  await audit(deps.pool, principal, action, trackId);
 }
 
 /**
@@ -108,7 +108,7 @@ export async function deleteRun(deps: PlatformDeps, principal: KeyPrincipal, tra
       .map((f) => fs.rm(f, { force: true })),
   );
   await deps.redis.del(...logCacheKeys(trackId));
-  await audit(deps, principal, 'delete', trackId);
+  await audit(deps.pool, principal, 'delete', trackId);
 }
 
 /**
@@ -126,12 +126,4 @@ function logFilesOf(run: {
   return both ? [...named, both] : named;
 }
 
-async function audit(deps: PlatformDeps, principal: KeyPrincipal, action: string, trackId: string) {
-  await insertAudit(deps.pool, {
-    tenantId: principal.tenantId,
-    actor: principal.keyId,
-    action: `run.${action}`,
-    outcome: 'ok',
-    target: trackId,
-  });
-}
+const audit = auditOf('run');

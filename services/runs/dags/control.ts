@@ -6,7 +6,7 @@ import {
   isGrpcDeadlineError,
 } from '@temporalio/client';
 import type { PlatformDeps } from '../../../platform/deps';
-import { insertAudit } from '../../../db/runs/audit';
+import { auditOf } from '../audit';
 import type { KeyPrincipal } from '../../../db/runs/tenants';
 import {
   DAG_REFUSALS,
@@ -65,7 +65,7 @@ export async function controlWorkflow(
   const { update, status, done, ended } = WORKFLOW_CONTROLS[action];
   const handle = deps.temporal.workflow.getHandle(dagWorkflowId(workflowId));
   await decidedByWorkflow(deps, principal, workflowId, ended, () => handle.executeUpdate(update));
-  await audit(deps, principal, action, workflowId);
+  await audit(deps.pool, principal, action, workflowId);
   return { status, message: `workflow ${done}` };
 }
 
@@ -84,7 +84,7 @@ export async function decideGate(
   await decidedByWorkflow(deps, principal, workflowId, 'not_awaiting_approval', () =>
     handle.executeUpdate(update, { args: [ref] }),
   );
-  await audit(deps, principal, `node.${decision}`, workflowId, ref);
+  await audit(deps.pool, principal, `node.${decision}`, workflowId, { node_ref: ref });
   return { status, message: `node ${ref} ${done}` };
 }
 
@@ -119,7 +119,7 @@ export async function retryNode(
       startWorkflowOperation,
     }),
   );
-  await audit(deps, principal, 'node.retry', workflowId, ref);
+  await audit(deps.pool, principal, 'node.retry', workflowId, { node_ref: ref });
   return {
     status: 'running',
     message: `reset ${reset.length} node(s) to pending: ${reset.join(', ')}`,
@@ -183,19 +183,4 @@ export function refusalOf(error: unknown): DagRefusal | 'conflict' | 'execution_
   return null;
 }
 
-async function audit(
-  deps: PlatformDeps,
-  principal: KeyPrincipal,
-  action: string,
-  workflowId: string,
-  ref?: string,
-) {
-  await insertAudit(deps.pool, {
-    tenantId: principal.tenantId,
-    actor: principal.keyId,
-    action: `workflow.${action}`,
-    outcome: 'ok',
-    target: workflowId,
-    detail: ref === undefined ? {} : { node_ref: ref },
-  });
-}
+const audit = auditOf('workflow');

@@ -5,7 +5,7 @@ import {
   type ScheduleUpdateOptions,
 } from '@temporalio/client';
 import { ulid } from '../../../db/ids';
-import { insertAudit } from '../../../db/runs/audit';
+import { auditOf } from '../audit';
 import type { KeyPrincipal } from '../../../db/runs/tenants';
 import {
   deleteSchedule as deleteScheduleRow,
@@ -19,7 +19,7 @@ import {
   type ScheduleFilter,
   type ScheduleRow,
 } from '../../../db/runs/schedules';
-import type { DatabasePool } from '../../../db/pool';
+import type { Tx } from '../../../db/pool';
 import type { PlatformDeps } from '../../../platform/deps';
 import { executionSearchAttributes } from '../../../contracts/shared/search-attributes';
 import { scheduleFireSummary } from '../../../contracts/runs/summaries';
@@ -56,7 +56,6 @@ export const SCHEDULE_CATCHUP_WINDOW = '24 hours';
  */
 
 type Deps = Pick<PlatformDeps, 'pool' | 'config' | 'temporal' | 'logger'>;
-type Tx = Parameters<Parameters<DatabasePool['transaction']>[0]>[0];
 
 export interface ScheduleCreateBody {
   cron: string;
@@ -77,16 +76,7 @@ export interface SchedulePatchBody {
 
 const notFound = () => runsError('schedule_not_found');
 
-function audit(tx: Tx, principal: KeyPrincipal, action: string, target: string, detail = {}) {
-  return insertAudit(tx, {
-    tenantId: principal.tenantId,
-    actor: principal.keyId,
-    action: `schedule.${action}`,
-    outcome: 'ok',
-    target,
-    detail,
-  });
-}
+const audit = auditOf('schedule');
 
 /** The Temporal Schedule of a row: its spec, action, policies and state (paused = disabled). */
 export function scheduleOptionsOf(

@@ -1,6 +1,6 @@
 import { ulid } from '../../../db/ids';
-import type { DatabasePool } from '../../../db/pool';
-import { insertAudit } from '../../../db/runs/audit';
+import type { Tx } from '../../../db/pool';
+import { auditOf } from '../audit';
 import type { KeyPrincipal } from '../../../db/runs/tenants';
 import {
   findTemplate,
@@ -45,7 +45,6 @@ const TEMPLATE_ID = /^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$/;
 export const TEMPLATE_NAME_PATTERN = /^[a-z][a-z0-9-]{1,62}$/;
 
 type Deps = Pick<PlatformDeps, 'pool' | 'config'>;
-type Tx = Parameters<Parameters<DatabasePool['transaction']>[0]>[0];
 
 export interface TemplateCreate {
   name: string | null;
@@ -82,16 +81,7 @@ const notFound = () => runsError('template_not_found');
 const nameTaken = (name: string | null | undefined) =>
   runsError('template_name_taken', { details: { name } });
 
-function audit(tx: Tx, principal: KeyPrincipal, action: string, target: string, detail = {}) {
-  return insertAudit(tx, {
-    tenantId: principal.tenantId,
-    actor: principal.keyId,
-    action: `template.${action}`,
-    outcome: 'ok',
-    target,
-    detail,
-  });
-}
+const audit = auditOf('template');
 
 /** A version as it may be stored: its declarations, then its definition against them. */
 function assertVersion(params: TemplateParam[], definition: Record<string, unknown>): void {

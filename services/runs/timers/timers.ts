@@ -1,5 +1,5 @@
 import { ulid } from '../../../db/ids';
-import { insertAudit } from '../../../db/runs/audit';
+import { auditOf } from '../audit';
 import type { KeyPrincipal } from '../../../db/runs/tenants';
 import {
   cancelTimer,
@@ -9,7 +9,6 @@ import {
   lockPendingTimerCount,
   type TimerFilter,
 } from '../../../db/runs/timers';
-import type { DatabasePool } from '../../../db/pool';
 import type { PlatformDeps } from '../../../platform/deps';
 import { timerWorkflowId } from '../../../contracts/runs/timer';
 import { runsError } from '../errors';
@@ -26,7 +25,6 @@ import type { TimerStarter } from './starter';
  */
 
 type Deps = Pick<PlatformDeps, 'pool' | 'config' | 'temporal' | 'logger'>;
-type Tx = Parameters<Parameters<DatabasePool['transaction']>[0]>[0];
 
 /** The create body as its schema accepted it (defaults filled). */
 export interface TimerCreateBody {
@@ -38,16 +36,7 @@ export interface TimerCreateBody {
 
 const notFound = () => runsError('timer_not_found');
 
-function audit(tx: Tx, principal: KeyPrincipal, action: string, target: string, detail = {}) {
-  return insertAudit(tx, {
-    tenantId: principal.tenantId,
-    actor: principal.keyId,
-    action: `timer.${action}`,
-    outcome: 'ok',
-    target,
-    detail,
-  });
-}
+const audit = auditOf('timer');
 
 /**
  * Creates a pending timer (and its inline webhook) unless the tenant already has

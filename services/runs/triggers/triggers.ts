@@ -5,8 +5,8 @@ import {
   type ScheduleUpdateOptions,
 } from '@temporalio/client';
 import { ulid } from '../../../db/ids';
-import type { DatabasePool } from '../../../db/pool';
-import { insertAudit } from '../../../db/runs/audit';
+import type { Tx } from '../../../db/pool';
+import { auditOf } from '../audit';
 import type { KeyPrincipal } from '../../../db/runs/tenants';
 import {
   deleteTrigger as deleteTriggerRow,
@@ -52,7 +52,6 @@ import { openTriggerParams, sealTriggerParams } from './params';
  */
 
 type Deps = Pick<PlatformDeps, 'pool' | 'config' | 'temporal' | 'logger'>;
-type Tx = Parameters<Parameters<DatabasePool['transaction']>[0]>[0];
 
 export interface TriggerCreateBody {
   cron: string;
@@ -65,16 +64,7 @@ export type TriggerPatchBody = Partial<TriggerCreateBody>;
 
 const notFound = () => runsError('trigger_not_found');
 
-function audit(tx: Tx, principal: KeyPrincipal, action: string, target: string, detail = {}) {
-  return insertAudit(tx, {
-    tenantId: principal.tenantId,
-    actor: principal.keyId,
-    action: `trigger.${action}`,
-    outcome: 'ok',
-    target,
-    detail,
-  });
-}
+const audit = auditOf('trigger');
 
 /** The Temporal Schedule of a row: paused while disabled, and paused by a fire that fails. */
 function triggerScheduleOptions(

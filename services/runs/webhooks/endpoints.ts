@@ -1,5 +1,5 @@
 import { ulid } from '../../../db/ids';
-import { insertAudit } from '../../../db/runs/audit';
+import { auditOf } from '../audit';
 import type { KeyPrincipal } from '../../../db/runs/tenants';
 import {
   cancelWaitingDeliveries,
@@ -14,7 +14,6 @@ import {
   type EndpointChanges,
   type EndpointRow,
 } from '../../../db/runs/webhooks';
-import type { DatabasePool } from '../../../db/pool';
 import type { PlatformDeps } from '../../../platform/deps';
 import { generateWebhookSecret } from '../../../platform/webhooks/signing';
 import { runsError } from '../errors';
@@ -29,7 +28,6 @@ import { runsQueue, type DeliveryStarter } from './starter';
  */
 
 type Deps = Pick<PlatformDeps, 'pool' | 'config'>;
-type Tx = Parameters<Parameters<DatabasePool['transaction']>[0]>[0];
 
 export interface EndpointCreate {
   url: string;
@@ -49,23 +47,7 @@ export interface EndpointPatch {
 
 const notFound = () => runsError('webhook_not_found');
 
-/** A webhook change in the audit log as webhook.<action>, in the transaction that makes it. */
-export function audit(
-  tx: Tx,
-  principal: KeyPrincipal,
-  action: string,
-  target: string,
-  detail = {},
-) {
-  return insertAudit(tx, {
-    tenantId: principal.tenantId,
-    actor: principal.keyId,
-    action: `webhook.${action}`,
-    outcome: 'ok',
-    target,
-    detail,
-  });
-}
+export const audit = auditOf('webhook');
 
 /**
  * Registers an endpoint, with the secret supplied or a generated one (shown once), unless the
