@@ -81,8 +81,12 @@ describe('a worker killed while its run is running', () => {
       'failed',
     ]);
     await eventually(async () => ((await containers()).length === 0 ? true : undefined));
-    // Metered: the run's 300 seconds reserved once and committed once with the ~20 it ran.
-    const ledger = await quotaRecords(tenant).ledger();
+    // Metered: the run's 300 seconds reserved once and committed once with the ~20 it ran. The
+    // commit follows the container's removal (finishRun: transition, removal, then the settle).
+    const ledger = await eventually(async () => {
+      const entries = await quotaRecords(tenant).ledger();
+      return entries.length >= 2 ? entries : undefined;
+    });
     expect(ledger.map((e) => e.entry_type)).toEqual(['reserve', 'commit']);
     const committed = 300 + ledger[1]!.amount;
     expect(committed).toBeGreaterThanOrEqual(20);
