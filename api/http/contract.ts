@@ -146,6 +146,9 @@ export function openApiOperation(
   };
 }
 
+/** The licence every OpenAPI document states: the repository's (LICENSE, package.json). */
+export const OPENAPI_LICENSE = { name: 'Apache-2.0', identifier: 'Apache-2.0' } as const;
+
 /**
  * The `paths` of an OpenAPI document from a service's operations; the request schemas named with
  * `.id(name)` are added to `definitions` (its components.schemas).

@@ -5,7 +5,7 @@
  * models.ts the operations answer with). Decisions where the spec says "not shown" are written
  * into the descriptions (and services/ledger/README.md).
  */
-import { openApiPaths, type JsonSchema } from '../http/contract';
+import { OPENAPI_LICENSE, openApiPaths, type JsonSchema } from '../http/contract';
 import { LEDGER_OPERATIONS } from './routes';
 import { LIMITS } from '../../services/ledger/validation';
 
@@ -36,7 +36,7 @@ function buildDocument(): JsonSchema {
       version: '1.0.0',
       description:
         'Double-entry ledger: asset types, accounts, posted and pending transactions (holds that expire), balances now and as of an instant, entries, sub-tenants and keys. Money is decimal strings at the asset scale; `_minor` fields are integer minor units as strings; never JSON numbers. Ids are UUIDv7. Errors: `{error: {code, message, details?}}`; branch on code. Retry rule: any 503 and any 409 carrying Retry-After is transient (retry with the same Idempotency-Key); 422 is final. Compatibility: additive changes only within /v1; removals come as /v2.',
-      license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
+      license: OPENAPI_LICENSE,
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],

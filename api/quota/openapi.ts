@@ -1,4 +1,4 @@
-import { openApiPaths, type JsonSchema } from '../http/contract';
+import { OPENAPI_LICENSE, openApiPaths, type JsonSchema } from '../http/contract';
 import { QUOTA_OPERATIONS } from './routes';
 import { OPERATOR_SCOPES, TENANT_SCOPES } from '../../services/quota/scopes';
 import { CODEC_SESSION_COOKIE } from './routes/temporal-codec';
@@ -16,7 +16,7 @@ function buildDocument(): JsonSchema {
     info: {
       title: 'Quota management service (quota)',
       version: '0.1.0',
-      license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
+      license: OPENAPI_LICENSE,
       description:
         'Multi-tenant quotas and rate limits: tenants and keys, a catalogue of resources, policies and plans, subjects, consumption and reservations, reporting and audit.',
     },

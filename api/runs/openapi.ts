@@ -1,5 +1,5 @@
 import { PERMISSIONS } from '../../db/runs/permissions';
-import { openApiPaths, type JsonSchema } from '../http/contract';
+import { OPENAPI_LICENSE, openApiPaths, type JsonSchema } from '../http/contract';
 import { RUNS_OPERATIONS } from './routes';
 import { TEMPLATE_DECISIONS } from './decisions/templates';
 import {
@@ -74,7 +74,7 @@ function buildDocument() {
     info: {
       title: 'Container run service (runs)',
       version: '1.0.0',
-      license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
+      license: OPENAPI_LICENSE,
       description:
         'Runs of container images under limits on Docker, driven by one Temporal workflow per run (`run/<track_id>`), and DAG workflows of runs, one Temporal workflow each (`dag/<workflow_id>`).',
     },
