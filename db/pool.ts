@@ -73,6 +73,15 @@ export const resultParserInterceptor: Interceptor = {
 /** The row of a `SELECT 1 …` (a probe, an existence check): its one column, `?column?`. */
 export const selectOneRow = z.object({ '?column?': z.number() });
 
+/** The row of a `SELECT count(*)::int …`: its one column, `count`. */
+export const countRow = z.object({ count: z.number() });
+
+/** The row of a `SELECT EXISTS (…)`: its one column, `exists`. */
+export const existsRow = z.object({ exists: z.boolean() });
+
+/** The row of a `SELECT coalesce(…)::text`: its one column, `coalesce`, as text. */
+export const coalesceTextRow = z.object({ coalesce: z.string() });
+
 export interface PoolOptions {
   applicationName: string;
   maximumPoolSize?: number;

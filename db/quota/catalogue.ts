@@ -1,6 +1,6 @@
 import type { DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
-import { sql } from '../pool';
+import { existsRow, sql } from '../pool';
 import type { Queryable } from './queryable';
 
 export const resourceRow = z.object({
@@ -120,7 +120,6 @@ async function findRow<T extends z.ZodTypeAny>(
 /** The row of `SELECT EXISTS (…) OR EXISTS (…)`: its one column, unnamed. */
 const eitherExistsRow = z.object({ '?column?': z.boolean() });
 /** The row of `SELECT EXISTS (…)`: its one column, `exists`. */
-const existsRow = z.object({ exists: z.boolean() });
 
 export const resources = {
   insert: (db: Queryable, values: Record<string, unknown>) =>

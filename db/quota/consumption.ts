@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { sql } from '../pool';
+import { coalesceTextRow, sql } from '../pool';
 import type { PolicyRow } from './catalogue';
 import type { Queryable } from './queryable';
 
@@ -48,16 +48,13 @@ export async function lockCounter(
                               ${key.expiresAt}, ${sql.array([key.windowKey, ...otherKeys], 'text')})`);
 }
 
-/** A sum as text: its one column, named after coalesce. */
-const coalesceRow = z.object({ coalesce: z.string() });
-
 /** A window's usage, read without a lock or a write (the usage and entitlements routes). */
 export async function readCounter(
   db: Queryable,
   key: { tenantId: string; subject: string; policyId: string },
   windowKeys: string[],
 ): Promise<string> {
-  return db.oneFirst(sql.type(coalesceRow)`
+  return db.oneFirst(sql.type(coalesceTextRow)`
     SELECT coalesce(sum(used), 0)::text FROM quota.counters
     WHERE tenant_id = ${key.tenantId} AND subject = ${key.subject} AND policy_id = ${key.policyId}
       AND window_key = ANY(${sql.array(windowKeys, 'text')})`);

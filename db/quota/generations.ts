@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { sql } from '../pool';
+import { coalesceTextRow, sql } from '../pool';
 import { redisKeysScript as script, type Redis } from '../redis';
 import { partitionOfKey } from './partitions';
 import type { Queryable } from './queryable';
@@ -15,11 +15,8 @@ export interface Generations {
   subject: string;
 }
 
-/** A generation as text: its one column, named after coalesce. */
-const coalesceRow = z.object({ coalesce: z.string() });
-
 export async function catalogueGeneration(db: Queryable, tenantId: string): Promise<string> {
-  return db.oneFirst(sql.type(coalesceRow)`
+  return db.oneFirst(sql.type(coalesceTextRow)`
     SELECT coalesce((SELECT generation FROM quota.catalogue_generations
                      WHERE tenant_id = ${tenantId}), 0)::text`);
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { sql } from '../pool';
+import { existsRow, sql } from '../pool';
 import type { Queryable } from './queryable';
 
 /** Webhook endpoints of the quota service and their deliveries (migration quota/0004). */
@@ -126,7 +126,7 @@ export async function deleteEndpoint(db: Queryable, id: string): Promise<void> {
 
 /** Whether an alert rule names the endpoint among its channels. */
 export async function endpointInUse(db: Queryable, id: string): Promise<boolean> {
-  return db.oneFirst(sql.type(z.object({ exists: z.boolean() }))`
+  return db.oneFirst(sql.type(existsRow)`
     SELECT EXISTS (SELECT 1 FROM quota.alert_rules WHERE ${id} = ANY(webhook_endpoint_ids))`);
 }
 

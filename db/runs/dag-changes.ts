@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ulid } from '../ids';
-import { selectOneRow, sql, type DatabasePool, type Tx } from '../pool';
+import { countRow, selectOneRow, sql, type DatabasePool, type Tx } from '../pool';
 import {
   EDGE_CONDITIONS,
   NODE_STATES,
@@ -145,7 +145,6 @@ async function eventStored(tx: Tx, eventId: string): Promise<boolean> {
 }
 
 const maxConcurrentWorkflowsRow = z.object({ max_concurrent_workflows: z.number() });
-const countRow = z.object({ count: z.number() });
 
 /** Serialized with submits on the tenant's quota row (as insertSubmittedWorkflow). */
 async function roomForOneMore(tx: Tx, tenantId: string): Promise<boolean> {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ulid } from '../ids';
-import { selectOneRow, sql, type DatabasePool } from '../pool';
+import { existsRow, countRow, selectOneRow, sql, type DatabasePool } from '../pool';
 import { someDockerHostAlive } from './docker-hosts';
 import { inlineWebhookInsert, type InlineWebhookRow } from './webhooks';
 
@@ -85,7 +85,6 @@ export const runEventRow = z.object({
 export type RunEventRow = z.infer<typeof runEventRow>;
 
 /** A `count(*)::int` (or an int4 count column) named `count`. */
-const countRow = z.object({ count: z.number() });
 
 export interface NewRun {
   trackId: string;
@@ -322,7 +321,6 @@ export async function queuePosition(db: Queryable, run: RunRow): Promise<number 
 /** What taking a slot reads of the run. */
 const slotRunRow = z.object({ tenant_id: z.string(), state: runState, eligible_start: z.string() });
 /** `SELECT EXISTS (…)`: its one column, `exists`. */
-const existsRow = z.object({ exists: z.boolean() });
 const maxConcurrentRunsRow = z.object({ max_concurrent_runs: z.number() });
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { selectOneRow, sql, type DatabasePool } from '../pool';
+import { countRow, selectOneRow, sql, type DatabasePool } from '../pool';
 import { inlineWebhookInsert, type InlineWebhookRow } from './webhooks';
 
 /**
@@ -62,7 +62,7 @@ export async function lockEnabledScheduleCount(
     SELECT max_schedules FROM runs.tenant_quotas WHERE tenant_id = ${tenantId}
     FOR UPDATE`);
   // A statement of its own: its snapshot is taken after the lock.
-  const enabled = await tx.oneFirst(sql.type(z.object({ count: z.number() }))`
+  const enabled = await tx.oneFirst(sql.type(countRow)`
     SELECT count(*)::int FROM runs.schedules WHERE tenant_id = ${tenantId} AND enabled`);
   return { max, enabled };
 }

@@ -1,6 +1,6 @@
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import { z } from 'zod';
-import { sql, type DatabasePool } from '../pool';
+import { countRow, sql, type DatabasePool } from '../pool';
 
 /**
  * Workflow templates in Postgres (migration runs/0009): a template row (its name, description and
@@ -45,7 +45,6 @@ const isNameTaken = (error: unknown) =>
   error instanceof UniqueIntegrityConstraintViolationError && error.constraint === NAME_INDEX;
 
 const maxTemplatesRow = z.object({ max_templates: z.number() });
-const countRow = z.object({ count: z.number() });
 
 /**
  * Takes the tenant's quota row FOR UPDATE, so its template registrations are serialized (as its

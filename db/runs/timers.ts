@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { sql, type DatabasePool } from '../pool';
+import { countRow, sql, type DatabasePool } from '../pool';
 import type { TimerWorkflowInput } from '../../contracts/runs/timer';
 import { inlineWebhookInsert, type InlineWebhookRow } from './webhooks';
 
@@ -55,7 +55,7 @@ export async function lockPendingTimerCount(
     FOR UPDATE`);
   // A statement of its own: its snapshot is taken after the lock, so it sees the timer that the
   // creation holding the lock before us committed.
-  const pending = await tx.oneFirst(sql.type(z.object({ count: z.number() }))`
+  const pending = await tx.oneFirst(sql.type(countRow)`
     SELECT count(*)::int FROM runs.timers WHERE tenant_id = ${tenantId} AND state = 'pending'`);
   return { max, pending };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { sql, type DatabasePool } from '../pool';
+import { countRow, sql, type DatabasePool } from '../pool';
 
 /**
  * Template triggers (migration runs/0013): the row a POST makes (under the tenant's
@@ -74,7 +74,7 @@ export async function lockEnabledTriggerCount(
     SELECT max_triggers FROM runs.tenant_quotas WHERE tenant_id = ${tenantId}
     FOR UPDATE`);
   // A statement of its own: its snapshot is taken after the lock.
-  const enabled = await tx.oneFirst(sql.type(z.object({ count: z.number() }))`
+  const enabled = await tx.oneFirst(sql.type(countRow)`
     SELECT count(*)::int FROM runs.triggers WHERE tenant_id = ${tenantId} AND enabled`);
   return { max, enabled };
 }

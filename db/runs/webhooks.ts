@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { sql, type DatabasePool } from '../pool';
+import { countRow, sql, type DatabasePool } from '../pool';
 import { DISPATCH_LEASE } from './deliveries';
 
 /**
@@ -85,7 +85,7 @@ export async function lockLiveEndpointCount(
     WHERE tenant_id = ${tenantId} FOR UPDATE`);
   // A statement of its own: its snapshot is taken after the lock, so it sees the endpoint the
   // creation that held the lock before committed (one statement would count as of its start).
-  const live = await tx.oneFirst(sql.type(z.object({ count: z.number() }))`
+  const live = await tx.oneFirst(sql.type(countRow)`
     SELECT count(*)::int FROM runs.webhook_endpoints
     WHERE tenant_id = ${tenantId} AND ${LIVE_ENDPOINT}`);
   return { max, live };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { sql, type DatabasePool } from '../pool';
+import { countRow, sql, type DatabasePool } from '../pool';
 import { insertAudit, type AuditRecordInput } from './audit';
 import { inlineWebhookInsert, type InlineWebhookRow } from './webhooks';
 import { storedWorkflowInput } from './runs';
@@ -67,8 +67,6 @@ export const workflowSecretRow = z.object({ name: z.string(), ciphertext: z.stri
 export type WorkflowSecretRow = z.infer<typeof workflowSecretRow>;
 
 export type SubmitOutcome = 'stored' | 'workflow_quota_exceeded' | 'daily_quota_exceeded';
-
-const countRow = z.object({ count: z.number() });
 
 /**
  * Stores a submitted workflow with its nodes, edges, first event and inline webhook, unless the tenant already
