@@ -139,11 +139,11 @@ export class RememberedKeys {
 }
 
 /**
- * Judges a stored credential against the presented secret: a principal, or the spec's 401/403.
+ * Judges a stored credential against the presented secret's hash: a principal, or the spec's
+ * 401/403.
  */
-export function judgeCredential(credential: Credential | null, secret: string): Principal {
+export function judgeCredential(credential: Credential | null, presented: Buffer): Principal {
   const stored = credential ? asBuffer(credential.secret_sha256) : Buffer.alloc(32);
-  const presented = sha256(secret);
   const matches = stored.length === presented.length && timingSafeEqual(stored, presented);
   if (!credential || !matches || credential.revoked)
     throw unauthenticated('unknown or revoked credential');
@@ -184,8 +184,9 @@ export async function authenticate(
   } catch (error) {
     throw authzFailure(error);
   }
-  const principal = judgeCredential(credential, parsed.secret);
-  deps.keys.remember(sha256(parsed.secret), principal);
+  const secretSha256 = sha256(parsed.secret);
+  const principal = judgeCredential(credential, secretSha256);
+  deps.keys.remember(secretSha256, principal);
   return principal;
 }
 
@@ -234,7 +235,7 @@ export async function authenticateAndClaim(
   } catch (error) {
     throw authzFailure(error);
   }
-  const principal = judgeCredential(row, parsed.secret);
+  const principal = judgeCredential(row, secretSha256);
   deps.keys.remember(secretSha256, principal);
   return { principal, claim: row && row.claimed !== null ? row : null };
 }

@@ -11,21 +11,22 @@ import {
 function authenticated(keys: RememberedKeys): string {
   const keyId = randomUUID();
   const secret = randomBytes(32).toString('base64url');
+  const secretSha256 = sha256(secret);
   const principal = judgeCredential(
     {
       key_id: keyId,
       tenant_id: randomUUID(),
       role: 'ledger_poster',
-      secret_sha256: sha256(secret),
+      secret_sha256: secretSha256,
       expired: false,
       revoked: false,
       tenant_status: 'active',
       parent_id: null,
       parent_status: null,
     },
-    secret,
+    secretSha256,
   );
-  keys.remember(sha256(secret), principal);
+  keys.remember(secretSha256, principal);
   return `Bearer ${tokenOf(keyId, secret)}`;
 }
 
