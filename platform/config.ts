@@ -1,9 +1,11 @@
+import fs from 'node:fs';
 import os from 'node:os';
 import Joi from 'joi';
 import proxyAddr from 'proxy-addr';
 import { parseSecretsKey } from './secrets';
 import { parsePayloadKeys, type PayloadKey } from './payload-codec';
 import { labelledMessage } from './joi-messages';
+import { PORT_SETTINGS } from './ports';
 
 /** The entries of a TRUSTED_PROXIES value (comma-separated; blanks ignored). */
 const trustedProxyList = (value: string): string[] =>
@@ -151,13 +153,13 @@ const schema = Joi.object({
     ),
   WORKER_METRICS_PORT: Joi.number()
     .port()
-    .default(9464)
+    .default(PORT_SETTINGS.worker.byDefault)
     .description(
       "where a worker serves /metrics on BIND_HOST: the Temporal SDK's (task slots, schedule-to-start latency, sticky cache) and the process's; 0: a free port, logged at start",
     ),
-  LEDGER_PORT: Joi.number().port().default(8083),
-  RUNS_PORT: Joi.number().port().default(8082),
-  QUOTA_PORT: Joi.number().port().default(8081),
+  LEDGER_PORT: Joi.number().port().default(PORT_SETTINGS.ledger.byDefault),
+  RUNS_PORT: Joi.number().port().default(PORT_SETTINGS.runs.byDefault),
+  QUOTA_PORT: Joi.number().port().default(PORT_SETTINGS.quota.byDefault),
   LOG_LEVEL: Joi.string()
     .valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent')
     .default('info'),
@@ -342,10 +344,44 @@ const schema = Joi.object({
   // --- end quota service ---
 }).unknown(true);
 
+/**
+ * The secrets a deployment may mount as files, as Docker and Kubernetes secrets are: `<NAME>_FILE`
+ * names a file whose content (less one trailing newline) is the value of NAME.
+ */
+export const SECRET_FILE_VARIABLES = [
+  'DATABASE_URL',
+  'REDIS_URL',
+  'TEMPORAL_API_KEY',
+  'TEMPORAL_PAYLOAD_KEYS',
+  'RUNS_SECRETS_KEY',
+  'RUNS_QUOTA_KEY',
+  'LEDGER_QUOTA_KEY',
+  'SMTP_URL',
+] as const;
+
 /** Every variable the configuration reads (a deployment's environment is checked against it). */
-export const CONFIG_VARIABLES: readonly string[] = Object.keys(
-  (schema.describe() as { keys: Record<string, unknown> }).keys,
-);
+export const CONFIG_VARIABLES: readonly string[] = [
+  ...Object.keys((schema.describe() as { keys: Record<string, unknown> }).keys),
+  ...SECRET_FILE_VARIABLES.map((name) => `${name}_FILE`),
+];
+
+/** env with each `<NAME>_FILE` read into NAME; both set, or a file that cannot be read, is refused. */
+function withSecretFiles(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const resolved = { ...env };
+  for (const name of SECRET_FILE_VARIABLES) {
+    const file = env[`${name}_FILE`];
+    if (file === undefined || file === '') continue;
+    if (env[name] !== undefined && env[name] !== '')
+      throw new Error(`invalid configuration: set ${name} or ${name}_FILE, not both`);
+    try {
+      resolved[name] = fs.readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+    } catch (error) {
+      const why = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      throw new Error(`invalid configuration: ${name}_FILE "${file}" cannot be read (${why})`);
+    }
+  }
+  return resolved;
+}
 
 export interface Config {
   databaseUrl: string;
@@ -529,7 +565,7 @@ function temporalTlsOf(v: ValidatedEnv): TemporalTls | null {
 
 /** The configuration from the environment, validated once at start-up (a bad value stops it). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const result: Joi.ValidationResult<unknown> = schema.validate(env, {
+  const result: Joi.ValidationResult<unknown> = schema.validate(withSecretFiles(env), {
     abortEarly: false,
     convert: true,
   });
@@ -629,7 +665,10 @@ export function describeConfig(): string[] {
   const described = schema.describe() as {
     keys: Record<string, { flags?: { default?: unknown; description?: string } }>;
   };
-  return Object.entries(described.keys).map(([key, d]) =>
-    `${key}=${JSON.stringify(d.flags?.default ?? '')}  ${d.flags?.description ?? ''}`.trimEnd(),
-  );
+  return [
+    ...Object.entries(described.keys).map(([key, d]) =>
+      `${key}=${JSON.stringify(d.flags?.default ?? '')}  ${d.flags?.description ?? ''}`.trimEnd(),
+    ),
+    `<NAME>_FILE=""  a file holding NAME's value (a mounted secret), for ${SECRET_FILE_VARIABLES.join(', ')}`,
+  ];
 }

@@ -53,6 +53,7 @@ async function main(): Promise<void> {
     docker,
     workflowBundle,
   });
+  metrics.watch(workers);
   await startCpuProfile(
     process.env.WORKER_CPU_PROFILE_DIR,
     Number(process.env.WORKER_CPU_PROFILE_SECONDS ?? 60),

@@ -1,6 +1,8 @@
 import http from 'node:http';
 import net from 'node:net';
+import type { State, Worker } from '@temporalio/worker';
 import client from 'prom-client';
+import { platformVersion } from '../db/repository';
 import type { Logger } from '../platform/logger';
 
 /**
@@ -11,14 +13,58 @@ import type { Logger } from '../platform/logger';
  * The SDK's native core serves its metrics from a Prometheus exporter of its own; it listens on a
  * loopback port only this process knows, and each scrape of the worker's port reads it and serves
  * both sets in one answer, so one scrape target per worker is enough.
+ *
+ * The same port answers the worker's probes, for Kubernetes and the image's HEALTHCHECK
+ * (cli/healthcheck.ts): /healthz (and /ping) liveness, /readyz readiness.
  */
 export interface WorkerMetrics {
   /** Where the native core's exporter must listen (Runtime.install's `bindAddress`). */
   coreBindAddress: string;
-  /** Serves /metrics on `host:port` (0: a free port, logged); resolves with the port bound. */
+  /**
+   * Serves /metrics and the probes on `host:port` (0: a free port, logged); resolves with the
+   * port bound.
+   */
   listen(host: string, port: number): Promise<number>;
+  /** The process's Temporal workers, once created: /readyz reads their states from then on. */
+  watch(workers: readonly ProbedWorker[]): void;
   close(): Promise<void>;
 }
+
+/** What /readyz reads of a Temporal worker: its task queue and its state. */
+export type ProbedWorker = Pick<Worker, 'getState'> & { options: { taskQueue: string } };
+
+/**
+ * /readyz: 200 once every Temporal worker of the process is RUNNING (Worker#run() called, polling
+ * its task queue), 503 with each one's state otherwise. None yet is not ready: the process is
+ * still bundling its workflows or connecting (a worker is INITIALIZED until run() is called).
+ * STOPPING and after, on SIGTERM, are not ready either, so no new work is routed to it.
+ */
+export function workerReadiness(
+  workers: readonly ProbedWorker[],
+  version: string,
+): { status: 200 | 503; body: WorkerReadiness } {
+  const states = Object.fromEntries(workers.map((w) => [w.options.taskQueue, w.getState()]));
+  const ready = workers.length > 0 && workers.every((w) => w.getState() === 'RUNNING');
+  return {
+    status: ready ? 200 : 503,
+    body: { status: ready ? 'ok' : 'not_ready', workers: states, version },
+  };
+}
+
+export interface WorkerReadiness {
+  status: 'ok' | 'not_ready';
+  /** Each Temporal worker's state by its task queue. */
+  workers: Record<string, State>;
+  /** The platform's version (package.json's). */
+  version: string;
+}
+
+/**
+ * Liveness: 200 while the process serves this port. It asks nothing of Temporal, Postgres or
+ * Docker, so a backend that blips does not get every worker restarted (/readyz says that).
+ * /ping is the same answer, the path the APIs' liveness goes by.
+ */
+const LIVENESS_PATHS = new Set(['/healthz', '/ping']);
 
 export async function prepareWorkerMetrics(
   labels: Record<string, string>,
@@ -28,8 +74,20 @@ export async function prepareWorkerMetrics(
   const registry = new client.Registry();
   registry.setDefaultLabels(labels);
   client.collectDefaultMetrics({ register: registry });
+  const version = platformVersion();
+  let watched: readonly ProbedWorker[] = [];
   const server = http.createServer((req, res) => {
-    if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
+    const path = req.url?.split('?')[0] ?? '';
+    if (req.method === 'GET' && LIVENESS_PATHS.has(path)) {
+      answerJson(res, 200, { status: 'ok', version });
+      return;
+    }
+    if (req.method === 'GET' && path === '/readyz') {
+      const readiness = workerReadiness(watched, version);
+      answerJson(res, readiness.status, readiness.body);
+      return;
+    }
+    if (req.method !== 'GET' || path !== '/metrics') {
       res.writeHead(404).end();
       return;
     }
@@ -52,8 +110,16 @@ export async function prepareWorkerMetrics(
       logger.info({ port: bound }, `worker metrics at http://${host}:${bound}/metrics`);
       return bound;
     },
+    watch(workers) {
+      watched = workers;
+    },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
+}
+
+function answerJson(res: http.ServerResponse, status: number, body: object): void {
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8' });
+  res.end(JSON.stringify(body));
 }
 
 /** The process's metrics, then the native core's as its exporter wrote them. */

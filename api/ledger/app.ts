@@ -171,7 +171,7 @@ export function createLedgerApi(deps: PlatformDeps): ServiceInstance {
     body: { limitBytes: LEDGER_BODY_LIMIT_BYTES, maxDepth: LEDGER_JSON_DEPTH_MAX },
     edge: ledgerEdge(deps),
     routers: [probes, ledgerRouter(ledgerRouteDeps(deps, batchers, holds, postings, callMeter))],
-    quietPaths: ['/healthz', '/metrics'],
+    quietPaths: ['/healthz', '/ping', '/metrics'],
   });
   metrics.registerMetric(postings);
   for (const metric of postingBatchMetrics) metrics.registerMetric(metric);

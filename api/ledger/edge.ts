@@ -9,7 +9,7 @@ import { clientAddress } from '../http/client-address';
 import { countingBatcher } from '../../platform/batching';
 
 /** Paths the edge never limits (probes). */
-export const EDGE_EXEMPT_PATHS = new Set(['/healthz']);
+export const EDGE_EXEMPT_PATHS = new Set(['/healthz', '/ping']);
 
 /**
  * Token bucket per source address, atomic in Redis and timed by the Redis clock (so several

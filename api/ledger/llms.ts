@@ -4,7 +4,7 @@ export const LLMS_TXT = `# Ledger API
 Double-entry ledger over HTTP. Contract: GET /openapi.json (OpenAPI 3.1).
 
 ## Auth
-- Every request except /healthz, /openapi.json and /llms.txt: \`Authorization: Bearer lk_<key id>_<secret>\`.
+- Every request except /healthz, /ping, /openapi.json and /llms.txt: \`Authorization: Bearer lk_<key id>_<secret>\`.
 - One role per key: ledger_admin (asset types, account writes), ledger_poster (transactions, commit, void),
   ledger_reader (all reads), ledger_partner (sub-tenants and their keys; never a client's ledger data).
 - 401 UNAUTHENTICATED / CREDENTIAL_EXPIRED, 403 FORBIDDEN / TENANT_SUSPENDED. Another tenant's ids answer 404.

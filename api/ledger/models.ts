@@ -50,6 +50,14 @@ export const ErrorBody = model('Error', {
   }),
 });
 
+/** What every probe answers with: the release a user can name when reporting a problem. */
+const version = () =>
+  Joi.string().description(
+    "the platform's version (package.json's), the release this process runs",
+  );
+
+export const Alive = model('Alive', { status: Joi.string().valid('ok'), version: version() });
+
 export const Health = model('Health', {
   status: Joi.string().valid('ok'),
   auth_client_credential: Joi.string()
@@ -57,6 +65,7 @@ export const Health = model('Health', {
     .description(
       "ok: the database (the key store) accepts the service's own credential; unknown: not yet checked",
     ),
+  version: version(),
 });
 
 export const Unhealthy = model('Unhealthy', {
@@ -67,6 +76,7 @@ export const Unhealthy = model('Unhealthy', {
     .description(
       "rejected: the database refuses the service's own credential (every keyed request gets 503 AUTHZ_CREDENTIAL_REJECTED); unknown: the database is unreachable",
     ),
+  version: version(),
 });
 
 export const AssetType = model('AssetType', {

@@ -82,7 +82,7 @@ export function createRunsApi(platform: PlatformDeps): ServiceInstance {
       () => metrics,
       () => app,
     ),
-    quietPaths: ['/ping', '/health', '/metrics', '/openapi.json', '/llms.txt'],
+    quietPaths: ['/ping', '/readyz', '/health', '/metrics', '/openapi.json', '/llms.txt'],
   });
   return {
     name: 'runs',

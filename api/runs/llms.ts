@@ -54,7 +54,7 @@ export const LLMS_TXT = `# Container run service (runs)
 
 Runs container images under CPU, memory and time limits on Docker, DAG workflows of such runs,
 and workflow templates, per tenant. Full contract: /openapi.json (every field, bound and code;
-\`x-decisions\` says what the spec left open). Every endpoint but /ping, /health, /metrics,
+\`x-decisions\` says what the spec left open). Every endpoint but /ping, /readyz, /health, /metrics,
 /openapi.json, /llms.txt and /mcp is under /api/v1. Ids (track_id, workflow_id) are ULIDs.
 
 ## Auth

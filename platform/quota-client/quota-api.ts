@@ -1021,6 +1021,9 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         Probe: {
+            /** @description the platform's version (package.json's), the release this process runs */
+            version: string;
+        } & {
             [key: string]: string;
         };
         Error: {

@@ -205,6 +205,12 @@ export const AuditList = model('AuditList', {
 });
 
 const up = () => Joi.string().valid('up', 'down');
+/** In every probe's answer: the release a user can name when reporting a problem. */
+const version = () =>
+  Joi.string().description(
+    "the platform's version (package.json's), the release this process runs",
+  );
+export const Alive = model('Alive', { status: Joi.string().valid('ok'), version: version() });
 export const Health = model('Health', {
   status: Joi.string().valid('ok', 'degraded'),
   database: up(),
@@ -218,6 +224,14 @@ export const Health = model('Health', {
       ),
     busy: integer().allow(null).description('Runs pulling, running or paused.'),
   }),
+  version: version(),
+});
+
+export const Readiness = model('Readiness', {
+  status: Joi.string().valid('ready', 'unavailable'),
+  database: up(),
+  cache: up(),
+  version: version(),
 });
 
 export const SelfCheck = model('SelfCheck', {

@@ -1,4 +1,7 @@
-import { describeConfig, loadConfig } from '../../platform/config';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { CONFIG_VARIABLES, describeConfig, loadConfig } from '../../platform/config';
 
 describe('config', () => {
   it('has working defaults for every key', () => {
@@ -43,6 +46,47 @@ describe('config', () => {
       for (const value of refused) expect(() => loadConfig({ [name]: value })).toThrow(name);
     },
   );
+
+  describe('a secret mounted as a file (<NAME>_FILE)', () => {
+    let dir: string;
+    beforeAll(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'config-secret-'))));
+    afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const secretFile = (name: string, content: string) => {
+      const file = path.join(dir, name);
+      fs.writeFileSync(file, content);
+      return file;
+    };
+
+    it('is read as the value, less one trailing newline, and checked like it', () => {
+      const key = `qk_${'a'.repeat(20)}`;
+      const config = loadConfig({
+        QUOTA_URL: 'http://quota:8081',
+        RUNS_QUOTA_KEY_FILE: secretFile('runs-key', `${key}\n`),
+        DATABASE_URL_FILE: secretFile('db', 'postgres://u:p@db:5432/x'),
+      });
+      expect(config.runs.metering).toMatchObject({ apiKey: key });
+      expect(config.databaseUrl).toBe('postgres://u:p@db:5432/x');
+      expect(() =>
+        loadConfig({ QUOTA_URL: 'http://q', RUNS_QUOTA_KEY_FILE: secretFile('bad', 'nope') }),
+      ).toThrow(/RUNS_QUOTA_KEY/);
+    });
+
+    it('is refused beside the variable itself, or when the file cannot be read', () => {
+      const file = secretFile('both', 'postgres://u:p@db/x');
+      expect(() =>
+        loadConfig({ DATABASE_URL: 'postgres://a@b/c', DATABASE_URL_FILE: file }),
+      ).toThrow('set DATABASE_URL or DATABASE_URL_FILE, not both');
+      expect(() => loadConfig({ LEDGER_QUOTA_KEY_FILE: path.join(dir, 'absent') })).toThrow(
+        /LEDGER_QUOTA_KEY_FILE ".*absent" cannot be read \(ENOENT\)/,
+      );
+    });
+
+    it('is a variable a deployment may set', () => {
+      expect(CONFIG_VARIABLES).toEqual(
+        expect.arrayContaining(['RUNS_QUOTA_KEY_FILE', 'DATABASE_URL_FILE']),
+      );
+    });
+  });
 
   it('documents each key', () => {
     expect(describeConfig().some((line) => line.startsWith('DATABASE_URL='))).toBe(true);

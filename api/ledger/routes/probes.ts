@@ -1,9 +1,10 @@
 import type Router from '@koa/router';
 import type client from 'prom-client';
+import { platformVersion } from '../../../db/repository';
 import { mount, type JsonSchema } from '../../http/contract';
 import { privateNetworkOnly } from '../../http/private-network';
 import { LLMS_TXT } from '../llms';
-import { Health, Unhealthy } from '../models';
+import { Alive, Health, Unhealthy } from '../models';
 import { errorResponse, json, operation } from './operation';
 
 export const PROBE_OPERATIONS = {
@@ -22,6 +23,19 @@ export const PROBE_OPERATIONS = {
         "the database refuses the service's own credential (auth_client_credential rejected) or is unreachable (unknown)",
         Unhealthy,
       ),
+    },
+  }),
+  ping: operation({
+    method: 'get',
+    path: '/ping',
+    summary: 'Ping',
+    role: null,
+    ok: ['200', 'the process is alive'],
+    description:
+      'Liveness: 200 while the process serves HTTP, whatever its backends say (a database blip must not restart every replica; /healthz is the readiness). Touches no backend, never rate limited, not metered, needs no key. Also answers HEAD.',
+    responses: {
+      '200': json('the process is alive', Alive),
+      '405': errorResponse('METHOD_NOT_ALLOWED (GET and HEAD only)'),
     },
   }),
   openapi: operation({
@@ -71,7 +85,7 @@ export const PROBE_OPERATIONS = {
 /** What the probes answer from: the service's health, its document and its metrics registry. */
 export interface ProbeRouteDeps {
   /** /healthz's status and body, from what the backend monitor last saw. */
-  health: () => { status: number; body: unknown };
+  health: () => { status: number; body: object };
   /** The OpenAPI document (openapi.ts, built from these operations: passed in, not imported). */
   document: JsonSchema;
   /** The app's registry, once the app exists. */
@@ -80,10 +94,14 @@ export interface ProbeRouteDeps {
 
 /** Health, the document, metrics and the agent guide: no key, no metering. */
 export function mountProbeRoutes(router: Router, deps: ProbeRouteDeps): void {
+  const version = platformVersion();
   mount(router, PROBE_OPERATIONS.health, [], (ctx) => {
     const health = deps.health();
     ctx.status = health.status;
-    ctx.body = health.body;
+    ctx.body = { ...health.body, version };
+  });
+  mount(router, PROBE_OPERATIONS.ping, [], (ctx) => {
+    ctx.body = { status: 'ok', version };
   });
   mount(router, PROBE_OPERATIONS.openapi, [], (ctx) => {
     ctx.body = deps.document;

@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import Joi from 'joi';
 import { takeTransactionId } from '../../../db/probes';
+import { platformVersion } from '../../../db/repository';
 import { checkAll, redisCheck, withinTimeout } from '../../../db/health';
 import { isBackendUnreachable } from '../../../db/unreachable';
 import { flushLagSeconds } from '../../../services/quota/consumption/ledger-flush';
@@ -13,7 +14,13 @@ const CODE_ERROR = {
   required: ['detail'],
 };
 
-const statusMap = Joi.object().pattern(/^/, Joi.string()).id('Probe');
+const statusMap = Joi.object({
+  version: Joi.string()
+    .required()
+    .description("the platform's version (package.json's), the release this process runs"),
+})
+  .pattern(/^/, Joi.string())
+  .id('Probe');
 const WorkerHealth = Joi.object({
   status: Joi.string().valid('ok', 'lagging'),
   oldest_wait_seconds: Joi.number().min(0).allow(null).description('null: Redis did not answer'),
@@ -137,8 +144,9 @@ export function mountProbeRoutes(router: Router, deps: QuotaRouteDeps): void {
   // SELECT would still answer.
   const commits = () => withinTimeout(() => deps.pool.transaction((tx) => takeTransactionId(tx)));
   const backends = { database: commits, cache: redisCheck(deps.redis) };
+  const version = platformVersion();
   const alive: Parameters<typeof mountOperation>[3] = (ctx) => {
-    ctx.body = { status: 'ok' };
+    ctx.body = { status: 'ok', version };
   };
   mountOperation(router, deps, PROBE_OPERATIONS.healthz, alive);
   mountOperation(router, deps, PROBE_OPERATIONS.ping, alive);
@@ -146,7 +154,7 @@ export function mountProbeRoutes(router: Router, deps: QuotaRouteDeps): void {
     const statuses = await checkAll(backends);
     const ready = Object.values(statuses).every((s) => s === 'up');
     ctx.status = ready ? 200 : 503;
-    ctx.body = { status: ready ? 'ready' : 'unavailable', ...statuses };
+    ctx.body = { status: ready ? 'ready' : 'unavailable', ...statuses, version };
   });
   mountOperation(router, deps, PROBE_OPERATIONS.worker, async (ctx) => {
     const budget = deps.config.quota.flushBudgetSeconds;

@@ -9,9 +9,10 @@ import {
   withinTimeout,
   type BackendCheck,
 } from '../../../db/health';
+import { platformVersion } from '../../../db/repository';
 import { mount } from '../../http/contract';
 import { privateNetworkOnly } from '../../http/private-network';
-import { Health } from '../../../services/runs/models';
+import { Alive, Health, Readiness } from '../../../services/runs/models';
 import { workersStatus } from '../../../services/runs/workers';
 import { ok, refusal, REFUSALS, runsOperation, type RunsOperation } from './operation';
 
@@ -23,8 +24,21 @@ export const PROBE_OPERATIONS = {
     operationId: 'ping',
     summary: 'Liveness',
     responses: {
-      '200': ok(Joi.object({ status: Joi.string().valid('ok') })),
+      '200': ok(Alive),
       '405': refusal(REFUSALS['405']),
+    },
+  }),
+  readyz: runsOperation({
+    method: 'get',
+    path: '/readyz',
+    operationId: 'readiness',
+    summary: 'Readiness: Postgres and Redis answer (what a load balancer or Kubernetes asks)',
+    description:
+      "The API serves once its own backends answer; unlike /health it does not ask a Docker engine (an API's host may have none: the workers run the containers) nor count the workers.",
+    responses: {
+      '200': ok(Readiness),
+      '405': refusal(REFUSALS['405']),
+      '503': ok(Readiness, 'Postgres or Redis is down'),
     },
   }),
   health: runsOperation({
@@ -88,15 +102,22 @@ export function mountProbeRoutes(router: Router, deps: PlatformDeps, sources: Pr
     cache: redisCheck(deps.redis),
     container_runtime: dockerCheck,
   };
+  const version = platformVersion();
   mount(router, ops.ping, [], (ctx) => {
-    ctx.body = { status: 'ok' };
+    ctx.body = { status: 'ok', version };
+  });
+  mount(router, ops.readyz, [], async (ctx) => {
+    const statuses = await checkAll({ database: backends.database, cache: backends.cache });
+    const ready = Object.values(statuses).every((s) => s === 'up');
+    ctx.status = ready ? 200 : 503;
+    ctx.body = { status: ready ? 'ready' : 'unavailable', ...statuses, version };
   });
   mount(router, ops.health, [], async (ctx) => {
     const statuses = await checkAll(backends);
     const healthy = Object.values(statuses).every((s) => s === 'up');
     ctx.status = healthy ? 200 : 503;
     const workers = await workersStatus(deps).catch(() => ({ total: null, busy: null }));
-    ctx.body = { status: healthy ? 'ok' : 'degraded', ...statuses, workers };
+    ctx.body = { status: healthy ? 'ok' : 'degraded', ...statuses, workers, version };
   });
   mount(router, ops.openApi, [], (ctx) => {
     ctx.body = sources.document;

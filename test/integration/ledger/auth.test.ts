@@ -22,7 +22,11 @@ describe('ledger auth, tenants and the operator CLI', () => {
   it('when /healthz is asked (GET or HEAD), then it answers without credentials and reports the credential store', async () => {
     const reply = await call(h.url, 'GET', '/healthz', null);
     expect(reply.status).toBe(200);
-    expect(reply.body).toEqual({ status: 'ok', auth_client_credential: 'ok' });
+    expect(reply.body).toEqual({
+      status: 'ok',
+      auth_client_credential: 'ok',
+      version: expect.any(String),
+    });
     const head = await fetch(`${h.url}/healthz`, { method: 'HEAD' });
     expect(head.status).toBe(200);
   });

@@ -24,7 +24,7 @@ describe('ledger edge and limits', () => {
   const post = (url: string, token: string, raw: string) =>
     call(url, 'POST', '/v1/transactions', token, raw);
 
-  it('when one address sends more than 10/s past a burst of 20, then 429 RATE_LIMITED with Retry-After; /healthz is never limited', async () => {
+  it('when one address sends more than 10/s past a burst of 20, then 429 RATE_LIMITED with Retry-After; /healthz and /ping are never limited', async () => {
     const edge = await new LedgerHarness().start({
       LEDGER_EDGE_RATE_PER_SECOND: '10',
       LEDGER_EDGE_BURST: '20',
@@ -52,7 +52,9 @@ describe('ledger edge and limits', () => {
       });
       expect(Number(limited[0]!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       const probes = await Promise.all(
-        Array.from({ length: 30 }, () => call(edge.url, 'GET', '/healthz', null)),
+        Array.from({ length: 30 }, (_, i) =>
+          call(edge.url, 'GET', i % 2 ? '/ping' : '/healthz', null),
+        ),
       );
       expect(probes.every((r) => r.status === 200)).toBe(true);
     } finally {

@@ -1,13 +1,21 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-argument -- JSON documents and replies in tests */
+import fs from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { loadConfig } from '../../../platform/config';
 import { createDatabasePool, sql, sqlState } from '../../../db/pool';
 import { eventually, startTestService } from '../../support/services';
+import { REPO_ROOT } from '../../support/stack-env';
 import { call, client, LedgerHarness, transfer, type Reply, type TenantClients } from './support';
 
 jest.setTimeout(60_000);
+
+/** The release a user names: package.json's, which every probe reports. */
+const { version } = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as {
+  version: string;
+};
 
 /**
  * /healthz reads what the background monitor last saw of the database, which is also the key
@@ -47,6 +55,20 @@ describe("ledger /healthz and the service's own database credential", () => {
 
   const upstream = new URL(loadConfig().databaseUrl);
 
+  it('when /ping is asked (GET or HEAD) without a key, then 200 with the version, as documented; /healthz reports the same version', async () => {
+    const reply = await call(h.url, 'GET', '/ping', null);
+    expect([reply.status, reply.body]).toEqual([200, { status: 'ok', version }]);
+    documented('GET', '/ping', reply);
+    expect((await fetch(`${h.url}/ping`, { method: 'HEAD' })).status).toBe(200);
+    const healthz = await call(h.url, 'GET', '/healthz', null);
+    expect([healthz.status, healthz.body]).toEqual([
+      200,
+      { status: 'ok', auth_client_credential: 'ok', version },
+    ]);
+    const wrongMethod = await call(h.url, 'POST', '/ping', null);
+    expect([wrongMethod.status, wrongMethod.body.error.code]).toEqual([405, 'METHOD_NOT_ALLOWED']);
+  });
+
   it("when the database refuses the service's login while it serves, then /healthz is 503 rejected and keyed requests (reads, writes, one-statement postings) get 503 AUTHZ_CREDENTIAL_REJECTED; once accepted again, 200 ok without a restart", async () => {
     // A login role of its own (a member of the stack's role, so it sees what the service sees)
     // whose password can change without touching anyone else's connections.
@@ -69,7 +91,7 @@ describe("ledger /healthz and the service's own database credential", () => {
       const health = await call(api.url, 'GET', '/healthz', null);
       expect([health.status, health.body]).toEqual([
         200,
-        { status: 'ok', auth_client_credential: 'ok' },
+        { status: 'ok', auth_client_credential: 'ok', version },
       ]);
       const reader = client(api.url, t.reader.token);
       const poster = client(api.url, t.poster.token);
@@ -94,6 +116,7 @@ describe("ledger /healthz and the service's own database credential", () => {
         status: 'unhealthy',
         reason: expect.any(String),
         auth_client_credential: 'rejected',
+        version,
       });
       documented('GET', '/healthz', rejected);
 
@@ -121,7 +144,7 @@ describe("ledger /healthz and the service's own database credential", () => {
         const reply = await call(api.url, 'GET', '/healthz', null);
         return reply.status === 200 ? reply : undefined;
       }, 10_000);
-      expect(recovered.body).toEqual({ status: 'ok', auth_client_credential: 'ok' });
+      expect(recovered.body).toEqual({ status: 'ok', auth_client_credential: 'ok', version });
       expect((await reader.get('/v1/asset-types')).status).toBe(200);
     } finally {
       await api.stop().catch(() => undefined);
@@ -158,8 +181,12 @@ describe("ledger /healthz and the service's own database credential", () => {
         status: 'unhealthy',
         reason: 'database unreachable',
         auth_client_credential: 'unknown',
+        version,
       });
       documented('GET', '/healthz', health);
+      // Liveness asks no backend: the process is alive, a restart would not bring the database back.
+      const alive = await call(cut.url, 'GET', '/ping', null);
+      expect([alive.status, alive.body]).toEqual([200, { status: 'ok', version }]);
       const reply = await client(cut.url, t.reader.token).get('/v1/asset-types');
       expect([reply.status, reply.body.error.code, reply.headers.get('retry-after')]).toEqual([
         503,

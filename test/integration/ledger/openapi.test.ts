@@ -72,6 +72,7 @@ describe('ledger /openapi.json and /llms.txt', () => {
 
   it('when every route of the spec is exercised, then each real response matches the document', async () => {
     conforms('GET', '/healthz', await call(h.url, 'GET', '/healthz', null));
+    conforms('GET', '/ping', await call(h.url, 'GET', '/ping', null));
     const asset = await t.admin.post('/v1/asset-types', { code: 'USD', kind: 'fiat', scale: 2 });
     conforms('POST', '/v1/asset-types', asset);
     conforms(

@@ -1,5 +1,12 @@
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import { eventually, startTestService, type TestService } from '../../support/services';
+import { REPO_ROOT } from '../../support/stack-env';
+
+const { version } = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as {
+  version: string;
+};
 
 /** fetch() refuses TRACE and other methods it calls forbidden; node:http sends any. */
 function rawRequest(url: string, method: string) {
@@ -40,6 +47,7 @@ describe('the HTTP platform under every service', () => {
   it('answers every liveness and readiness probe with 200 against the running stack', async () => {
     const urls = [
       `${ledger.url}/healthz`,
+      `${ledger.url}/ping`,
       `${runs.url}/ping`,
       `${runs.url}/health`,
       `${runs.url}/metrics`,
@@ -59,6 +67,7 @@ describe('the HTTP platform under every service', () => {
     expect(await (await fetch(`${ledger.url}/healthz`)).json()).toEqual({
       status: 'ok',
       auth_client_credential: 'ok',
+      version,
     });
     expect(await (await fetch(`${runs.url}/health`)).json()).toMatchObject({
       status: 'ok',

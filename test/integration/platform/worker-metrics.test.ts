@@ -1,12 +1,22 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { freePort } from '../../support/api-process';
+import { runHealthcheck } from '../../support/healthcheck';
+import { eventually } from '../../support/services';
+import { REPO_ROOT } from '../../support/stack-env';
 import { WORKER_READY_TIMEOUT_MS, ownWorker } from '../runs/own-worker';
 import { IMAGE, client, newTenant, type Harness } from '../runs/support';
 
+const { version } = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as {
+  version: string;
+};
+
 /**
  * A worker's metrics on its own port (WORKER_METRICS_PORT), as Prometheus scrapes them: the
- * Temporal SDK's for its own task queues beside the process's, after it has served a run.
+ * Temporal SDK's for its own task queues beside the process's, after it has served a run. The
+ * same port answers its probes: liveness (/healthz, /ping) and readiness (/readyz).
  */
-describe("a worker's /metrics", () => {
+describe("a worker's /metrics and probes", () => {
   let port: number;
   let own: ReturnType<typeof ownWorker>;
   let h: Harness;
@@ -58,5 +68,44 @@ describe("a worker's /metrics", () => {
       expect([name, text.includes(`${name}{worker_id="${own.id}"}`)]).toEqual([name, true]);
 
     expect((await fetch(`http://127.0.0.1:${port}/elsewhere`)).status).toBe(404);
+  });
+
+  it('when the worker polls, then /healthz and /ping say it is alive, and /readyz that each of its Temporal workers is RUNNING, with the version; the health check exits 0', async () => {
+    for (const probe of ['/healthz', '/ping']) {
+      const alive = await fetch(`http://127.0.0.1:${port}${probe}`);
+      expect([probe, alive.status, await alive.json()]).toEqual([
+        probe,
+        200,
+        { status: 'ok', version },
+      ]);
+    }
+    // "worker polling" is logged as run() is called on each: RUNNING follows at once.
+    const ready = await eventually(async () => {
+      const reply = await fetch(`http://127.0.0.1:${port}/readyz`);
+      return reply.status === 200 ? reply : undefined;
+    }, 10_000);
+    expect(ready.headers.get('content-type')).toContain('application/json');
+    const { workers, ...rest } = (await ready.json()) as {
+      status: string;
+      workers: Record<string, string>;
+    };
+    expect(rest).toEqual({ status: 'ok', version });
+    const queues = Object.keys(workers);
+    // Its own queues only (the runs, ledger and quota ones, the Docker host's), each RUNNING.
+    expect(queues.length).toBeGreaterThanOrEqual(3);
+    expect(queues.filter((queue) => !queue.startsWith(own.queuePrefix))).toEqual([]);
+    expect(new Set(Object.values(workers))).toEqual(new Set(['RUNNING']));
+
+    const unused = String(await freePort());
+    const check = await runHealthcheck(['worker'], {
+      WORKER_METRICS_PORT: String(port),
+      LEDGER_PORT: unused,
+      RUNS_PORT: unused,
+      QUOTA_PORT: unused,
+    });
+    expect([check.code, check.stderr]).toEqual([0, '']);
+    expect(check.stdout).toContain(
+      `worker: GET http://127.0.0.1:${port}/readyz: 200 {"status":"ok","workers":{`,
+    );
   });
 });

@@ -2,11 +2,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import Ajv2020 from 'ajv/dist/2020';
 import { sql } from '../../../db/pool';
 import { createTemporalClient } from '../../../platform/temporal';
 import { JOB_NAMES, jobScheduleId, jobWorkflowId } from '../../../contracts/quota/jobs';
 import { taskQueues } from '../../../contracts/shared/task-queues';
+import { REPO_ROOT } from '../../support/stack-env';
 import { config, startQuota, type QuotaHarness } from './support';
+
+/** The release a user names: package.json's, which every probe reports. */
+const { version } = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as {
+  version: string;
+};
 
 describe('quota: background jobs and their probes', () => {
   let h: QuotaHarness;
@@ -101,6 +108,26 @@ describe('quota: background jobs and their probes', () => {
       }
     }
   }, 30_000);
+
+  it('answers the liveness probes (/healthz, /ping) and the readiness probe (/readyz) 200 without a key, with the version package.json names, as the document says', async () => {
+    const doc = (await h.as(null).get('/openapi.json')).body;
+    const ajv = new Ajv2020({ strict: false });
+    ajv.addSchema(doc as object, 'quota.json');
+    const expected = {
+      '/healthz': { status: 'ok', version },
+      '/ping': { status: 'ok', version },
+      '/readyz': { status: 'ready', database: 'up', cache: 'up', version },
+    };
+    for (const [probe, body] of Object.entries(expected)) {
+      const reply = await h.as(null).get(probe);
+      expect([probe, reply.status, reply.body]).toEqual([probe, 200, body]);
+      const ref = doc.paths[probe].get.responses['200'].content['application/json'].schema.$ref;
+      const validate = ajv.getSchema(`quota.json${ref}`)!;
+      expect([probe, validate(reply.body) ? [] : validate.errors]).toEqual([probe, []]);
+      // The version is part of the contract: an answer without it is not what the document says.
+      expect([probe, validate({ status: 'ok' })]).toEqual([probe, false]);
+    }
+  });
 
   it('answers /healthz/jobs 503 once a job has had no success within its budget, and 200 after one', async () => {
     // Every job of this run's prefix just succeeded (other test files run some, at any time).

@@ -223,6 +223,12 @@ describe('the runs OpenAPI document', () => {
       body: await health.json(),
       headers: health.headers,
     });
+    const ping = await fetch(`${h.service.url}/ping`);
+    conforms('GET', '/ping', {
+      status: ping.status,
+      body: await ping.json(),
+      headers: ping.headers,
+    });
   });
 
   it("matches the real responses of the operator's self-checks", async () => {

@@ -1,10 +1,17 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { sql } from '../../../db/pool';
 import { retentionScheduleId } from '../../../contracts/runs/retention';
 import { reconcileScheduleId } from '../../../contracts/runs/reconcile';
 import { eventually } from '../../support/services';
+import { REPO_ROOT } from '../../support/stack-env';
 import { IMAGE, client, config, newTenant, startHarness, type Harness } from './support';
 import { createTemporalClient } from '../../../platform/temporal';
+
+/** The release a user names: package.json's, which every probe reports. */
+const { version } = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as {
+  version: string;
+};
 
 describe('runs probes', () => {
   let h: Harness;
@@ -24,6 +31,7 @@ describe('runs probes', () => {
       database: 'up',
       cache: 'up',
       container_runtime: 'up',
+      version,
     });
     expect(body.workers.total).toBeGreaterThanOrEqual(1);
     expect(body.workers.busy).toBeGreaterThanOrEqual(0);
@@ -42,8 +50,9 @@ describe('runs probes', () => {
     await api.call('POST', `/api/v1/runs/${body.track_id}/kill`);
   }, 30_000);
 
-  it('when /ping and /metrics are asked from loopback, then they answer without a key', async () => {
-    expect((await fetch(`${h.service.url}/ping`)).status).toBe(200);
+  it('when /ping and /metrics are asked from loopback, then they answer without a key; /ping says the version', async () => {
+    const ping = await fetch(`${h.service.url}/ping`);
+    expect([ping.status, await ping.json()]).toEqual([200, { status: 'ok', version }]);
     const metrics = await fetch(`${h.service.url}/metrics`);
     expect(metrics.status).toBe(200);
     expect(await metrics.text()).toMatch(/http_request_duration_seconds/);

@@ -853,7 +853,14 @@ class PolicyUsageOut(BaseModel):
     """
 
 
-Probe = TypeAliasType("Probe", dict[Annotated[str, StringConstraints(pattern=r"^")], str])
+class Probe(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    version: Annotated[str, Field(min_length=1)]
+    """
+    the platform's version (package.json's), the release this process runs
+    """
 
 
 RefillRatePerSec = TypeAliasType(
