@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { ulid } from 'ulid';
 
@@ -77,6 +79,28 @@ describe('platform metering: the services wired to the quota service', () => {
       status: 403,
       body: { detail: 'insufficient_scope' },
     });
+  });
+
+  it('when the keys are ensured in a directory, then they are made once, a file each (0600), and kept after', async () => {
+    const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'metering-keys-')), 'keys');
+    try {
+      const args = ['keys', 'ensure', '--dir', dir, '--tenant-name', `platform-metering-${ulid()}`];
+      expect(await json('platform-metering', args)).toMatchObject({
+        made: ['RUNS_QUOTA_KEY', 'LEDGER_QUOTA_KEY'],
+      });
+      const read = (name: string) => fs.readFileSync(path.join(dir, name), 'utf8');
+      const keys = { runs: read('RUNS_QUOTA_KEY'), ledger: read('LEDGER_QUOTA_KEY') };
+      expect(keys.runs).toMatch(/^qk_\S+\n$/);
+      expect(fs.statSync(path.join(dir, 'LEDGER_QUOTA_KEY')).mode & 0o777).toBe(0o600);
+      expect(await json('platform-metering', args)).toEqual({ dir, made: [] });
+      expect({ runs: read('RUNS_QUOTA_KEY'), ledger: read('LEDGER_QUOTA_KEY') }).toEqual(keys);
+      // the key read from its file, as a service given RUNS_QUOTA_KEY_FILE does, acts there
+      const usage = await quota(keys.runs.trim())('GET', '/v1/subjects/runs%3At%3Ak/usage');
+      expect(usage.status).toBe(200);
+      expect((await run('platform-metering', ['keys', 'ensure'])).code).toBe(2);
+    } finally {
+      fs.rmSync(path.dirname(dir), { recursive: true, force: true });
+    }
   });
 
   it('when quota-admin tenant-key create is given a scope outside the catalogue or no tenant, then it is a usage error; an unknown tenant is not found', async () => {
