@@ -2,9 +2,12 @@ import fs from 'node:fs';
 
 /**
  * A tool scripts/stack builds once from its Go module, as scripts/test names it in the
- * environment (HELM, SEAWEEDFS); a test run without it says how to get it.
+ * environment (HELM, KUBECONFORM, SEAWEEDFS); a test run without it says how to get it.
  */
-export function builtTool(variable: 'HELM' | 'SEAWEEDFS', stackCommand: string): string {
+export function builtTool(
+  variable: 'HELM' | 'KUBECONFORM' | 'SEAWEEDFS',
+  stackCommand: string,
+): string {
   const binary = process.env[variable];
   if (!binary || !fs.existsSync(binary))
     throw new Error(

@@ -69,3 +69,70 @@ envFrom:
     secretName: {{ .Values.temporalTls.existingSecret }}
 {{- end }}
 {{- end -}}
+
+{{/*
+The restricted Pod Security Standard, at the pod's level: a numeric non-root user (the image's
+`node`) and the runtime's default seccomp profile. Every pod but the docker worker's.
+*/}}
+{{- define "platform.podSecurityContext" -}}
+securityContext:
+  runAsNonRoot: true
+  runAsUser: {{ .Values.podSecurity.runAsUser }}
+  runAsGroup: {{ .Values.podSecurity.runAsGroup }}
+  seccompProfile:
+    type: RuntimeDefault
+{{- end -}}
+
+{{/*
+The restricted Pod Security Standard, at the container's level: no privilege escalation, no
+capabilities; and a read-only root filesystem, which the processes allow (they write no file but
+run logs, and libraries get an emptyDir at /tmp: platform.tmpVolume).
+*/}}
+{{- define "platform.containerSecurityContext" -}}
+securityContext:
+  allowPrivilegeEscalation: false
+  readOnlyRootFilesystem: true
+  capabilities:
+    drop: [ALL]
+{{- end -}}
+
+{{- define "platform.tmpMount" -}}
+- name: tmp
+  mountPath: /tmp
+{{- end -}}
+
+{{- define "platform.tmpVolume" -}}
+- name: tmp
+  emptyDir:
+    sizeLimit: 64Mi
+{{- end -}}
+
+{{/* An HTTP probe of `path` on the container's port `port` (a name). */}}
+{{- define "platform.httpProbe" -}}
+httpGet:
+  path: {{ .path }}
+  port: {{ .port }}
+{{- end -}}
+
+{{/*
+Startup, liveness and readiness of a process serving `liveness` and `readiness` on `port`. The
+startup probe gives a slow start (bundling the workflows, a database still coming up) a minute
+before liveness counts; liveness restarts a process that has not answered for 30 s; readiness
+takes a pod out of its Service after 10 s of 503s.
+*/}}
+{{- define "platform.probes" -}}
+startupProbe:
+  {{- include "platform.httpProbe" (dict "path" .liveness "port" .port) | nindent 2 }}
+  periodSeconds: 2
+  failureThreshold: 30
+livenessProbe:
+  {{- include "platform.httpProbe" (dict "path" .liveness "port" .port) | nindent 2 }}
+  periodSeconds: 10
+  timeoutSeconds: 5
+  failureThreshold: 3
+readinessProbe:
+  {{- include "platform.httpProbe" (dict "path" .readiness "port" .port) | nindent 2 }}
+  periodSeconds: 5
+  timeoutSeconds: 5
+  failureThreshold: 2
+{{- end -}}
