@@ -21,15 +21,19 @@ const integration = {
 };
 
 // Integration files that run after the others, one at a time: the fault tests restart Postgres,
-// Redis and Temporal; fast-mode counts what the shared Redis ledger stream holds; and the files
-// that use the tools scripts/test builds from Go beside the shared run on a fresh machine (Helm,
-// SeaweedFS, the cluster's Temporal server). Every other integration file runs beside another (two jest workers).
+// Redis and Temporal; fast-mode counts what the shared Redis ledger stream holds; the files that
+// use what scripts/test builds beside the shared run on a fresh machine (Helm, SeaweedFS, the
+// cluster's Temporal server, Docker Compose and the images the Dockerfile and Compose name); and
+// the Compose stack, whose worker shares this host's Docker engine. Every other integration file
+// runs beside another (two jest workers).
 const SERIAL = [
   '/test/integration/faults/',
   '/test/integration/quota/fast-mode.test.ts',
   '/test/integration/platform/helm-chart.test.ts',
   '/test/integration/runs/log-objects.test.ts',
   '/test/integration/platform/cluster.test.ts',
+  '/test/integration/platform/image.test.ts',
+  '/test/integration/platform/compose.test.ts',
 ];
 
 module.exports = {
