@@ -22,22 +22,33 @@ export function firstCalls(service: Service): FirstCalls {
 /** The top README's metering walk-through (its "One platform" section). */
 export const meteringCalls = (): FirstCalls => markedCalls('README.md', '<!-- metering calls:');
 
-function markedCalls(file: string, marker: string): FirstCalls {
+/**
+ * The sh block after `marker` (exactly one in `file`), and the text block that follows it when
+ * the README says what it prints ("It prints" right after the block; else prints is '').
+ */
+export function markedCalls(file: string, marker: string): FirstCalls {
   const readme = fs.readFileSync(path.join(REPO_ROOT, file), 'utf8');
   const parts = readme.split(marker);
   if (parts.length !== 2) throw new Error(`want exactly one "${marker}" marker in ${file}`);
-  const found = /```sh\n([\s\S]*?)```[\s\S]*?```text\n([\s\S]*?)```/.exec(parts[1]!);
-  if (!found) throw new Error('the marker is not followed by an sh block and a text block');
-  return { script: found[1]!, prints: found[2]! };
+  const block = /```sh\n([\s\S]*?)```/.exec(parts[1]!);
+  if (!block) throw new Error(`the marker "${marker}" is not followed by an sh block`);
+  const after = parts[1]!.slice(block.index + block[0].length);
+  const prints = /^\s*It prints\b(?:(?!```)[\s\S])*```text\n([\s\S]*?)```/.exec(after);
+  return { script: block[1]!, prints: prints?.[1] ?? '' };
 }
 
-/** The script pasted into bash at the clone's root, as a reader runs it. */
-export function runBash(script: string, env: NodeJS.ProcessEnv) {
+/** The script pasted into bash in `cwd` (the clone's root), as a reader runs it. */
+export function runBash(
+  script: string,
+  env: NodeJS.ProcessEnv,
+  cwd = REPO_ROOT,
+  timeoutMs = 180_000,
+) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     execFile(
       'bash',
       ['-c', `set -euo pipefail\n${script}`],
-      { cwd: REPO_ROOT, env, timeout: 180_000 },
+      { cwd, env, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
         resolve({ code, stdout, stderr });
