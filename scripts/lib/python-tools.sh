@@ -5,8 +5,8 @@
 # data directory: nothing is installed system-wide.
 # - schemathesis (the contract fuzzer) and the rest of test/fuzz/requirements.txt;
 # - the quota service's Python SDK, installed as its README says (`pip install ./sdk/python`, not
-#   editable: the tests import what that line installs), with its test tools, pinned in
-#   sdk/python/requirements-test.txt.
+#   editable: the tests import what that line installs), with its test tools and the tools that
+#   build its wheel and sdist (build, hatchling), pinned in sdk/python/requirements-test.txt.
 # Quick when nothing changed: the venv keeps a copy of the requirements it was made from (made
 # again only when they differ) and a hash of the SDK's files (reinstalled only when it differs).
 PYTHON_REQUIREMENTS=(test/fuzz/requirements.txt sdk/python/requirements-test.txt)
@@ -42,11 +42,11 @@ make_python_venv() {
   cat "${PYTHON_REQUIREMENTS[@]}" >"$venv/requirements.installed"
 }
 
-# The hash of what `pip install ./sdk/python` installs (its metadata, README and package).
+# The hash of what `pip install ./sdk/python` installs (its metadata, README, licence and package).
 python_sdk_hash() {
   (
     cd "$PYTHON_SDK" &&
-      find pyproject.toml README.md src -type f ! -path '*/__pycache__/*' -print0 |
+      find pyproject.toml README.md LICENSE src -type f ! -path '*/__pycache__/*' -print0 |
       LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1
   )
 }

@@ -19,6 +19,11 @@ describe('a release a user can name', () => {
   it('is under the Apache License 2.0, stated as its SPDX id by every manifest and document', () => {
     expect(read('LICENSE')).toMatch(/^\s*Apache License\s+Version 2\.0, January 2004/);
     expect(manifest.license).toBe('Apache-2.0');
+    expect(JSON.parse(read('sdk/typescript/package.json'))).toMatchObject({
+      license: 'Apache-2.0',
+    });
+    // a Python distribution's licence file must lie beside its pyproject.toml (PEP 639)
+    expect(read('sdk/python/LICENSE')).toBe(read('LICENSE'));
     expect(tomlString('license')).toBe('Apache-2.0');
     for (const document of [ledgerDocument, quotaDocument, runsDocument])
       expect(document.info).toMatchObject({
@@ -26,14 +31,19 @@ describe('a release a user can name', () => {
       });
   });
 
-  it('carries one version: the chart, the Python SDK and the CHANGELOG name the one package.json names', () => {
+  it('carries one version: the chart, both SDKs, the image and the CHANGELOG name the one package.json names', () => {
     const { version } = manifest;
     expect(version).toMatch(/^\d+\.\d+\.\d+$/);
     expect(/^appVersion: '?([^'\s]+)'?$/m.exec(read('deploy/helm/platform/Chart.yaml'))?.[1]).toBe(
       version,
     );
     expect(tomlString('version')).toBe(version);
+    expect((JSON.parse(read('sdk/typescript/package.json')) as { version: string }).version).toBe(
+      version,
+    );
     expect(read('sdk/python/src/quota_client/_version.py')).toContain(`__version__ = "${version}"`);
     expect(read('CHANGELOG.md')).toContain(`## [${version}] - `);
+    // the image's org.opencontainers.image.version label
+    expect(/^ARG PLATFORM_VERSION=(\S+)$/m.exec(read('Dockerfile'))?.[1]).toBe(version);
   });
 });
