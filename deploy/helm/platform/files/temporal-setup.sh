@@ -1,7 +1,9 @@
 #!/bin/sh
-# One-shot step of docker-compose.yml (temporalio/admin-tools image): waits for the Temporal
-# frontend, makes sure the namespace exists, and registers every search attribute listed in
-# scripts/search-attributes.txt (one Name=Type per line) that is missing. Idempotent.
+# The Temporal set-up of a deployment, on the temporalio/admin-tools image: the Helm chart's hook
+# Job and docker-compose.yml's temporal-setup step both run this file (it lives in the chart, which
+# can carry only its own files). Waits for the Temporal frontend, makes sure the namespace exists,
+# and registers every search attribute listed in scripts/search-attributes.txt (one Name=Type per
+# line) that is missing. Idempotent.
 set -eu
 ADDR=${TEMPORAL_ADDRESS:-temporal:7233}
 NS=${TEMPORAL_NAMESPACE:-default}
