@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { portOf, type PortOwner } from '../platform/ports';
+import { portOf, type PortOwner as Role } from '../platform/ports';
 
 /**
  * The image's HEALTHCHECK (Dockerfile) and docker-compose.yml's per service: asks a process of this
@@ -23,13 +23,12 @@ const PROBE_TIMEOUT_MS = 3_000;
 const BODY_SHOWN_CHARS_MAX = 300;
 
 /** Each process's readiness probe, on the port its configuration names (platform/ports.ts). */
-const PROBES: Record<PortOwner, string> = {
+const PROBES: Record<Role, string> = {
   ledger: '/healthz',
   runs: '/readyz',
   quota: '/readyz',
   worker: '/readyz',
 };
-type Role = PortOwner;
 
 const USAGE = `usage: healthcheck [${Object.keys(PROBES).join('|')}]
   asks the role's readiness probe on 127.0.0.1 at its configured port; without a role, every

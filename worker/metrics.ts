@@ -43,11 +43,11 @@ export function workerReadiness(
   workers: readonly ProbedWorker[],
   version: string,
 ): { status: 200 | 503; body: WorkerReadiness } {
-  const states = Object.fromEntries(workers.map((w) => [w.options.taskQueue, w.getState()]));
-  const ready = workers.length > 0 && workers.every((w) => w.getState() === 'RUNNING');
+  const states = workers.map((w) => [w.options.taskQueue, w.getState()] as const);
+  const ready = states.length > 0 && states.every(([, state]) => state === 'RUNNING');
   return {
     status: ready ? 200 : 503,
-    body: { status: ready ? 'ok' : 'not_ready', workers: states, version },
+    body: { status: ready ? 'ok' : 'not_ready', workers: Object.fromEntries(states), version },
   };
 }
 

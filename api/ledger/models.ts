@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { releaseVersionField } from '../../platform/release';
 import { LEDGER_ROLES } from '../../db/ledger/tenants';
 import { ENTRY_STATES } from '../../services/ledger/accounts';
 import { ASSET_KINDS } from '../../services/ledger/asset-types';
@@ -50,13 +51,10 @@ export const ErrorBody = model('Error', {
   }),
 });
 
-/** What every probe answers with: the release a user can name when reporting a problem. */
-const version = () =>
-  Joi.string().description(
-    "the platform's version (package.json's), the release this process runs",
-  );
-
-export const Alive = model('Alive', { status: Joi.string().valid('ok'), version: version() });
+export const Alive = model('Alive', {
+  status: Joi.string().valid('ok'),
+  version: releaseVersionField(),
+});
 
 export const Health = model('Health', {
   status: Joi.string().valid('ok'),
@@ -65,7 +63,7 @@ export const Health = model('Health', {
     .description(
       "ok: the database (the key store) accepts the service's own credential; unknown: not yet checked",
     ),
-  version: version(),
+  version: releaseVersionField(),
 });
 
 export const Unhealthy = model('Unhealthy', {
@@ -76,7 +74,7 @@ export const Unhealthy = model('Unhealthy', {
     .description(
       "rejected: the database refuses the service's own credential (every keyed request gets 503 AUTHZ_CREDENTIAL_REJECTED); unknown: the database is unreachable",
     ),
-  version: version(),
+  version: releaseVersionField(),
 });
 
 export const AssetType = model('AssetType', {

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { releaseVersionField } from '../../platform/release';
 import { RUN_STATES } from '../../db/runs/runs';
 import { TIER_LIMIT_FIELDS } from '../../db/runs/tenants';
 import { UTC_INSTANT_PATTERN } from '../../platform/instant';
@@ -205,12 +206,10 @@ export const AuditList = model('AuditList', {
 });
 
 const up = () => Joi.string().valid('up', 'down');
-/** In every probe's answer: the release a user can name when reporting a problem. */
-const version = () =>
-  Joi.string().description(
-    "the platform's version (package.json's), the release this process runs",
-  );
-export const Alive = model('Alive', { status: Joi.string().valid('ok'), version: version() });
+export const Alive = model('Alive', {
+  status: Joi.string().valid('ok'),
+  version: releaseVersionField(),
+});
 export const Health = model('Health', {
   status: Joi.string().valid('ok', 'degraded'),
   database: up(),
@@ -224,14 +223,14 @@ export const Health = model('Health', {
       ),
     busy: integer().allow(null).description('Runs pulling, running or paused.'),
   }),
-  version: version(),
+  version: releaseVersionField(),
 });
 
 export const Readiness = model('Readiness', {
   status: Joi.string().valid('ready', 'unavailable'),
   database: up(),
   cache: up(),
-  version: version(),
+  version: releaseVersionField(),
 });
 
 export const SelfCheck = model('SelfCheck', {

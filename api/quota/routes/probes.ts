@@ -2,7 +2,9 @@ import type Router from '@koa/router';
 import Joi from 'joi';
 import { takeTransactionId } from '../../../db/probes';
 import { platformVersion } from '../../../db/repository';
-import { checkAll, redisCheck, withinTimeout } from '../../../db/health';
+import { redisCheck, withinTimeout } from '../../../db/health';
+import { releaseVersionField } from '../../../platform/release';
+import { answerReadiness } from '../../http/readiness';
 import { isBackendUnreachable } from '../../../db/unreachable';
 import { flushLagSeconds } from '../../../services/quota/consumption/ledger-flush';
 import { JSON_RPC_ERROR, MCP_REQUEST_BODY, mcpTransportResponses } from '../../mcp/contract';
@@ -15,9 +17,7 @@ const CODE_ERROR = {
 };
 
 const statusMap = Joi.object({
-  version: Joi.string()
-    .required()
-    .description("the platform's version (package.json's), the release this process runs"),
+  version: releaseVersionField().required(),
 })
   .pattern(/^/, Joi.string())
   .id('Probe');
@@ -150,12 +150,9 @@ export function mountProbeRoutes(router: Router, deps: QuotaRouteDeps): void {
   };
   mountOperation(router, deps, PROBE_OPERATIONS.healthz, alive);
   mountOperation(router, deps, PROBE_OPERATIONS.ping, alive);
-  mountOperation(router, deps, PROBE_OPERATIONS.readyz, async (ctx) => {
-    const statuses = await checkAll(backends);
-    const ready = Object.values(statuses).every((s) => s === 'up');
-    ctx.status = ready ? 200 : 503;
-    ctx.body = { status: ready ? 'ready' : 'unavailable', ...statuses, version };
-  });
+  mountOperation(router, deps, PROBE_OPERATIONS.readyz, (ctx) =>
+    answerReadiness(ctx, backends, version),
+  );
   mountOperation(router, deps, PROBE_OPERATIONS.worker, async (ctx) => {
     const budget = deps.config.quota.flushBudgetSeconds;
     const lag = await flushLagSeconds(deps.redis).catch((error: unknown) => {

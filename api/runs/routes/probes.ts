@@ -11,6 +11,7 @@ import {
 } from '../../../db/health';
 import { platformVersion } from '../../../db/repository';
 import { mount } from '../../http/contract';
+import { answerReadiness } from '../../http/readiness';
 import { privateNetworkOnly } from '../../http/private-network';
 import { Alive, Health, Readiness } from '../../../services/runs/models';
 import { workersStatus } from '../../../services/runs/workers';
@@ -106,12 +107,9 @@ export function mountProbeRoutes(router: Router, deps: PlatformDeps, sources: Pr
   mount(router, ops.ping, [], (ctx) => {
     ctx.body = { status: 'ok', version };
   });
-  mount(router, ops.readyz, [], async (ctx) => {
-    const statuses = await checkAll({ database: backends.database, cache: backends.cache });
-    const ready = Object.values(statuses).every((s) => s === 'up');
-    ctx.status = ready ? 200 : 503;
-    ctx.body = { status: ready ? 'ready' : 'unavailable', ...statuses, version };
-  });
+  mount(router, ops.readyz, [], (ctx) =>
+    answerReadiness(ctx, { database: backends.database, cache: backends.cache }, version),
+  );
   mount(router, ops.health, [], async (ctx) => {
     const statuses = await checkAll(backends);
     const healthy = Object.values(statuses).every((s) => s === 'up');

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { CONFIG_VARIABLES, loadConfig } from '../../../platform/config';
+import { namedImages } from '../../support/images';
 
 /**
  * docker-compose.yml's structure against the repository, in a second (it runs for real in
@@ -133,8 +134,7 @@ describe('docker-compose.yml', () => {
   });
 
   it('pulls only images that deploy/offline-images makes a stand-in for where none can be pulled', () => {
-    const list = fs.readFileSync(path.join(ROOT, 'deploy/offline-images/images.txt'), 'utf8');
-    const standIns = list.split('\n').map((line) => line.replace(/#.*/, '').trim().split(/\s+/)[1]);
+    const standIns = namedImages();
     const pulled = Object.values(services)
       .filter((s) => s.build === undefined)
       .map((s) => withDefaults(s.image!));
