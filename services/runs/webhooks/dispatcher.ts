@@ -8,25 +8,21 @@ import {
 import type { Send } from '../../../platform/webhooks/attempts';
 import { webhookTerms } from '../../../platform/webhooks/terms';
 import { sendAndRecord } from './attempt';
-import type { DeliveryWorkflowInput } from '../../../contracts/shared/delivery';
-
-/** A delivery handed over for its first attempt, or for its workflow (starter.ts). */
-export interface DeliveryStart {
-  deliveryId: string;
-  tenantId: string;
-  endpointId: string;
-  /** For the execution's summary; looked up when a caller did not have it at hand. */
-  eventType?: string;
-  /** A delivery whose first attempt was made without its workflow: where the workflow goes on. */
-  resumeFrom?: DeliveryWorkflowInput['resumeFrom'];
-}
+import {
+  emptyBacklog,
+  enqueue,
+  startWaitingAttempts,
+  waitingIds,
+  type AttemptOutcome,
+  type Attempts,
+  type Backlog,
+  type DeliveryStart,
+} from './backlog';
 
 /** First attempts in flight per API process (each holds a connection to its receiver). */
 const IN_FLIGHT_MAX = 32;
 /** Deliveries waiting here; past this, new ones are left for a dispatcher to adopt later. */
 const QUEUED_MAX = 10_000;
-/** How soon a first attempt held back by an earlier one of another process asks again. */
-const WAIT_RETRY_MS = 50;
 /**
  * How often the leases of the deliveries waiting here are renewed, and lapsed ones of other
  * processes adopted.
@@ -52,10 +48,16 @@ export function createDeliveryDispatcher(
 ) {
   const terms = firstAttemptTerms(deps, startWorkflow);
   const backlog = emptyBacklog();
-  const pump = () =>
-    startWaitingAttempts(backlog, (endpointId, delivery) =>
-      attemptInTurn(deps, terms, backlog, endpointId, delivery),
-    );
+  const attempts: Attempts = {
+    inFlightMax: IN_FLIGHT_MAX,
+    attempt: (delivery) => attemptFirst(deps, terms, delivery),
+    failed: (delivery, error) =>
+      deps.logger.warn(
+        { err: (error as Error).message, deliveryId: delivery.deliveryId },
+        'webhook first attempt left to its workflow',
+      ),
+  };
+  const pump = () => startWaitingAttempts(backlog, attempts);
   const leases = startLeaseTicks(deps, taskQueue, backlog, pump);
 
   return {
@@ -81,21 +83,6 @@ interface FirstAttemptTerms {
   startWorkflow: (delivery: DeliveryStart) => void;
 }
 
-/**
- * The deliveries waiting in one dispatcher and its attempts in flight: that dispatcher's own,
- * changed only by its helpers below.
- */
-interface Backlog {
-  /** Per endpoint, its deliveries in the order made (ascending delivery_id). */
-  queues: Map<string, DeliveryStart[]>;
-  /** Endpoints with a first attempt in flight: one at a time each, to keep their order. */
-  busy: Set<string>;
-  inFlight: Set<Promise<void>>;
-  /** Deliveries in `queues`, bounded by QUEUED_MAX. */
-  queued: number;
-  stopped: boolean;
-}
-
 function firstAttemptTerms(
   deps: PlatformDeps,
   startWorkflow: (delivery: DeliveryStart) => void,
@@ -109,16 +96,12 @@ function firstAttemptTerms(
   return { send: sender.send.bind(sender), retryDelaysSeconds, startWorkflow };
 }
 
-function emptyBacklog(): Backlog {
-  return { queues: new Map(), busy: new Set(), inFlight: new Set(), queued: 0, stopped: false };
-}
-
 /** A delivery's first attempt; 'wait' while an earlier one of its endpoint is outstanding. */
 async function attemptFirst(
   deps: PlatformDeps,
   terms: FirstAttemptTerms,
   delivery: DeliveryStart,
-): Promise<'done' | 'wait'> {
+): Promise<AttemptOutcome> {
   const target = await beginDispatchedAttempt(deps.pool, delivery.deliveryId);
   if (target === 'wait') return 'wait';
   if (target === null) return 'done'; // another process's now, or ended
@@ -141,70 +124,6 @@ async function attemptFirst(
 }
 
 /**
- * A delivery's first attempt in its endpoint's turn; one held back goes to the head of its
- * queue again after WAIT_RETRY_MS, and the endpoint is free for its next one either way.
- */
-async function attemptInTurn(
-  deps: PlatformDeps,
-  terms: FirstAttemptTerms,
-  backlog: Backlog,
-  endpointId: string,
-  delivery: DeliveryStart,
-): Promise<void> {
-  let outcome: 'done' | 'wait' = 'done';
-  try {
-    outcome = await attemptFirst(deps, terms, delivery);
-  } catch (error) {
-    // Left as it is: adopted again once its lease lapses, or, begun, attempted by its workflow.
-    deps.logger.warn(
-      { err: (error as Error).message, deliveryId: delivery.deliveryId },
-      'webhook first attempt left to its workflow',
-    );
-  }
-  if (outcome === 'wait') {
-    await new Promise((resolve) => setTimeout(resolve, WAIT_RETRY_MS));
-    backlog.queues.get(endpointId)!.unshift(delivery);
-    backlog.queued++;
-  }
-  backlog.busy.delete(endpointId);
-}
-
-/**
- * Starts the next attempt of each endpoint not busy, up to IN_FLIGHT_MAX; each attempt's end
- * starts the next ones again.
- */
-function startWaitingAttempts(
-  backlog: Backlog,
-  attempt: (endpointId: string, delivery: DeliveryStart) => Promise<void>,
-): void {
-  for (const [endpointId, queue] of backlog.queues) {
-    if (backlog.inFlight.size >= IN_FLIGHT_MAX || backlog.stopped) return;
-    if (backlog.busy.has(endpointId)) continue;
-    const next = queue.shift();
-    if (next === undefined) {
-      backlog.queues.delete(endpointId);
-      continue;
-    }
-    backlog.queued--;
-    backlog.busy.add(endpointId);
-    const running = attempt(endpointId, next).finally(() => {
-      backlog.inFlight.delete(running);
-      startWaitingAttempts(backlog, attempt);
-    });
-    backlog.inFlight.add(running);
-  }
-}
-
-function enqueue(backlog: Backlog, delivery: DeliveryStart): void {
-  const queue = backlog.queues.get(delivery.endpointId) ?? [];
-  // In delivery_id order, whatever order their transactions committed in: an earlier one
-  // queued behind a later one would hold it back (and itself) until its lease ran out.
-  queue.splice(insertionIndex(queue, BigInt(delivery.deliveryId)), 0, delivery);
-  backlog.queues.set(delivery.endpointId, queue);
-  backlog.queued++;
-}
-
-/**
  * Renews the leases of the deliveries waiting here, then adopts the lapsed ones of other
  * processes into the room left below QUEUED_MAX.
  */
@@ -214,10 +133,7 @@ async function tickLeases(
   backlog: Backlog,
   pump: () => void,
 ): Promise<void> {
-  await renewDispatchLeases(
-    deps.pool,
-    [...backlog.queues.values()].flat().map((d) => d.deliveryId),
-  );
+  await renewDispatchLeases(deps.pool, waitingIds(backlog));
   const room = QUEUED_MAX - backlog.queued;
   if (room <= 0 || backlog.stopped) return;
   for (const delivery of await adoptLapsedDeliveries(deps.pool, taskQueue, room))
@@ -239,11 +155,4 @@ function startLeaseTicks(
   }, LEASE_TICK_MS);
   leases.unref();
   return leases;
-}
-
-/** Where a delivery goes in a queue kept in ascending delivery_id order (usually its end). */
-function insertionIndex(queue: DeliveryStart[], id: bigint): number {
-  let i = queue.length;
-  while (i > 0 && BigInt(queue[i - 1]!.deliveryId) > id) i--;
-  return i;
 }

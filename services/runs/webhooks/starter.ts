@@ -14,7 +14,8 @@ import {
 import { deliveryWorkflowId, type DeliveryWorkflowInput } from '../../../contracts/shared/delivery';
 import { deliverySummary } from '../../../contracts/shared/summaries';
 import { webhookTerms } from '../../../platform/webhooks/terms';
-import { createDeliveryDispatcher, type DeliveryStart } from './dispatcher';
+import { createDeliveryDispatcher } from './dispatcher';
+import type { DeliveryStart } from './backlog';
 
 /** The runs queue of this deployment: its delivery rows are started there (and only those). */
 export const runsQueue = (deps: Pick<PlatformDeps, 'config'>): string =>

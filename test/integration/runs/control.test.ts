@@ -272,17 +272,31 @@ describe('run control, logs and utilization', () => {
 
 describe("a control when the run's workflow cannot answer", () => {
   let h: Harness;
+  const temporal = createTemporalClient(config);
   beforeAll(async () => {
     // Task queues no worker polls: the run's workflow is started but never runs.
     // Under the run's own prefix, so the run's teardown ends the workflow nobody runs.
     const prefix = `${process.env.TASK_QUEUE_PREFIX ?? ''}no-worker-${Date.now().toString(36)}-`;
     h = await startHarness({ TASK_QUEUE_PREFIX: prefix });
   });
-  afterAll(() => h?.close());
+  afterAll(async () => {
+    await h?.close();
+    await temporal.connection.close();
+  });
 
   it(`when the workflow does not take the control within ${CONTROL_ANSWER_TIMEOUT_MS} ms, then 503 workflow_unavailable with Retry-After, not a request that hangs`, async () => {
     const api = client(h.service.url, (await newTenant(h.pool)).key);
     const { track_id } = (await api.submit({ image: IMAGE, command: ['true'] })).body;
+    // The submit's workflow is started off the request path: until it exists, the run is only
+    // a scheduled row, and pausing that is a 409 not_running, not what this test is about.
+    await eventually(
+      () =>
+        temporal.workflow
+          .getHandle(`run/${track_id}`)
+          .describe()
+          .catch(() => undefined),
+      20_000,
+    );
     const paused = await api.call('POST', `/api/v1/runs/${track_id}/pause`);
     expect(paused).toMatchObject({ status: 503, body: { detail: 'workflow_unavailable' } });
     expect(paused.headers.get('retry-after')).toBe('1');
