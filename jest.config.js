@@ -20,21 +20,23 @@ const integration = {
   setupFiles: ['<rootDir>/test/support/load-stack-env.ts'],
 };
 
-// Integration files that run after the others, one at a time: the fault tests restart Postgres,
-// Redis and Temporal; fast-mode counts what the shared Redis ledger stream holds; the files that
-// use what scripts/test builds beside the shared run on a fresh machine (Helm, SeaweedFS, the
-// cluster's Temporal server, Docker Compose and the images the Dockerfile and Compose name); and
-// the Compose stack, whose worker shares this host's Docker engine. Every other integration file
-// runs beside another (two jest workers).
-const SERIAL = [
-  '/test/integration/faults/',
-  '/test/integration/quota/fast-mode.test.ts',
+// Integration files that run after the others, one at a time. `serial`: the fault tests restart
+// Postgres, Redis and Temporal, and fast-mode counts what the shared Redis ledger stream holds.
+// `built`: the files that use what scripts/test builds beside the other projects on a fresh
+// machine (Helm, SeaweedFS, the cluster's Temporal server, Docker Compose and the images the
+// Dockerfile and Compose name), and the Compose stack, whose worker shares this host's Docker
+// engine; scripts/test runs them last, once those builds are done, and `serial` while they finish.
+// Every other integration file runs beside another (two jest workers).
+const SERIAL = ['/test/integration/faults/', '/test/integration/quota/fast-mode.test.ts'];
+const BUILT = [
   '/test/integration/platform/helm-chart.test.ts',
   '/test/integration/runs/log-objects.test.ts',
   '/test/integration/platform/cluster.test.ts',
   '/test/integration/platform/image.test.ts',
   '/test/integration/platform/compose.test.ts',
 ];
+const matching = (paths) =>
+  paths.map((p) => `<rootDir>${p.endsWith('/') ? `${p}**/*.test.ts` : p}`);
 
 module.exports = {
   // A hook that boots a service (its pool, Redis, a Temporal client, its bootstrap) took over
@@ -44,12 +46,13 @@ module.exports = {
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     // Recorded histories replayed against today's workflow code; needs no stack.
     { ...common, displayName: 'replay', testMatch: ['<rootDir>/test/replay/**/*.test.ts'] },
-    { ...integration, displayName: 'integration', testPathIgnorePatterns: SERIAL },
-    // Run alone (scripts/test runs this project after the others, one file at a time).
     {
       ...integration,
-      displayName: 'serial',
-      testMatch: SERIAL.map((p) => `<rootDir>${p.endsWith('/') ? `${p}**/*.test.ts` : p}`),
+      displayName: 'integration',
+      testPathIgnorePatterns: [...SERIAL, ...BUILT],
     },
+    // Run alone (scripts/test runs these projects after the others, one file at a time).
+    { ...integration, displayName: 'serial', testMatch: matching(SERIAL) },
+    { ...integration, displayName: 'built', testMatch: matching(BUILT) },
   ],
 };
