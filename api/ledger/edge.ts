@@ -7,6 +7,7 @@ import type { Logger } from '../../platform/logger';
 import { PayloadTooLargeError } from '../http/json-body';
 import { clientAddress } from '../http/client-address';
 import { countingBatcher } from '../../platform/batching';
+import { setRateLimitFields, type RateLimitPolicy } from '../http/rate-limit-fields';
 
 /** Paths the edge never limits (probes). */
 export const EDGE_EXEMPT_PATHS = new Set(['/healthz', '/ping']);
@@ -14,8 +15,8 @@ export const EDGE_EXEMPT_PATHS = new Set(['/healthz', '/ping']);
 /**
  * Token bucket per source address, atomic in Redis and timed by the Redis clock (so several
  * API processes share one bucket). Takes up to ARGV[3] tokens, one per request, first come first
- * served; returns {granted, retryAfterMs}: the requests past the first `granted` are refused, and
- * may retry when the next token is due.
+ * served; returns {granted, retryAfterMs, tokensLeft}: the requests past the first `granted` are
+ * refused, and may retry when the next token is due; `tokensLeft` whole tokens remain after them.
  */
 const TOKEN_BUCKET_LUA = `
 local rate = tonumber(ARGV[1])
@@ -35,7 +36,7 @@ if granted < wanted then
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(now))
 redis.call('PEXPIRE', KEYS[1], math.ceil(burst * 1000 / rate) + 1000)
-return {granted, retry}
+return {granted, retry, math.floor(tokens)}
 `;
 
 export interface EdgeOptions {
@@ -49,18 +50,31 @@ export interface EdgeOptions {
 /** Requests of one address per token-bucket call at most. */
 const EDGE_BATCH_SIZE_MAX = 256;
 
-/** A request's verdict: allowed, or refused with the milliseconds until a token is due. */
-type EdgeVerdict = { allowed: true } | { allowed: false; retryAfterMs: number };
+/**
+ * A request's verdict: allowed, or refused with the milliseconds until a token is due; either way
+ * the tokens it left in its bucket.
+ */
+type EdgeVerdict = { allowed: boolean; retryAfterMs: number; tokensLeft: number };
+
+/**
+ * The bucket as RateLimit-Policy states it: a burst of `burst` that refills in burst/rate
+ * seconds, which is the sustained rate too (20 per 2 s for 10/s, burst 20).
+ */
+const policyOf = (options: EdgeOptions): RateLimitPolicy => ({
+  name: 'address',
+  quota: options.burst,
+  windowSeconds: options.burst / options.ratePerSecond,
+});
 
 /**
  * 10 requests per second, burst 20, per source address (configurable) → 429 RATE_LIMITED with
- * Retry-After. Requests of one address that arrive while its last Redis call is out take their
+ * Retry-After; every answer it judged carries RateLimit-Policy and RateLimit (rate-limit-fields.ts). Requests of one address that arrive while its last Redis call is out take their
  * tokens together in the next (NaturalBatcher): one script call per batch, not per request. When
  * Redis cannot answer, the request is served (fail open: the limiter protects capacity, it is not
  * an authorization).
  */
 export function edgeRateLimit(options: EdgeOptions): Middleware {
-  const takeTokens = redisScript<[number, number]>(
+  const takeTokens = redisScript<[number, number, number]>(
     options.redis,
     'ledgerTokenBucketMany',
     TOKEN_BUCKET_LUA,
@@ -68,16 +82,20 @@ export function edgeRateLimit(options: EdgeOptions): Middleware {
   const bucketKey = (address: string) =>
     `edge:${options.ratePerSecond}:${options.burst}:${address}`;
   const take = async (address: string, count: number): Promise<EdgeVerdict[]> => {
-    const [granted, retryAfterMs] = await takeTokens(
+    const [granted, retryAfterMs, tokensLeft] = await takeTokens(
       bucketKey(address),
       options.ratePerSecond,
       options.burst,
       count,
     );
-    return Array.from({ length: count }, (_, i) =>
-      i < granted ? { allowed: true } : { allowed: false, retryAfterMs },
-    );
+    // The i-th request of the batch saw the tokens its successors in the batch then took.
+    return Array.from({ length: count }, (_, i) => ({
+      allowed: i < granted,
+      retryAfterMs,
+      tokensLeft: tokensLeft + Math.max(0, granted - i - 1),
+    }));
   };
+  const policy = policyOf(options);
   const batcher = countingBatcher(EDGE_BATCH_SIZE_MAX, take);
   return async function rateLimit(ctx: Context, next: Next): Promise<void> {
     if (EDGE_EXEMPT_PATHS.has(ctx.path)) {
@@ -94,6 +112,11 @@ export function edgeRateLimit(options: EdgeOptions): Middleware {
         'edge rate limiter unavailable; serving',
       );
     }
+    if (verdict)
+      setRateLimitFields(ctx, policy, {
+        remaining: verdict.tokensLeft,
+        resetSeconds: (options.burst - verdict.tokensLeft) / options.ratePerSecond,
+      });
     if (verdict && !verdict.allowed) {
       throw ledgerError('RATE_LIMITED', {
         message: 'too many requests from this address; retry with the same Idempotency-Key',

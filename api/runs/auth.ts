@@ -7,6 +7,7 @@ import { findPrincipal, type KeyPrincipal } from '../../db/runs/tenants';
 import type { Permission } from '../../db/runs/permissions';
 import type { Logger } from '../../platform/logger';
 import { isBackendUnreachable } from '../../db/unreachable';
+import { setRateLimitFields } from '../http/rate-limit-fields';
 
 export type { KeyPrincipal };
 
@@ -51,7 +52,8 @@ export function requirePermission(...needed: Permission[]) {
 
 /**
  * Per-tenant request rate limit: a window of `windowSeconds` starts with a tenant's first
- * request; past `requests` in it the answer is 429 `rate_limited` with Retry-After.
+ * request; past `requests` in it the answer is 429 `rate_limited` with Retry-After. Every answer
+ * it judged carries RateLimit-Policy and RateLimit (api/http/rate-limit-fields.ts).
  * One atomic Lua step per request, so concurrent API processes share the count. While Redis
  * cannot answer, requests are served (fail open: the limit protects capacity; Postgres, which
  * holds every record, still answers) and a warning is logged.
@@ -63,6 +65,7 @@ return {count, redis.call('TTL', KEYS[1])}`;
 
 export function tenantRateLimit(redis: Redis, limits: { requests: number; windowSeconds: number }) {
   const countRequest = redisScript<[number, number]>(redis, 'runsTenantRate', RATE_SCRIPT);
+  const policy = { name: 'tenant', quota: limits.requests, windowSeconds: limits.windowSeconds };
   return async function limitTenantRate(ctx: Context, next: Next): Promise<void> {
     const { tenantId } = principalOf(ctx);
     let counted: [number, number];
@@ -75,6 +78,11 @@ export function tenantRateLimit(redis: Redis, limits: { requests: number; window
       return;
     }
     const [count, ttl] = counted;
+    setRateLimitFields(ctx, policy, {
+      remaining: limits.requests - count,
+      // -1 (no expiry yet): the window that INCR has just opened.
+      resetSeconds: ttl > 0 ? ttl : limits.windowSeconds,
+    });
     if (count > limits.requests) {
       throw runsError('rate_limited', {
         retryAfterSeconds: Math.max(ttl, 1),

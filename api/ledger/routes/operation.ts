@@ -12,6 +12,7 @@ import {
   type ResponseContract,
 } from '../../http/contract';
 import type { RequestSchemas, ValidatedState } from '../../http/validate';
+import { RATE_LIMIT_RESPONSE_HEADERS } from '../../http/rate-limit-fields';
 import {
   authenticate,
   authenticateAndClaim,
@@ -86,9 +87,12 @@ const COMMON_ERRORS = {
   ),
   '413': errorResponse('PAYLOAD_TOO_LARGE: over 64 KiB at the edge or 1 MiB at the application'),
   '422': errorResponse('validation failures; see the code (final: do not retry)'),
-  '429': errorResponse(
-    'RATE_LIMITED (edge, per source address) or QUOTA_EXCEEDED (monthly calls of the root tenant, kept by the quota service; Retry-After until the month ends); Retry-After',
-  ),
+  '429': {
+    ...errorResponse(
+      'RATE_LIMITED (edge, per source address: RateLimit-Policy and RateLimit say the bucket, `"address";q=<burst>;w=<burst/rate seconds>`) or QUOTA_EXCEEDED (monthly calls of the root tenant, kept by the quota service; Retry-After until the month ends); Retry-After',
+    ),
+    headers: RATE_LIMIT_RESPONSE_HEADERS,
+  },
   '500': errorResponse('INTERNAL_ERROR with a constant message'),
   '503': errorResponse(
     "AUTHZ_UNAVAILABLE (key store unreachable), AUTHZ_CREDENTIAL_REJECTED (the database refuses the service's own credential; /healthz says rejected), STATEMENT_TIMEOUT or SERVICE_UNAVAILABLE (the database or Redis briefly out of reach, e.g. restarting); Retry-After; transient, retry with the same Idempotency-Key",
@@ -128,7 +132,11 @@ const operationIdOf = (summary: string) =>
 export function operation(op: Declaration): LedgerOperation {
   const [status, description, model] = op.ok;
   const responses: Record<string, ResponseContract> = {
-    [status]: model ? json(description, model) : { description },
+    // The edge limiter judged it (api/ledger/edge.ts): its fields are on the answer.
+    [status]: {
+      ...(model ? json(description, model) : { description }),
+      headers: RATE_LIMIT_RESPONSE_HEADERS,
+    },
     ...COMMON_ERRORS,
     ...(op.mutating ? MUTATING_ERRORS : {}),
   };

@@ -16,6 +16,7 @@ import { ulidParam } from '../../../services/runs/schemas';
 import type { TimerStarter } from '../../../services/runs/timers/starter';
 import type { DeliveryStarter } from '../../../services/runs/webhooks/starter';
 import type { WorkflowStarter } from '../../../services/runs/workflow-starter';
+import { RATE_LIMIT_RESPONSE_HEADERS } from '../../http/rate-limit-fields';
 
 /**
  * The runs service's common route parts: the operation declaration every area's contracts use (its
@@ -57,7 +58,7 @@ export const REFUSALS = {
     'A body that is not `application/json` (`request body must be application/json`), on any method that may carry one.',
   '422': 'Schema mismatch (joi message), or `invalid_shift_definition: ...`.',
   '429':
-    '`daily_quota_exceeded`, `metered_quota_exceeded` (submit on a metered key at its daily cap) or `rate_limited` (with `Retry-After`).',
+    '`daily_quota_exceeded`, `metered_quota_exceeded` (submit on a metered key at its daily cap) or `rate_limited` (with `Retry-After`; RateLimit-Policy and RateLimit say the window, `"tenant";q=<requests>;w=<seconds>`).',
   '503':
     "`a backend is briefly unreachable; retry` (Postgres or Redis restarting), `metering_unavailable` (a metered key's submit or usage read while the quota service does not answer; nothing was written), or for a control `workflow_unavailable` (the run's workflow did not answer within 5 s; the control may still be carried out: read the run before retrying); with Retry-After.",
   '405': 'Method not allowed (`Allow` names the methods).',
@@ -98,8 +99,25 @@ export function runsOperation(op: RunsOperation): RunsOperation {
     extensions: op.permission
       ? { security: [{ bearer: [] }], 'x-permission': op.permission, ...op.extensions }
       : { security: [], ...op.extensions },
-    responses: { ...refusals, ...op.responses },
+    responses: op.permission
+      ? withRateLimitFields({ ...refusals, ...op.responses })
+      : { ...refusals, ...op.responses },
   };
+}
+
+/** The tenant limiter judged every answer but the ones before it (auth): its fields say so. */
+function withRateLimitFields(
+  responses: Record<string, ResponseContract>,
+): Record<string, ResponseContract> {
+  const judged = (status: string) => /^2/.test(status) || status === '429';
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, response]) => [
+      status,
+      judged(status)
+        ? { ...response, headers: { ...response.headers, ...RATE_LIMIT_RESPONSE_HEADERS } }
+        : response,
+    ]),
+  );
 }
 
 /**

@@ -51,6 +51,18 @@ describe('ledger edge and limits', () => {
         error: { code: 'RATE_LIMITED', message: expect.any(String) },
       });
       expect(Number(limited[0]!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      // Each answer the edge judged states its bucket: 20 at once, refilled in 2 s (10/s).
+      for (const reply of replies)
+        expect(reply.headers.get('ratelimit-policy')).toBe('"address";q=20;w=2');
+      const stateOf = (reply: (typeof replies)[number]) => {
+        const [, r, t] = /^"address";r=(\d+);t=(\d+)$/.exec(reply.headers.get('ratelimit')!)!;
+        return { r: Number(r), t: Number(t) };
+      };
+      for (const reply of limited) expect(stateOf(reply)).toEqual({ r: 0, t: 2 });
+      for (const reply of served) {
+        expect(stateOf(reply).r).toBeLessThanOrEqual(19);
+        expect(stateOf(reply).t).toBeLessThanOrEqual(2);
+      }
       const probes = await Promise.all(
         Array.from({ length: 30 }, (_, i) =>
           call(edge.url, 'GET', i % 2 ? '/ping' : '/healthz', null),

@@ -732,10 +732,22 @@ describe('per-tenant request rate limit', () => {
   it('when a tenant makes one request past the limit in a window, then it is 429 with Retry-After; another tenant is unaffected', async () => {
     const one = client(h.service.url, (await newTenant(h.pool)).key);
     const two = client(h.service.url, (await newTenant(h.pool)).key);
-    for (let i = 0; i < 3; i++) expect((await one.call('GET', '/api/v1/runs')).status).toBe(200);
+    const fields = (reply: { headers: Headers }) => [
+      reply.headers.get('ratelimit-policy'),
+      reply.headers.get('ratelimit')?.replace(/;t=\d+$/, ''),
+    ];
+    for (let i = 0; i < 3; i++) {
+      const served = await one.call('GET', '/api/v1/runs');
+      expect(served.status).toBe(200);
+      expect(fields(served)).toEqual(['"tenant";q=3;w=3600', `"tenant";r=${2 - i}`]);
+    }
     const limited = await one.call('GET', '/api/v1/runs');
     expect(limited).toMatchObject({ status: 429, body: { detail: 'rate_limited' } });
-    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    const retryAfter = Number(limited.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(fields(limited)).toEqual(['"tenant";q=3;w=3600', '"tenant";r=0']);
+    // The window's reset is the wait Retry-After names.
+    expect(limited.headers.get('ratelimit')).toBe(`"tenant";r=0;t=${retryAfter}`);
     expect((await two.call('GET', '/api/v1/runs')).status).toBe(200);
   });
 
