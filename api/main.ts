@@ -1,8 +1,11 @@
+// First: tracing, when wanted, patches the modules the others load.
+import '../platform/tracing-register';
 import { loadConfig } from '../platform/config';
 import { createLogger } from '../platform/logger';
 import { bootService, type BootedService } from './bootstrap';
 import { SERVICES, isServiceName, type ServiceName } from './services';
 import { watchEventLoop } from '../platform/event-loop';
+import { stopTracing } from '../platform/tracing';
 
 /**
  * Serves the services named on the command line (all three by default), each on its own
@@ -29,7 +32,9 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    void Promise.all(booted.map((b) => b.close())).then(() => process.exit(0));
+    void Promise.all(booted.map((b) => b.close()))
+      .then(stopTracing)
+      .then(() => process.exit(0));
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));

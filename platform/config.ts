@@ -6,6 +6,7 @@ import { parseSecretsKey } from './secrets';
 import { parsePayloadKeys, type PayloadKey } from './payload-codec';
 import { labelledMessage } from './joi-messages';
 import { PORT_SETTINGS } from './ports';
+import { TRACING_VARIABLES } from './tracing';
 
 /** The entries of a TRUSTED_PROXIES value (comma-separated; blanks ignored). */
 const trustedProxyList = (value: string): string[] =>
@@ -363,6 +364,7 @@ export const SECRET_FILE_VARIABLES = [
 export const CONFIG_VARIABLES: readonly string[] = [
   ...Object.keys((schema.describe() as { keys: Record<string, unknown> }).keys),
   ...SECRET_FILE_VARIABLES.map((name) => `${name}_FILE`),
+  ...TRACING_VARIABLES,
 ];
 
 /** env with each `<NAME>_FILE` read into NAME; both set, or a file that cannot be read, is refused. */

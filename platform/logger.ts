@@ -1,4 +1,5 @@
 import pino, { type Logger } from 'pino';
+import { traceFields } from './tracing';
 
 export type { Logger };
 
@@ -7,6 +8,8 @@ export function createLogger(level: string, bindings: Record<string, unknown> = 
     level,
     base: { pid: process.pid, ...bindings },
     timestamp: pino.stdTimeFunctions.isoTime,
+    // trace_id and span_id of the span the line is written in: a log line leads to its trace.
+    mixin: traceFields,
     redact: {
       paths: ['req.headers.authorization', '*.authorization', '*.secret'],
       censor: '[redacted]',

@@ -1,3 +1,5 @@
+// First: tracing, when wanted, patches the modules the others load.
+import '../platform/tracing-register';
 import fs from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import path from 'node:path';
@@ -12,6 +14,7 @@ import { bundleWorkflows, createWorkers } from './workers';
 import { startDockerHostPresence } from './runs';
 import { temporalLogger } from './temporal-logger';
 import { prepareWorkerMetrics } from './metrics';
+import { stopTracing } from '../platform/tracing';
 
 /** The Temporal worker process: hosts every task queue of this host until SIGINT/SIGTERM. */
 async function main(): Promise<void> {
@@ -71,6 +74,7 @@ async function main(): Promise<void> {
     await pool.end();
     redis.disconnect();
     quotaRedis.disconnect();
+    await stopTracing();
     logger.info('worker stopped');
   }
 }

@@ -15,6 +15,7 @@ import { isBackendUnreachable } from '../../db/unreachable';
 import { jsonBody, type JsonBodyOptions } from './json-body';
 import { apiReference } from './api-reference';
 import { clientAddressResolver } from './client-address';
+import { traceRequests } from './tracing';
 
 /** How one service renders an error, given the status its catalogue gives the code. */
 export type ErrorEnvelope = (error: DomainError, status: number) => unknown;
@@ -69,6 +70,13 @@ export function createApp(options: AppOptions): ServiceApp {
   const quiet = new Set(options.quietPaths ?? []);
   const clientAddressOf = clientAddressResolver(options.trustedProxies);
 
+  // Outermost: the access log line and the error's are written inside the request's span.
+  const tracing = traceRequests({
+    service: options.service,
+    trustedProxies: options.trustedProxies,
+    untraced: quiet,
+  });
+  if (tracing) app.use(tracing);
   app.use(async function observe(ctx: Context, next: Next) {
     const started = process.hrtime.bigint();
     const incoming = ctx.get(REQUEST_ID_HEADER);

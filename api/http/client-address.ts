@@ -15,6 +15,16 @@ export function clientAddressResolver(trustedProxies: string[]): (req: IncomingM
   return (req) => proxyAddr(req, trust);
 }
 
+/**
+ * Whether the socket's peer is a trusted proxy (TRUSTED_PROXIES): its word about the request
+ * (X-Forwarded-For, a traceparent) is taken; nobody's is without a list.
+ */
+export function peerTrustResolver(trustedProxies: string[]): (req: IncomingMessage) => boolean {
+  if (trustedProxies.length === 0) return () => false;
+  const trust = proxyAddr.compile(trustedProxies);
+  return (req) => trust(req.socket.remoteAddress ?? '', 0);
+}
+
 /** The request's client as createApp resolved it; the socket's peer outside such an app. */
 export const clientAddress = (ctx: Context): string | undefined =>
   (ctx.state.clientAddress as string | undefined) ?? ctx.req.socket.remoteAddress;

@@ -1,3 +1,4 @@
+import type { Context as TraceContext } from '@opentelemetry/api';
 import type { DeliveryWorkflowInput } from '../../../contracts/shared/delivery';
 
 /** A delivery handed over for its first attempt, or for its workflow (starter.ts). */
@@ -9,6 +10,8 @@ export interface DeliveryStart {
   eventType?: string;
   /** A delivery whose first attempt was made without its workflow: where the workflow goes on. */
   resumeFrom?: DeliveryWorkflowInput['resumeFrom'];
+  /** The trace it was made in (the request's), which its first attempt continues; in memory only. */
+  origin?: TraceContext;
 }
 
 /**

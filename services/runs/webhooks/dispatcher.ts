@@ -1,3 +1,4 @@
+import { ROOT_CONTEXT, context } from '@opentelemetry/api';
 import type { PlatformDeps } from '../../../platform/deps';
 import { createWebhookSender } from '../../../platform/webhooks/http-delivery';
 import {
@@ -50,7 +51,9 @@ export function createDeliveryDispatcher(
   const backlog = emptyBacklog();
   const attempts: Attempts = {
     inFlightMax: IN_FLIGHT_MAX,
-    attempt: (delivery) => attemptFirst(deps, terms, delivery),
+    // In the trace of the request that made it, not of whichever attempt's end started it.
+    attempt: (delivery) =>
+      context.with(delivery.origin ?? ROOT_CONTEXT, () => attemptFirst(deps, terms, delivery)),
     failed: (delivery, error) =>
       deps.logger.warn(
         { err: (error as Error).message, deliveryId: delivery.deliveryId },
@@ -64,7 +67,7 @@ export function createDeliveryDispatcher(
     /** After the row's transaction commits. One not taken here is adopted once its lease lapses. */
     dispatch(delivery: DeliveryStart): void {
       if (backlog.stopped || backlog.queued >= QUEUED_MAX) return;
-      enqueue(backlog, delivery);
+      enqueue(backlog, { ...delivery, origin: context.active() });
       pump();
     },
     /** Takes no more; waits for the attempts in flight (the queued ones' leases lapse). */
