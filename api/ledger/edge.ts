@@ -68,10 +68,11 @@ const policyOf = (options: EdgeOptions): RateLimitPolicy => ({
 
 /**
  * 10 requests per second, burst 20, per source address (configurable) → 429 RATE_LIMITED with
- * Retry-After; every answer it judged carries RateLimit-Policy and RateLimit (rate-limit-fields.ts). Requests of one address that arrive while its last Redis call is out take their
- * tokens together in the next (NaturalBatcher): one script call per batch, not per request. When
- * Redis cannot answer, the request is served (fail open: the limiter protects capacity, it is not
- * an authorization).
+ * Retry-After; every answer it judged carries RateLimit-Policy and RateLimit
+ * (rate-limit-fields.ts). Requests of one address that arrive while its last Redis call is out
+ * take their tokens together in the next (NaturalBatcher): one script call per batch, not per
+ * request. When Redis cannot answer, the request is served (fail open: the limiter protects
+ * capacity, it is not an authorization).
  */
 export function edgeRateLimit(options: EdgeOptions): Middleware {
   const takeTokens = redisScript<[number, number, number]>(
