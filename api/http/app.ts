@@ -16,6 +16,7 @@ import { jsonBody, type JsonBodyOptions } from './json-body';
 import { apiReference } from './api-reference';
 import { clientAddressResolver } from './client-address';
 import { traceRequests } from './tracing';
+import { withRequestId } from '../../platform/request-scope';
 
 /** How one service renders an error, given the status its catalogue gives the code. */
 export type ErrorEnvelope = (error: DomainError, status: number) => unknown;
@@ -86,7 +87,7 @@ export function createApp(options: AppOptions): ServiceApp {
     ctx.state.log = options.logger.child({ requestId });
     ctx.set(REQUEST_ID_HEADER, requestId);
     try {
-      await next();
+      await withRequestId(requestId, next);
     } catch (error) {
       renderError(ctx, error, options);
     } finally {

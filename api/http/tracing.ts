@@ -62,9 +62,29 @@ export function traceRequests(
         'http.response.status_code': ctx.status,
         'platform.request_id': String(ctx.state.requestId ?? ''),
         'client.address': String(ctx.state.clientAddress ?? ''),
+        ...platformIds(ctx),
       });
       if (ctx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
       span.end();
     }
   };
+}
+
+/** Longer than any id the platform makes: a path segment past it is not one of ours. */
+const ID_LENGTH_MAX = 128;
+
+/**
+ * The platform's ids the request named, as attributes: the tenant and key that authenticated
+ * it (every service's principal has both; a key id is its public part), and the route's
+ * parameters (`platform.track_id`, `platform.workflow_id`, `platform.transaction_id`, ...).
+ */
+function platformIds(ctx: Context): Record<string, string> {
+  const ids: Record<string, string> = {};
+  const principal = ctx.state.principal as { tenantId?: string | null; keyId?: string } | undefined;
+  if (principal?.tenantId) ids['platform.tenant_id'] = principal.tenantId;
+  if (principal?.keyId) ids['platform.key_id'] = principal.keyId;
+  const params = (ctx as Context & { params?: Record<string, string> }).params ?? {};
+  for (const [name, value] of Object.entries(params))
+    if (typeof value === 'string' && value.length <= ID_LENGTH_MAX) ids[`platform.${name}`] = value;
+  return ids;
 }

@@ -13,6 +13,11 @@ export interface QuotaClientOptions {
   maxDelayMs?: number;
   /** How long one try may take before it is abandoned as not answered (default 10 s). */
   timeoutMs?: number;
+  /**
+   * The id of the request a call is made for, if any: sent as X-Request-Id (when the call does
+   * not set one), so that the quota service's log lines of the call carry the caller's id.
+   */
+  requestId?: () => string | undefined;
 }
 
 export type QuotaClient = ReturnType<typeof createQuotaClient>;
@@ -38,7 +43,21 @@ export function createQuotaClient(options: QuotaClientOptions) {
     ),
   });
   client.use(oneIdempotencyKey);
+  if (options.requestId) client.use(forwardRequestId(options.requestId));
   return client;
+}
+
+const REQUEST_ID_HEADER = 'x-request-id';
+
+function forwardRequestId(requestId: () => string | undefined): Middleware {
+  return {
+    onRequest({ request }) {
+      const id = requestId();
+      if (id !== undefined && !request.headers.has(REQUEST_ID_HEADER))
+        request.headers.set(REQUEST_ID_HEADER, id);
+      return undefined;
+    },
+  };
 }
 
 const oneIdempotencyKey: Middleware = {

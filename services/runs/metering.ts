@@ -1,4 +1,5 @@
 import type { MeteringConfig } from '../../platform/config';
+import { currentRequestId } from '../../platform/request-scope';
 import { createQuotaClient, type QuotaClient } from '../../platform/quota-client/client';
 import {
   QuotaUnavailable,
@@ -162,7 +163,11 @@ const NOT_HELD = ['reservation_expired', 'reservation_settled', 'reservation_not
  * key's constraints bound what it may touch (catalogue `runs-`, subjects `runs:`).
  */
 export function createRunsMetering(config: MeteringConfig) {
-  const quota = createQuotaClient({ baseUrl: config.quotaUrl, apiKey: config.apiKey });
+  const quota = createQuotaClient({
+    baseUrl: config.quotaUrl,
+    apiKey: config.apiKey,
+    requestId: currentRequestId,
+  });
   const catalogue = quotaCatalogue(quota);
   return {
     /** The tier's plan and policy, made or brought up to date (its cap); returns the plan's id. */

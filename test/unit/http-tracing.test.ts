@@ -44,7 +44,11 @@ describe("a request's server span", () => {
     );
     koa.use(async (ctx, next) => {
       ctx.state.requestId = 'req-1';
+      ctx.state.principal = { tenantId: 'tenant-1', keyId: 'key-1', role: 'reader' };
       (ctx as Koa.Context & { _matchedRoute?: string })._matchedRoute = '/v1/accounts/:id';
+      (ctx as Koa.Context & { params?: Record<string, string> }).params = {
+        id: ctx.path.split('/').pop()!,
+      };
       await next();
     });
     koa.use((ctx) => {
@@ -72,7 +76,11 @@ describe("a request's server span", () => {
       'platform.service': 'ledger',
       'platform.request_id': 'req-1',
       'client.address': '',
+      'platform.tenant_id': 'tenant-1',
+      'platform.key_id': 'key-1',
+      'platform.id': 'a1',
     });
+    expect(Object.keys(span!.attributes).filter((k) => /role|secret|token/.test(k))).toEqual([]);
     expect(reply.json()).toEqual({ trace_id: CALLER_TRACE, span_id: span!.spanContext().spanId });
   });
 

@@ -7,7 +7,11 @@ import { createQuotaClient, retryDelayMs } from '../../../platform/quota-client/
  * client's own logic; test/integration/quota/typed-client.test.ts runs it against the service).
  */
 describe('the quota client', () => {
-  const seen: { authorization?: string; body: Record<string, unknown> }[] = [];
+  const seen: {
+    authorization?: string;
+    requestId?: string;
+    body: Record<string, unknown>;
+  }[] = [];
   let answers: { status: number; retryAfter?: string }[] = [];
   let server: http.Server;
   let baseUrl: string;
@@ -18,6 +22,7 @@ describe('the quota client', () => {
       request.on('end', () => {
         seen.push({
           authorization: request.headers.authorization,
+          requestId: request.headers['x-request-id'] as string | undefined,
           body: JSON.parse(text || '{}') as Record<string, unknown>,
         });
         const answer = answers.shift() ?? { status: 200 };
@@ -42,6 +47,19 @@ describe('the quota client', () => {
         ...(key ? { idempotency_key: key } : {}),
       },
     });
+
+  it('sends the id of the request a call is made for as X-Request-Id, on every try, and none outside one', async () => {
+    answers = [{ status: 503, retryAfter: '0' }];
+    let current: string | undefined = 'req-42';
+    const client = createQuotaClient({ baseUrl, apiKey: 'qk_a_b', requestId: () => current });
+    await consume(client);
+    expect(seen.map((s) => s.requestId)).toEqual(['req-42', 'req-42']);
+    current = undefined;
+    await consume(client);
+    expect(seen[2]!.requestId).toBeUndefined();
+    await consume(createQuotaClient({ baseUrl, apiKey: 'qk_a_b' }));
+    expect(seen[3]!.requestId).toBeUndefined();
+  });
 
   it('tries a 503 and a 429 again, with one idempotency key it made for the call', async () => {
     answers = [
