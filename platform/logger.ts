@@ -1,5 +1,5 @@
 import pino, { type Logger } from 'pino';
-import { traceFields } from './tracing';
+import { traceFields, tracingActive } from './tracing';
 
 export type { Logger };
 
@@ -9,7 +9,8 @@ export function createLogger(level: string, bindings: Record<string, unknown> = 
     base: { pid: process.pid, ...bindings },
     timestamp: pino.stdTimeFunctions.isoTime,
     // trace_id and span_id of the span the line is written in: a log line leads to its trace.
-    mixin: traceFields,
+    // (Tracing starts before any logger is made: platform/tracing-register.ts.)
+    ...(tracingActive() ? { mixin: traceFields } : {}),
     redact: {
       paths: ['req.headers.authorization', '*.authorization', '*.secret'],
       censor: '[redacted]',
