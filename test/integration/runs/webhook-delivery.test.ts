@@ -197,7 +197,13 @@ describe('webhook deliveries', () => {
     }, 60_000);
     // run.* ×5 ×2 nodes, workflow running and succeeded, node running and succeeded ×2.
     const all = 10 + 2 + 4;
-    await receiver.waitForRequests(2 + 3 + all, 60_000);
+    await receiver.waitForRequests(2 + 3 + all, 60_000).catch(async (error: Error) => {
+      // Where the missing ones stopped (seen once under the full suite's load: 20 of 21).
+      const rows = await h.pool.any(sql.unsafe`
+        SELECT state, attempts, workflow_started, count(*)::int AS n, min(delivery_id)::text AS first
+        FROM runs.webhook_deliveries WHERE tenant_id = ${tenantId} GROUP BY 1, 2, 3`);
+      throw new Error(`${error.message}; ${JSON.stringify(rows)}`);
+    });
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const byEndpoint = (id: string) =>
       receiver.requests

@@ -803,7 +803,11 @@ describe('runs API: webhooks', () => {
         expect([refused.status, refused.body]).toEqual([404, { detail: 'run_not_found' }]);
       }
 
-      const workflow = await gatedWorkflow(api, { webhook: { url: URL_OK, events: ['*'] } });
+      // workflow.succeeded only, which a gate nobody approves never reaches: its running and
+      // waiting_approval events would add real deliveries meanwhile (seen under load).
+      const workflow = await gatedWorkflow(api, {
+        webhook: { url: URL_OK, events: ['workflow.succeeded'] },
+      });
       const workflowId = workflow.body.workflow_id;
       const flowInline = (await inlineOf(workflowId))!.endpoint_id as string;
       const ofWorkflow = await storedDelivery(tenantId, flowInline, {
