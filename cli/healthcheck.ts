@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import http from 'node:http';
 import { portOf, type PortOwner as Role } from '../platform/ports';
 
@@ -5,7 +6,8 @@ import { portOf, type PortOwner as Role } from '../platform/ports';
  * The image's HEALTHCHECK (Dockerfile) and docker-compose.yml's per service: asks a process of this
  * container its readiness probe on 127.0.0.1 at the port its configuration names.
  *
- *   node dist/cli/healthcheck.js                      every probe port that listens is asked
+ *   node dist/cli/healthcheck.js                      what the container's main process serves
+ *                                                     (servedRoles), else every port that listens
  *   node dist/cli/healthcheck.js ledger|runs|quota|worker
  *
  * Exit 0: asked and answered 2xx (without a role: at least one port listened, and every one that
@@ -72,15 +74,48 @@ function line(role: Role, port: number, path: string, outcome: Outcome): string 
   return `${asked}: ${outcome.status} ${outcome.body.trim()}`.trimEnd();
 }
 
-/** The exit code and the lines to print, for the arguments given. */
+const API_ROLES: Role[] = ['ledger', 'runs', 'quota'];
+
+/**
+ * What the container's main process serves, read from its command line (PID 1's, in a container
+ * that runs the image's CMD or `node dist/api/main.js ledger`): every API it names, all three when
+ * it names none, or the worker. Null when the command line is not one of those (the health check
+ * run outside such a container): then every port that listens is asked. Without it, the image's
+ * check had said healthy while one API still booted, its port not yet listening.
+ */
+export function servedRoles(argv: readonly string[] | null): Role[] | null {
+  const entry = argv?.findIndex((arg) => /(^|\/)(api|worker)\/main\.[jt]s$/.test(arg)) ?? -1;
+  if (argv === null || entry < 0) return null;
+  if (/worker\/main\.[jt]s$/.test(argv[entry]!)) return ['worker'];
+  const named = argv.slice(entry + 1).filter((arg): arg is Role => API_ROLES.includes(arg as Role));
+  return named.length > 0 ? named : API_ROLES;
+}
+
+/** PID 1's command line, or null where it cannot be read. */
+function containerMainArgv(): string[] | null {
+  try {
+    return fs.readFileSync('/proc/1/cmdline', 'utf8').split('\0').filter(Boolean);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The exit code and the lines to print, for the arguments given; `served` the roles the
+ * container's main process serves (servedRoles), asked all when no role is named.
+ */
 export async function healthcheck(
   args: string[],
   env: NodeJS.ProcessEnv,
+  served: Role[] | null = null,
 ): Promise<{ code: 0 | 1 | 2; lines: string[] }> {
   if (args.length > 1 || (args[0] !== undefined && !Object.hasOwn(PROBES, args[0])))
     return { code: 2, lines: [USAGE] };
+  if (args[0] === undefined && served !== null && served.length === 1)
+    return healthcheck([served[0]!], env);
   const role = args[0] as Role | undefined;
-  const roles = role ? [role] : (Object.keys(PROBES) as Role[]);
+  const required = role ? [role] : served;
+  const roles = required ?? (Object.keys(PROBES) as Role[]);
   const ports = roles.map((name) => portOf(name, env));
   const bad = ports.filter((port): port is string => typeof port === 'string');
   // A setting its process could not have started with.
@@ -98,7 +133,7 @@ export async function healthcheck(
   const outcomes = await Promise.all(fixed.map((probe) => ask(probe.port, probe.path)));
   const answered = fixed
     .map((probe, i) => ({ ...probe, outcome: outcomes[i]! }))
-    .filter((probe) => role || !('refused' in probe.outcome));
+    .filter((probe) => required || !('refused' in probe.outcome));
   if (answered.length === 0)
     return {
       code: 1,
@@ -113,7 +148,8 @@ export async function healthcheck(
 }
 
 if (require.main === module) {
-  void healthcheck(process.argv.slice(2), process.env).then(({ code, lines }) => {
+  const served = servedRoles(containerMainArgv());
+  void healthcheck(process.argv.slice(2), process.env, served).then(({ code, lines }) => {
     for (const text of lines) (code === 0 ? process.stdout : process.stderr).write(`${text}\n`);
     process.exit(code);
   });
