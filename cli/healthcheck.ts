@@ -10,9 +10,9 @@ import { portOf, type PortOwner as Role } from '../platform/ports';
  *                                                     (servedRoles), else every port that listens
  *   node dist/cli/healthcheck.js ledger|runs|quota|worker
  *
- * Exit 0: asked and answered 2xx (without a role: at least one port listened, and every one that
- * did answered 2xx). Exit 1: refused, no answer within PROBE_TIMEOUT_MS, a non-2xx, or (without a
- * role) nothing listens. Exit 2: usage. One line per probe asked says what it asked and got.
+ * Exit 0: every probe asked answered 2xx (asking every port that listens: at least one listened,
+ * and each that did answered 2xx). Exit 1: refused, no answer within PROBE_TIMEOUT_MS, a non-2xx,
+ * or nothing listens. Exit 2: usage. One line per probe asked says what it asked and got.
  *
  * It runs every 10 s in every container, so it loads only the ports' settings (not the whole
  * configuration, whose validation costs half a second of CPU) and opens no Postgres, Redis or
