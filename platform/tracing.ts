@@ -1,4 +1,4 @@
-import { trace } from '@opentelemetry/api';
+import { TraceFlags, trace } from '@opentelemetry/api';
 
 /**
  * The OpenTelemetry settings a deployment sets (the SDK reads them; the rest of the OTEL_* family
@@ -104,5 +104,5 @@ export function traceFields(): { trace_id?: string; span_id?: string } {
   if (span === undefined) return {};
   const { traceId, spanId, traceFlags } = span.spanContext();
   // An unsampled span is in no trace store: its ids would lead nowhere.
-  return traceFlags & 1 ? { trace_id: traceId, span_id: spanId } : {};
+  return traceFlags & TraceFlags.SAMPLED ? { trace_id: traceId, span_id: spanId } : {};
 }

@@ -16,6 +16,7 @@ import { jsonBody, type JsonBodyOptions } from './json-body';
 import { apiReference } from './api-reference';
 import { clientAddressResolver } from './client-address';
 import { traceRequests } from './tracing';
+import { matchedRoute } from './route';
 import { withRequestId } from '../../platform/request-scope';
 
 /** How one service renders an error, given the status its catalogue gives the code. */
@@ -92,11 +93,8 @@ export function createApp(options: AppOptions): ServiceApp {
       renderError(ctx, error, options);
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
-      requestDuration.observe(
-        { method: ctx.method, route: String(route), status: ctx.status },
-        seconds,
-      );
+      const route = matchedRoute(ctx) ?? 'unmatched';
+      requestDuration.observe({ method: ctx.method, route, status: ctx.status }, seconds);
       const line = {
         method: ctx.method,
         path: ctx.path,

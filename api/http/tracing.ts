@@ -10,6 +10,7 @@ import {
 import type { Context, Middleware, Next } from 'koa';
 import { tracingActive } from '../../platform/tracing';
 import { peerTrustResolver } from './client-address';
+import { matchedRoute } from './route';
 
 const tracer = trace.getTracer('platform-http');
 
@@ -53,8 +54,8 @@ export function traceRequests(
     try {
       await context.with(trace.setSpan(parent, span), next);
     } finally {
-      const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute;
-      if (typeof route === 'string') {
+      const route = matchedRoute(ctx);
+      if (route !== undefined) {
         span.updateName(`${ctx.method} ${route}`);
         span.setAttribute('http.route', route);
       }
